@@ -1,0 +1,274 @@
+//! A fixed-size array of bits in `u64` words, with its count of set bits kept up to date.
+//!
+//! The storage behind the Bloom-style filters and the bitmap. It allocates fallibly (a size
+//! the allocator refuses is an [`Error`], not an abort) and keeps the number of set bits in
+//! O(1), which the cardinality and fill-based FPR estimates read.
+
+use crate::Error;
+
+/// The largest number of bits any bloomkit structure may hold on this platform: `2^63`,
+/// or fewer where the address space is smaller (`isize::MAX` bytes of words).
+pub const MAX_BITS: u64 = {
+    let by_address_space = (isize::MAX as u64 / 8).saturating_mul(64);
+    let by_arithmetic = 1 << 63;
+    if by_address_space < by_arithmetic {
+        by_address_space
+    } else {
+        by_arithmetic
+    }
+};
+
+/// How many `u64` words hold `bits` bits.
+#[inline]
+pub const fn words_for(bits: u64) -> u64 {
+    bits.div_ceil(64)
+}
+
+/// `len` bits, all zero, or the reason they cannot be had.
+///
+/// # Errors
+/// [`Error::TooLarge`] past [`MAX_BITS`]; [`Error::AllocationFailed`] when the allocator
+/// refuses.
+pub fn zeroed_words(bits: u64) -> Result<Vec<u64>, Error> {
+    if bits > MAX_BITS {
+        return Err(Error::TooLarge {
+            bits: bits as f64,
+            max: MAX_BITS,
+        });
+    }
+    let words = words_for(bits);
+    let mut v = Vec::new();
+    let failed = || Error::AllocationFailed {
+        bytes: words.saturating_mul(8),
+    };
+    let n = usize::try_from(words).map_err(|_| failed())?;
+    v.try_reserve_exact(n).map_err(|_| failed())?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
+/// A fixed number of bits, stored in `u64` words, least significant bit first.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct BitArray {
+    words: Vec<u64>,
+    len: u64,
+    ones: u64,
+}
+
+impl BitArray {
+    /// `len` zero bits.
+    ///
+    /// # Errors
+    /// As [`zeroed_words`].
+    pub fn new(len: u64) -> Result<BitArray, Error> {
+        Ok(BitArray {
+            words: zeroed_words(len)?,
+            len,
+            ones: 0,
+        })
+    }
+
+    /// Rebuilds an array from its words, checking that there are exactly enough of them and
+    /// that no bit at or past `len` is set.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] with [`crate::DecodeError::Invalid`] on a length mismatch or stray
+    /// bits, [`Error::TooLarge`] past [`MAX_BITS`].
+    pub fn from_words(words: Vec<u64>, len: u64) -> Result<BitArray, Error> {
+        if len > MAX_BITS {
+            return Err(Error::TooLarge {
+                bits: len as f64,
+                max: MAX_BITS,
+            });
+        }
+        let invalid = |msg: String| Error::Decode(crate::DecodeError::Invalid(msg));
+        if words.len() as u64 != words_for(len) {
+            return Err(invalid(format!(
+                "{len} bits need {} words, found {}",
+                words_for(len),
+                words.len()
+            )));
+        }
+        let tail = len % 64;
+        if let (Some(&last), true) = (words.last(), tail != 0) {
+            if last >> tail != 0 {
+                return Err(invalid(format!("bits set past the end of a {len}-bit array")));
+            }
+        }
+        let ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
+        Ok(BitArray { words, len, ones })
+    }
+
+    /// The number of bits.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the array has no bits at all.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The number of set bits, in O(1).
+    #[inline]
+    pub fn count_ones(&self) -> u64 {
+        self.ones
+    }
+
+    /// Whether bit `i` is set. `i` must be below [`len`](Self::len).
+    #[inline]
+    pub fn get(&self, i: u64) -> bool {
+        debug_assert!(i < self.len);
+        self.words[(i >> 6) as usize] & (1 << (i & 63)) != 0
+    }
+
+    /// Sets bit `i`; returns `true` if it was clear before. `i` must be below
+    /// [`len`](Self::len).
+    #[inline]
+    pub fn set(&mut self, i: u64) -> bool {
+        debug_assert!(i < self.len);
+        let word = &mut self.words[(i >> 6) as usize];
+        let mask = 1 << (i & 63);
+        let was_clear = *word & mask == 0;
+        *word |= mask;
+        self.ones += u64::from(was_clear);
+        was_clear
+    }
+
+    /// Clears bit `i`; returns `true` if it was set before. `i` must be below
+    /// [`len`](Self::len).
+    #[inline]
+    pub fn unset(&mut self, i: u64) -> bool {
+        debug_assert!(i < self.len);
+        let word = &mut self.words[(i >> 6) as usize];
+        let mask = 1 << (i & 63);
+        let was_set = *word & mask != 0;
+        *word &= !mask;
+        self.ones -= u64::from(was_set);
+        was_set
+    }
+
+    /// Clears every bit, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+        self.ones = 0;
+    }
+
+    /// The words, least significant bit first; bits past [`len`](Self::len) are zero.
+    #[inline]
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Bytes of heap memory held.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.capacity() * 8
+    }
+
+    /// `self |= other`, word by word. Both arrays must have the same length.
+    pub fn union_with(&mut self, other: &BitArray) {
+        self.combine(other, |a, b| a | b);
+    }
+
+    /// `self &= other`, word by word. Both arrays must have the same length.
+    pub fn intersect_with(&mut self, other: &BitArray) {
+        self.combine(other, |a, b| a & b);
+    }
+
+    /// `self &= !other`, word by word. Both arrays must have the same length.
+    pub fn difference_with(&mut self, other: &BitArray) {
+        self.combine(other, |a, b| a & !b);
+    }
+
+    /// `self ^= other`, word by word. Both arrays must have the same length.
+    pub fn symmetric_difference_with(&mut self, other: &BitArray) {
+        self.combine(other, |a, b| a ^ b);
+    }
+
+    /// The number of bits set in `self | other`, without building it.
+    pub fn count_union(&self, other: &BitArray) -> u64 {
+        debug_assert_eq!(self.len, other.len);
+        let pairs = self.words.iter().zip(&other.words);
+        pairs.map(|(a, b)| u64::from((a | b).count_ones())).sum()
+    }
+
+    fn combine(&mut self, other: &BitArray, op: impl Fn(u64, u64) -> u64) {
+        assert_eq!(self.len, other.len, "bit arrays of different lengths");
+        let mut ones = 0;
+        for (a, &b) in self.words.iter_mut().zip(&other.words) {
+            *a = op(*a, b);
+            ones += u64::from(a.count_ones());
+        }
+        self.ones = ones;
+    }
+}
+
+impl core::fmt::Debug for BitArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("BitArray")
+            .field("len", &self.len)
+            .field("ones", &self.ones)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_get_count() {
+        let mut b = BitArray::new(130).unwrap();
+        assert_eq!(b.words().len(), 3);
+        assert!(b.set(0));
+        assert!(!b.set(0));
+        assert!(b.set(129));
+        assert!(b.get(129) && b.get(0) && !b.get(64));
+        assert_eq!(b.count_ones(), 2);
+        assert!(b.unset(0));
+        assert!(!b.unset(0));
+        assert_eq!(b.count_ones(), 1);
+        b.clear();
+        assert_eq!(b.count_ones(), 0);
+    }
+
+    #[test]
+    fn from_words_rejects_stray_bits_and_bad_lengths() {
+        assert!(BitArray::from_words(vec![0, 0], 65).is_ok());
+        assert!(BitArray::from_words(vec![0, 2], 65).is_err());
+        assert!(BitArray::from_words(vec![0], 65).is_err());
+        assert!(BitArray::from_words(vec![0; 3], 65).is_err());
+        let b = BitArray::from_words(vec![u64::MAX, 1], 65).unwrap();
+        assert_eq!(b.count_ones(), 65);
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors() {
+        assert!(matches!(BitArray::new(u64::MAX), Err(Error::TooLarge { .. })));
+        // 2^62 bits = 512 PiB: within MAX_BITS on 64-bit, refused by the allocator.
+        assert!(matches!(
+            BitArray::new(1 << 62),
+            Err(Error::AllocationFailed { .. })
+        ));
+    }
+
+    #[test]
+    fn algebra() {
+        let mut a = BitArray::from_words(vec![0b1100], 4).unwrap();
+        let b = BitArray::from_words(vec![0b1010], 4).unwrap();
+        assert_eq!(a.count_union(&b), 3);
+        let mut u = a.clone();
+        u.union_with(&b);
+        assert_eq!((u.words()[0], u.count_ones()), (0b1110, 3));
+        let mut x = a.clone();
+        x.symmetric_difference_with(&b);
+        assert_eq!(x.words()[0], 0b0110);
+        let mut d = a.clone();
+        d.difference_with(&b);
+        assert_eq!(d.words()[0], 0b0100);
+        a.intersect_with(&b);
+        assert_eq!((a.words()[0], a.count_ones()), (0b1000, 1));
+    }
+}

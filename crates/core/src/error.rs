@@ -1,0 +1,211 @@
+//! The one error type every bloomkit filter returns.
+
+use core::fmt;
+
+/// Everything that can go wrong when building, combining, filling or decoding a filter.
+///
+/// Messages are lowercase and name the offending value, so they read well inside a
+/// larger error chain: `false-positive rate must be in (0, 1), got 1.5`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A filter was sized for zero items.
+    #[error("expected number of items must be at least 1, got 0")]
+    ZeroItems,
+    /// A false-positive rate outside the open interval (0, 1), or NaN.
+    #[error("false-positive rate must be in (0, 1), got {0}")]
+    InvalidFpr(f64),
+    /// A filter of zero bits (or zero counters, or an empty key range).
+    #[error("number of bits must be at least 1, got 0")]
+    ZeroBits,
+    /// A hash-function count outside `1..=max`.
+    #[error("number of hash functions must be in 1..={max}, got {got}")]
+    InvalidHashCount {
+        /// The count that was asked for.
+        got: u64,
+        /// The largest count bloomkit supports.
+        max: u32,
+    },
+    /// More bits than this platform can address (see [`crate::bits::MAX_BITS`]).
+    #[error("a filter of {bits} bits is larger than the maximum of {max} bits on this platform")]
+    TooLarge {
+        /// The number of bits asked for (a float because it may exceed `u64`).
+        bits: f64,
+        /// The largest number of bits supported.
+        max: u64,
+    },
+    /// A false-positive rate no filter can reach for this many items, because two of them
+    /// share their whole 64-bit hash with probability `items / 2^64`.
+    #[error("false-positive rate {fpr} is unreachable for {items} items: a 64-bit hash alone gives at least {floor:e}")]
+    UnreachableFpr {
+        /// The rate asked for.
+        fpr: f64,
+        /// The number of items.
+        items: u64,
+        /// The hash-collision floor, `items / 2^64`.
+        floor: f64,
+    },
+    /// The allocator refused the memory a filter needs.
+    #[error("cannot allocate {bytes} bytes for the filter")]
+    AllocationFailed {
+        /// The size of the refused allocation.
+        bytes: u64,
+    },
+    /// Two filters that cannot be combined (union, intersection) because they were built
+    /// differently.
+    #[error("cannot combine filters: {what} differ ({left} vs {right})")]
+    Incompatible {
+        /// Which parameter differs: "bits", "hash functions", "hasher", "seed", ...
+        what: &'static str,
+        /// The value in the left-hand filter.
+        left: u64,
+        /// The value in the right-hand filter.
+        right: u64,
+    },
+    /// A removal of an item that is certainly not in the filter; nothing was changed.
+    #[error("the item is not in the filter; nothing was removed")]
+    NotPresent,
+    /// Serialized bytes that could not be decoded.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+}
+
+/// Why a serialized filter was rejected by `from_bytes` (see `docs/format.md`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The input ends before the structure it announces.
+    #[error("serialized filter is truncated: needed {needed} bytes, got {available}")]
+    Truncated {
+        /// How many bytes the structure needs.
+        needed: u64,
+        /// How many bytes there were.
+        available: u64,
+    },
+    /// The input does not start with bloomkit's magic bytes.
+    #[error("not a bloomkit filter: magic bytes are {found:02x?}, expected {expected:02x?}")]
+    BadMagic {
+        /// The first four bytes of the input.
+        found: [u8; 4],
+        /// The magic bloomkit writes.
+        expected: [u8; 4],
+    },
+    /// A format version this build cannot read.
+    #[error("unsupported format version {found} (this build reads version {supported})")]
+    UnsupportedVersion {
+        /// The version in the input.
+        found: u16,
+        /// The version this build reads and writes.
+        supported: u16,
+    },
+    /// A variant tag this build does not know.
+    #[error("unknown filter variant tag {0}")]
+    UnknownVariant(u8),
+    /// Bytes of another kind of filter.
+    #[error("serialized filter is a {found}, expected a {expected}")]
+    WrongVariant {
+        /// The variant that was asked for.
+        expected: Variant,
+        /// The variant the bytes hold.
+        found: Variant,
+    },
+    /// Bytes written with another hash function than the one asked for.
+    #[error("serialized filter uses hasher id {found}, expected hasher id {expected}")]
+    HasherMismatch {
+        /// The hasher id of the type being decoded.
+        expected: u8,
+        /// The hasher id in the input.
+        found: u8,
+    },
+    /// The trailing checksum does not match the content: the bytes were corrupted.
+    #[error("serialized filter is corrupted: checksum {stored:#018x} does not match content {computed:#018x}")]
+    ChecksumMismatch {
+        /// The checksum stored in the input.
+        stored: u64,
+        /// The checksum of the content as received.
+        computed: u64,
+    },
+    /// Bytes after the end of the announced structure.
+    #[error("serialized filter has {0} unexpected trailing bytes")]
+    TrailingBytes(u64),
+    /// The structure decoded but its content is inconsistent (bad parameters, wrong lengths,
+    /// bits set past the end, ...).
+    #[error("serialized filter is invalid: {0}")]
+    Invalid(String),
+}
+
+/// The filter variants that share bloomkit's byte format, with their wire tags.
+///
+/// This is a registry of tags, not of types: core knows no concrete filter, but one list
+/// keeps tags unique and lets an error name what it found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub enum Variant {
+    /// The classic Bloom filter (`bloomkit-classic`).
+    Classic,
+    /// The counting Bloom filter.
+    Counting,
+    /// The scalable Bloom filter.
+    Scalable,
+    /// The bitmap for dense integer keys.
+    Bitmap,
+    /// The cache-line blocked Bloom filter.
+    Blocked,
+}
+
+impl Variant {
+    /// Every variant, in tag order.
+    pub const ALL: [Variant; 5] = [
+        Variant::Classic,
+        Variant::Counting,
+        Variant::Scalable,
+        Variant::Bitmap,
+        Variant::Blocked,
+    ];
+
+    /// The one-byte tag written in the header.
+    pub const fn tag(self) -> u8 {
+        match self {
+            Variant::Classic => 1,
+            Variant::Counting => 2,
+            Variant::Scalable => 3,
+            Variant::Bitmap => 4,
+            Variant::Blocked => 5,
+        }
+    }
+
+    /// The variant with this tag, if any.
+    pub fn from_tag(tag: u8) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.tag() == tag)
+    }
+
+    /// A human-readable name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Variant::Classic => "classic Bloom filter",
+            Variant::Counting => "counting Bloom filter",
+            Variant::Scalable => "scalable Bloom filter",
+            Variant::Bitmap => "bitmap",
+            Variant::Blocked => "blocked Bloom filter",
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Checks that `p` is a usable false-positive rate: finite and strictly between 0 and 1.
+///
+/// # Errors
+/// [`Error::InvalidFpr`] for NaN, infinities, and anything outside (0, 1).
+pub fn check_fpr(p: f64) -> Result<f64, Error> {
+    if p > 0.0 && p < 1.0 {
+        Ok(p)
+    } else {
+        Err(Error::InvalidFpr(p))
+    }
+}

@@ -1,0 +1,238 @@
+//! The [`Filter`] trait every variant implements, and the capability traits where variants
+//! differ ([`Remove`], [`Union`], [`Intersection`]).
+
+use core::convert::Infallible;
+
+use crate::Error;
+
+/// An approximate (or exact) set: "is this key in the set?", with no false negatives.
+///
+/// Write code against `Filter<T>` and you can switch between bloomkit's variants (classic,
+/// counting, scalable, bitmap, ...) without rewriting it. Every variant answers
+/// [`contains`](Filter::contains) with `true` for every key inserted since the last
+/// [`clear`](Filter::clear) (and not removed, where removal exists); for a key never
+/// inserted it answers `false`, except with a small probability, the false-positive rate.
+///
+/// # Inserting: infallible or not
+///
+/// Some variants can refuse an insert: a bitmap for a key outside its range, a scalable
+/// filter at its hard cap. They say so through [`InsertError`](Filter::InsertError) and
+/// [`try_insert`](Filter::try_insert), and change nothing when they refuse. Variants that
+/// never refuse (the classic filter) set `InsertError = Infallible`, and for them the
+/// provided [`insert`](Filter::insert) returns a plain `bool`: no `Result` to unwrap, and
+/// the compiler proves it cannot fail. Generic code that must accept every variant calls
+/// `try_insert`.
+///
+/// # Hashing once
+///
+/// Each key is hashed once, to a `u64` by [`hash_key`](Filter::hash_key); all probe
+/// positions derive from that value. The `*_hash` methods take such a value, so a caller
+/// that tests the same key against several filters built with the same hasher and seed, or
+/// that already has a good 64-bit hash of its key, hashes it only once.
+///
+/// # Implementing
+///
+/// Implement the required methods; the key-taking methods are provided on top of the
+/// `*_hash` ones. `try_insert_hash` must leave the filter unchanged when it returns an
+/// error, and `contains_hash` must return `true` for every hash inserted since the last
+/// `clear`.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::Filter;
+///
+/// /// Remembers what it has seen; works with any bloomkit variant.
+/// fn first_sighting<F: Filter<str>>(seen: &mut F, url: &str) -> Result<bool, F::InsertError> {
+///     seen.try_insert(url)
+/// }
+/// ```
+pub trait Filter<T: ?Sized> {
+    /// Why an insert can be refused; [`Infallible`] for variants that never refuse.
+    type InsertError: std::error::Error + Send + Sync + 'static;
+
+    /// The 64-bit hash this filter derives `key`'s positions from.
+    fn hash_key(&self, key: &T) -> u64;
+
+    /// Inserts the key whose hash is `hash`.
+    ///
+    /// Returns `Ok(true)` if the key was certainly not present before (the filter changed),
+    /// `Ok(false)` if it may already have been present (so inserting it changed nothing).
+    ///
+    /// # Errors
+    /// When the variant refuses the key; the filter is then unchanged.
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError>;
+
+    /// Whether the key whose hash is `hash` may be in the filter.
+    fn contains_hash(&self, hash: u64) -> bool;
+
+    /// Removes every item, keeping the filter's parameters and allocation.
+    fn clear(&mut self);
+
+    /// An estimate of the number of distinct items inserted (exact for exact variants).
+    /// Infinite when the filter is saturated and can no longer tell.
+    fn estimated_len(&self) -> f64;
+
+    /// Bytes of heap memory the filter holds.
+    fn heap_bytes(&self) -> usize;
+
+    /// The false-positive rate the filter was sized for at its design load, if it was sized
+    /// from a target (`None` for a filter built from raw parameters).
+    fn target_fpr(&self) -> Option<f64>;
+
+    /// The false-positive rate estimated from the filter's current fill.
+    fn estimated_fpr(&self) -> f64;
+
+    /// Inserts `key`; see [`try_insert_hash`](Filter::try_insert_hash).
+    ///
+    /// # Errors
+    /// When the variant refuses the key; the filter is then unchanged.
+    #[inline]
+    fn try_insert(&mut self, key: &T) -> Result<bool, Self::InsertError> {
+        let hash = self.hash_key(key);
+        self.try_insert_hash(hash)
+    }
+
+    /// Whether `key` may be in the filter: `true` for every inserted key, `false` for a key
+    /// never inserted except with probability about the false-positive rate.
+    #[inline]
+    fn contains(&self, key: &T) -> bool {
+        self.contains_hash(self.hash_key(key))
+    }
+
+    /// Inserts `key` into a filter that never refuses an insert. Returns `true` if the key
+    /// was certainly not present before, `false` if it may already have been.
+    #[inline]
+    fn insert(&mut self, key: &T) -> bool
+    where
+        Self: Filter<T, InsertError = Infallible>,
+    {
+        match self.try_insert(key) {
+            Ok(new) => new,
+            Err(never) => match never {},
+        }
+    }
+}
+
+impl<T: ?Sized, F: Filter<T> + ?Sized> Filter<T> for &mut F {
+    type InsertError = F::InsertError;
+
+    fn hash_key(&self, key: &T) -> u64 {
+        (**self).hash_key(key)
+    }
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError> {
+        (**self).try_insert_hash(hash)
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        (**self).contains_hash(hash)
+    }
+    fn clear(&mut self) {
+        (**self).clear();
+    }
+    fn estimated_len(&self) -> f64 {
+        (**self).estimated_len()
+    }
+    fn heap_bytes(&self) -> usize {
+        (**self).heap_bytes()
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        (**self).target_fpr()
+    }
+    fn estimated_fpr(&self) -> f64 {
+        (**self).estimated_fpr()
+    }
+}
+
+impl<T: ?Sized, F: Filter<T> + ?Sized> Filter<T> for Box<F> {
+    type InsertError = F::InsertError;
+
+    fn hash_key(&self, key: &T) -> u64 {
+        (**self).hash_key(key)
+    }
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError> {
+        (**self).try_insert_hash(hash)
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        (**self).contains_hash(hash)
+    }
+    fn clear(&mut self) {
+        (**self).clear();
+    }
+    fn estimated_len(&self) -> f64 {
+        (**self).estimated_len()
+    }
+    fn heap_bytes(&self) -> usize {
+        (**self).heap_bytes() + core::mem::size_of_val::<F>(&**self)
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        (**self).target_fpr()
+    }
+    fn estimated_fpr(&self) -> f64 {
+        (**self).estimated_fpr()
+    }
+}
+
+/// Filters that can delete items (the counting filter, the bitmap).
+///
+/// A removal either succeeds or changes nothing: no variant leaves the filter half-changed.
+pub trait Remove<T: ?Sized>: Filter<T> {
+    /// Removes the key whose hash is `hash`.
+    ///
+    /// # Errors
+    /// [`Error::NotPresent`] when the key is certainly not in the filter, or another
+    /// variant-specific reason; the filter is then unchanged.
+    fn remove_hash(&mut self, hash: u64) -> Result<(), Error>;
+
+    /// Removes `key`; see [`remove_hash`](Remove::remove_hash).
+    ///
+    /// # Errors
+    /// As [`remove_hash`](Remove::remove_hash).
+    #[inline]
+    fn remove(&mut self, key: &T) -> Result<(), Error> {
+        let hash = self.hash_key(key);
+        self.remove_hash(hash)
+    }
+}
+
+/// Filters that can absorb another filter built with the same parameters, so that the
+/// result contains every item of either.
+pub trait Union: Sized + Clone {
+    /// Adds every item of `other` to `self`.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] when the two were built with different parameters (size,
+    /// probes, hasher or seed); `self` is then unchanged.
+    fn union_with(&mut self, other: &Self) -> Result<(), Error>;
+
+    /// A new filter holding every item of `self` and `other`.
+    ///
+    /// # Errors
+    /// As [`union_with`](Union::union_with).
+    fn union(&self, other: &Self) -> Result<Self, Error> {
+        let mut out = self.clone();
+        out.union_with(other)?;
+        Ok(out)
+    }
+}
+
+/// Filters that can be intersected with another built with the same parameters: the result
+/// contains every item that both contained (and, for approximate filters, has a
+/// false-positive rate no higher than either's).
+pub trait Intersection: Sized + Clone {
+    /// Keeps in `self` only what `other` also contains.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] when the two were built with different parameters; `self` is
+    /// then unchanged.
+    fn intersect_with(&mut self, other: &Self) -> Result<(), Error>;
+
+    /// A new filter holding the items common to `self` and `other`.
+    ///
+    /// # Errors
+    /// As [`intersect_with`](Intersection::intersect_with).
+    fn intersection(&self, other: &Self) -> Result<Self, Error> {
+        let mut out = self.clone();
+        out.intersect_with(other)?;
+        Ok(out)
+    }
+}

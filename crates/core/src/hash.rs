@@ -1,0 +1,316 @@
+//! One 64-bit hash per key, and the k probe positions derived from it.
+//!
+//! Every bloomkit filter hashes a key exactly once, with a [`BuildHasher`] (by default
+//! [`Xxh3Builder`]: XXH3-64 with a seed), and derives all k bit positions from that one
+//! value with [`Probes`]. Callers who query several filters with the same key can hash it
+//! once with [`Filter::hash_key`](crate::Filter::hash_key) and reuse the value.
+//!
+//! # Portability
+//!
+//! [`Xxh3Hasher`] writes every integer in little-endian order and every `usize`/`isize`
+//! as 64 bits, so a key whose `Hash` impl is built from integers, strings and slices
+//! hashes to the same value on every platform, in every process, on every run, and
+//! (pinned by golden tests) across bloomkit releases. That is what lets a filter built in
+//! one process answer identically in another ([`PortableHasher`] records the hasher and
+//! seed in the serialized bytes).
+
+use core::hash::{BuildHasher, Hasher};
+
+use twox_hash::XxHash3_64;
+
+/// A [`BuildHasher`] whose output depends only on the key and a recorded seed, never on the
+/// process, platform or Rust release, so that a filter using it can be serialized.
+///
+/// bloomkit reserves ids `0..=127`; pick an id of 128 or more for a hasher of your own.
+///
+/// # Implementing
+///
+/// Return the same `hash_one` for the same key and seed everywhere, and rebuild exactly
+/// that hasher in [`from_seed`](PortableHasher::from_seed). Changing the output of an
+/// existing id silently breaks every filter stored with it: use a new id instead.
+pub trait PortableHasher: BuildHasher {
+    /// The id written into serialized filters.
+    const ID: u8;
+    /// A short name for messages.
+    const NAME: &'static str;
+
+    /// The seed this hasher was built with.
+    fn seed(&self) -> u64;
+
+    /// The hasher with this seed.
+    fn from_seed(seed: u64) -> Self;
+
+    /// The (id, seed) pair that identifies this hasher.
+    fn spec(&self) -> HasherSpec {
+        HasherSpec {
+            id: Self::ID,
+            seed: self.seed(),
+        }
+    }
+}
+
+/// Which hash function, with which seed: two filters can only be combined, and a serialized
+/// filter can only be read back, when these match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct HasherSpec {
+    /// The [`PortableHasher::ID`].
+    pub id: u8,
+    /// The seed.
+    pub seed: u64,
+}
+
+/// Builds [`Xxh3Hasher`]s: XXH3-64 with a 64-bit seed, bloomkit's default hash.
+///
+/// XXH3 is among the fastest good 64-bit hashes for short keys (smhasher: about 30 cycles
+/// per short key, against about 108 for SipHash-1-3). It is not keyed against a
+/// determined adversary: if attackers choose your keys and can learn the seed, they can
+/// manufacture false positives. Keep the seed secret ([`Xxh3Builder::random`]) in that
+/// setting.
+///
+/// # Examples
+///
+/// ```
+/// use std::hash::BuildHasher;
+/// use bloomkit_core::hash::Xxh3Builder;
+///
+/// let h = Xxh3Builder::with_seed(7);
+/// assert_eq!(h.hash_one("key"), Xxh3Builder::with_seed(7).hash_one("key"));
+/// assert_ne!(h.hash_one("key"), Xxh3Builder::with_seed(8).hash_one("key"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Xxh3Builder {
+    seed: u64,
+}
+
+impl Xxh3Builder {
+    /// The seed used by the filters' plain constructors: 0.
+    pub const DEFAULT_SEED: u64 = 0;
+
+    /// XXH3-64 with this seed.
+    pub const fn with_seed(seed: u64) -> Self {
+        Xxh3Builder { seed }
+    }
+
+    /// XXH3-64 with a seed drawn from the operating system's randomness (through
+    /// `std`'s `RandomState`), for filters exposed to keys an adversary chooses. The seed is
+    /// still recorded when the filter is serialized.
+    pub fn random() -> Self {
+        let seed = std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64);
+        Xxh3Builder { seed }
+    }
+}
+
+impl BuildHasher for Xxh3Builder {
+    type Hasher = Xxh3Hasher;
+
+    #[inline]
+    fn build_hasher(&self) -> Xxh3Hasher {
+        Xxh3Hasher {
+            seed: self.seed,
+            len: 0,
+            inline: [0; INLINE],
+            spill: Vec::new(),
+        }
+    }
+}
+
+impl PortableHasher for Xxh3Builder {
+    const ID: u8 = 1;
+    const NAME: &'static str = "xxh3-64";
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn from_seed(seed: u64) -> Self {
+        Xxh3Builder::with_seed(seed)
+    }
+}
+
+/// Keys up to this many bytes are hashed from a stack buffer with XXH3's one-shot routine.
+const INLINE: usize = 128;
+
+/// The [`Hasher`] behind [`Xxh3Builder`].
+///
+/// It collects the key's bytes and hashes them in one shot at [`finish`](Hasher::finish):
+/// XXH3's one-shot path for short inputs is several times faster than its streaming state,
+/// which also allocates. The result is exactly `XXH3_64bits_withSeed(bytes, seed)` of the
+/// bytes written, with integers written little-endian and `usize`/`isize` as 64 bits.
+#[derive(Debug, Clone)]
+pub struct Xxh3Hasher {
+    seed: u64,
+    len: usize,
+    inline: [u8; INLINE],
+    /// Holds the whole key once it outgrows `inline`.
+    spill: Vec<u8>,
+}
+
+impl Hasher for Xxh3Hasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let end = self.len + bytes.len();
+        if self.spill.is_empty() && end <= INLINE {
+            self.inline[self.len..end].copy_from_slice(bytes);
+        } else {
+            if self.spill.is_empty() {
+                self.spill.extend_from_slice(&self.inline[..self.len]);
+            }
+            self.spill.extend_from_slice(bytes);
+        }
+        self.len = end;
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let bytes = if self.spill.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.spill[..]
+        };
+        XxHash3_64::oneshot_with_seed(self.seed, bytes)
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.write(&[i]);
+    }
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        // 64 bits on every platform, so 32- and 64-bit machines agree.
+        self.write(&(i as u64).to_le_bytes());
+    }
+    #[inline]
+    fn write_isize(&mut self, i: isize) {
+        self.write(&(i as i64).to_le_bytes());
+    }
+}
+
+/// Maps a 64-bit value to `[0, n)` with Lemire's multiply-shift ("fastrange"): the high 64
+/// bits of the 128-bit product. Unbiased to within `n / 2^64`, correct for every `n`
+/// (including `n > 2^32`), and cheaper than `%`.
+#[inline]
+pub const fn reduce(hash: u64, n: u64) -> u64 {
+    ((hash as u128 * n as u128) >> 64) as u64
+}
+
+/// The second hash of the double-hashing pair, derived from the first by a multiplicative
+/// mix so that its high bits (the ones [`reduce`] keeps) depend on all 64 bits of the key's
+/// hash, not on the same bits that place the first probe.
+#[inline]
+pub const fn second_hash(hash: u64) -> u64 {
+    (hash ^ (hash >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1
+}
+
+/// The k probe positions in `[0, m)` of one key, by enhanced double hashing.
+///
+/// With `a = reduce(h1, m)` and `b = reduce(h2, m)` (`h1` the key's hash, `h2` from
+/// [`second_hash`]), the i-th position is
+///
+/// ```text
+/// g(i) = a + i*b + (i^3 - i)/6   (mod m)
+/// ```
+///
+/// computed incrementally with additions and conditional subtractions only (Dillinger &
+/// Manolios 2004, "Bloom filters in probabilistic verification", Fig. 4). The cubic term is
+/// what "enhanced" adds to Kirsch–Mitzenmacher double hashing: even when `b` is 0 or has a
+/// small order modulo `m`, the positions keep moving, so the k positions of a key stay
+/// (nearly) distinct and the filter's false-positive rate stays close to that of k
+/// independent hashes, also at small `m`.
+///
+/// The pair `(a, b)` takes at most `m^2` values, so two keys share all their positions with
+/// probability about `1/m^2`; [`crate::sizing::fpr_model`] accounts for that floor, which
+/// only matters for tiny filters.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::hash::Probes;
+///
+/// let positions: Vec<u64> = Probes::new(0x0123_4567_89ab_cdef, 1000, 7).collect();
+/// assert_eq!(positions.len(), 7);
+/// assert!(positions.iter().all(|&p| p < 1000));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Probes {
+    x: u64,
+    y: u64,
+    /// `i mod m`, the increment of `y` for the next step.
+    step: u64,
+    m: u64,
+    left: u32,
+}
+
+impl Probes {
+    /// The `k` positions in `[0, m)` for a key whose hash is `hash`.
+    ///
+    /// `m` must be at least 1 and at most `2^63` (filters guarantee this; see
+    /// [`crate::bits::MAX_BITS`]); `k = 0` gives no positions.
+    #[inline]
+    pub fn new(hash: u64, m: u64, k: u32) -> Probes {
+        debug_assert!((1..=1 << 63).contains(&m));
+        Probes {
+            x: reduce(hash, m),
+            y: reduce(second_hash(hash), m),
+            step: 0,
+            m,
+            left: k,
+        }
+    }
+}
+
+/// `(a + b) mod m` for `a, b < m <= 2^63`.
+#[inline]
+fn add_mod(a: u64, b: u64, m: u64) -> u64 {
+    let s = a + b;
+    if s >= m {
+        s - m
+    } else {
+        s
+    }
+}
+
+impl Iterator for Probes {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let out = self.x;
+        // x(i+1) = x(i) + y(i);  y(i+1) = y(i) + (i + 1).
+        self.x = add_mod(self.x, self.y, self.m);
+        self.step += 1;
+        if self.step == self.m {
+            self.step = 0;
+        }
+        self.y = add_mod(self.y, self.step, self.m);
+        Some(out)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+impl ExactSizeIterator for Probes {}

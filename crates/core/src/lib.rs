@@ -1,0 +1,66 @@
+//! The core of bloomkit: what every filter variant shares.
+//!
+//! This crate is mainly of interest to crates that implement a filter, and to code that is
+//! generic over filters. To *use* a filter, depend on the `bloomkit` facade, which
+//! re-exports this crate and the variants behind cargo features.
+//!
+//! - [`Filter`]: the one interface every variant implements, so user code can switch
+//!   variants; [`Remove`], [`Union`] and [`Intersection`] for what only some can do.
+//! - [`hash`]: one 64-bit hash per key (XXH3-64 with a seed by default, any
+//!   [`BuildHasher`](core::hash::BuildHasher) if you bring one) and the k probe positions
+//!   derived from it by enhanced double hashing.
+//! - [`sizing`]: bits and probes from (items, FPR), FPR from (items, bits, probes),
+//!   capacity, and cardinality from a filter's fill, each checked and documented with its
+//!   source.
+//! - [`bits`]: the bit array the Bloom-style filters and the bitmap store their state in.
+//! - [`Error`]: one error type, with messages that name the bad value.
+//! - `format` (feature `serde`): the versioned, checksummed byte format, and [`Codec`].
+//!
+//! # The design decision
+//!
+//! Variants differ in whether an insert can fail (a bitmap refuses keys outside its range;
+//! the classic filter never refuses). [`Filter`] has an associated
+//! [`InsertError`](Filter::InsertError): `try_insert` is the generic entry point, and for
+//! variants whose error type is [`Infallible`](core::convert::Infallible) the provided
+//! [`insert`](Filter::insert) returns a plain `bool`. `docs/architecture.md` has the
+//! reasoning.
+//!
+//! # Examples
+//!
+//! ```
+//! use bloomkit_core::sizing::{fpr_model, plan};
+//! use bloomkit_core::hash::{Probes, Xxh3Builder};
+//! use std::hash::BuildHasher;
+//!
+//! // How big must a filter for 1M items at 1% be?
+//! let plan = plan(1_000_000, 0.01)?;
+//! assert_eq!(plan.hashes, 7);
+//! assert!(plan.bits < 9_600_000); // about 1.14 MiB
+//! assert!(fpr_model(1_000_000, plan.bits, plan.hashes)? <= 0.01);
+//!
+//! // Where does a key go? One hash, seven positions.
+//! let hash = Xxh3Builder::default().hash_one("https://example.com/");
+//! let positions: Vec<u64> = Probes::new(hash, plan.bits, plan.hashes).collect();
+//! assert_eq!(positions.len(), 7);
+//! # Ok::<(), bloomkit_core::Error>(())
+//! ```
+//!
+//! # Crate features
+//!
+//! - `serde`: serde derives on the shared types, and the [`format`] module with [`Codec`]
+//!   (bincode 2).
+
+pub mod bits;
+mod error;
+mod filter;
+#[cfg(feature = "serde")]
+pub mod format;
+pub mod hash;
+pub mod sizing;
+
+pub use error::{check_fpr, DecodeError, Error, Variant};
+pub use filter::{Filter, Intersection, Remove, Union};
+#[cfg(feature = "serde")]
+pub use format::Codec;
+pub use hash::{HasherSpec, PortableHasher, Xxh3Builder};
+pub use sizing::Design;
