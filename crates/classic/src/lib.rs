@@ -1,0 +1,365 @@
+//! The classic Bloom filter: `m` bits, `k` probes per key, no false negatives, and a
+//! false-positive rate that honours the target it was sized for.
+//!
+//! A key is hashed once (XXH3-64 with a seed by default) and its k bit positions derived
+//! from that hash by enhanced double hashing ([`bloomkit_core::hash::Probes`]). The filter
+//! is sized with [`bloomkit_core::sizing::plan`], which picks an integer k and the smallest
+//! m whose predicted FPR is at most the target: measured FPRs stay at or under target from
+//! one item to 10^8 and from p = 0.5 down to 1e-7 (see the crate's statistical tests).
+//!
+//! # Examples
+//!
+//! ```
+//! use bloomkit_classic::BloomFilter;
+//!
+//! // Room for 10,000 URLs at a 1% false-positive rate.
+//! let mut seen = BloomFilter::new(10_000, 0.01)?;
+//! assert!(seen.insert("https://example.com/a")); // certainly new
+//! assert!(!seen.insert("https://example.com/a")); // maybe seen before
+//! assert!(seen.contains("https://example.com/a"));
+//! assert!(!seen.contains("https://example.com/never-inserted"));
+//!
+//! println!("{} bits, {} probes, {:.3}% FPR now", seen.num_bits(), seen.num_hashes(),
+//!          seen.estimated_fpr() * 100.0);
+//! # Ok::<(), bloomkit_core::Error>(())
+//! ```
+//!
+//! Union and intersection of filters built alike:
+//!
+//! ```
+//! use bloomkit_classic::BloomFilter;
+//! use bloomkit_core::{Intersection, Union};
+//!
+//! let mut a = BloomFilter::new(1_000, 0.01)?;
+//! let mut b = BloomFilter::new(1_000, 0.01)?;
+//! a.insert(&1u64);
+//! b.insert(&2u64);
+//! let both = a.union(&b)?;
+//! assert!(both.contains(&1u64) && both.contains(&2u64));
+//!
+//! // Filters built differently cannot be combined: an error, not a panic.
+//! let other = BloomFilter::with_seed(1_000, 0.01, 42)?;
+//! assert!(a.union_with(&other).is_err());
+//! # Ok::<(), bloomkit_core::Error>(())
+//! ```
+//!
+//! # Crate features
+//!
+//! - `serde`: `Serialize`/`Deserialize` (validated on the way in), and
+//!   [`BloomFilter::to_bytes`] / [`BloomFilter::from_bytes`] in bloomkit's versioned byte
+//!   format (`docs/format.md`).
+
+use core::convert::Infallible;
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+use bloomkit_core::bits::BitArray;
+use bloomkit_core::hash::Probes;
+use bloomkit_core::sizing::{self, check_hashes, Design};
+use bloomkit_core::{Error, Filter, Intersection, PortableHasher, Union, Xxh3Builder};
+
+#[cfg(feature = "serde")]
+mod serde_impl;
+
+/// A classic Bloom filter over keys of any `Hash` type.
+///
+/// `S` is the [`BuildHasher`] that turns a key into the one 64-bit hash its positions come
+/// from; the default [`Xxh3Builder`] is fast, seeded and portable, which is what union,
+/// intersection and serialization require ([`PortableHasher`]).
+#[derive(Clone, PartialEq)]
+pub struct BloomFilter<S = Xxh3Builder> {
+    bits: BitArray,
+    hashes: u32,
+    design: Option<Design>,
+    hasher: S,
+}
+
+impl BloomFilter {
+    /// A filter for `expected_items` at false-positive rate `fpr`, with the default hasher
+    /// and seed.
+    ///
+    /// # Errors
+    /// [`Error::ZeroItems`], [`Error::InvalidFpr`] (outside (0, 1), NaN),
+    /// [`Error::TooLarge`] or [`Error::AllocationFailed`] when it cannot be stored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    ///
+    /// let f = BloomFilter::new(1_000_000, 0.01)?;
+    /// assert_eq!(f.num_hashes(), 7);
+    /// assert!(BloomFilter::new(0, 0.01).is_err());
+    /// assert!(BloomFilter::new(10, 1.5).is_err());
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
+        Self::with_hasher(expected_items, fpr, Xxh3Builder::default())
+    }
+
+    /// As [`new`](Self::new), with XXH3-64 seeded with `seed`. Filters with different seeds
+    /// put keys in different places and cannot be combined.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_seed(expected_items: u64, fpr: f64, seed: u64) -> Result<Self, Error> {
+        Self::with_hasher(expected_items, fpr, Xxh3Builder::with_seed(seed))
+    }
+
+    /// A filter of exactly `bits` bits and `hashes` probes per key, with the default hasher.
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`], [`Error::InvalidHashCount`] (outside
+    /// `1..=`[`sizing::MAX_HASHES`]), [`Error::TooLarge`], [`Error::AllocationFailed`].
+    pub fn with_bits(bits: u64, hashes: u32) -> Result<Self, Error> {
+        Self::with_bits_and_hasher(bits, hashes, Xxh3Builder::default())
+    }
+}
+
+impl<S: BuildHasher> BloomFilter<S> {
+    /// A filter for `expected_items` at false-positive rate `fpr`, hashing with `hasher`.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::new`].
+    pub fn with_hasher(expected_items: u64, fpr: f64, hasher: S) -> Result<Self, Error> {
+        let design = Design::new(expected_items, fpr)?;
+        let plan = sizing::plan(expected_items, fpr)?;
+        let mut filter = Self::with_bits_and_hasher(plan.bits, plan.hashes, hasher)?;
+        filter.design = Some(design);
+        Ok(filter)
+    }
+
+    /// A filter of exactly `bits` bits and `hashes` probes, hashing with `hasher`.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::with_bits`].
+    pub fn with_bits_and_hasher(bits: u64, hashes: u32, hasher: S) -> Result<Self, Error> {
+        if bits == 0 {
+            return Err(Error::ZeroBits);
+        }
+        let hashes = check_hashes(u64::from(hashes))?;
+        Ok(BloomFilter {
+            bits: BitArray::new(bits)?,
+            hashes,
+            design: None,
+            hasher,
+        })
+    }
+
+    /// Inserts `key`. Returns `true` if it was certainly not present before (at least one
+    /// of its bits was clear), `false` if it may already have been present.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// Whether `key` may be in the filter. Never `false` for an inserted key.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// The 64-bit hash of `key` that [`insert_hash`](Self::insert_hash) and
+    /// [`contains_hash`](Self::contains_hash) take.
+    #[inline]
+    pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Inserts the key whose hash (from [`hash_key`](Self::hash_key)) is `hash`; returns as
+    /// [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        let mut new = false;
+        for i in Probes::new(hash, self.bits.len(), self.hashes) {
+            new |= self.bits.set(i);
+        }
+        new
+    }
+
+    /// Whether the key whose hash is `hash` may be in the filter.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        Probes::new(hash, self.bits.len(), self.hashes).all(|i| self.bits.get(i))
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        self.bits.clear();
+    }
+
+    /// Whether no bit is set (nothing was inserted since the last clear).
+    pub fn is_empty(&self) -> bool {
+        self.bits.count_ones() == 0
+    }
+
+    /// `m`, the number of bits.
+    pub fn num_bits(&self) -> u64 {
+        self.bits.len()
+    }
+
+    /// `k`, the number of probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        self.bits.count_ones()
+    }
+
+    /// The bit array, for inspection.
+    pub fn bits(&self) -> &BitArray {
+        &self.bits
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// The design point, for a filter built from (items, FPR).
+    pub fn design(&self) -> Option<Design> {
+        self.design
+    }
+
+    /// An estimate of the number of distinct keys inserted (Swamidass & Baldi 2007);
+    /// infinite when every bit is set.
+    pub fn estimated_len(&self) -> f64 {
+        sizing::estimate_cardinality(self.bits.len(), self.hashes, self.bits.count_ones())
+            .unwrap_or(f64::INFINITY)
+    }
+
+    /// The false-positive rate right now, from the fraction of set bits: `(X / m)^k`.
+    pub fn estimated_fpr(&self) -> f64 {
+        sizing::fpr_from_fill(self.bits.len(), self.hashes, self.bits.count_ones())
+            .unwrap_or(1.0)
+    }
+
+    /// The false-positive rate bloomkit's model predicts for this filter after `items`
+    /// distinct insertions ([`sizing::fpr_model`]).
+    pub fn fpr_at(&self, items: u64) -> f64 {
+        sizing::fpr_model(items, self.bits.len(), self.hashes).unwrap_or(1.0)
+    }
+
+    /// Bytes of heap memory held (the bit array).
+    pub fn heap_bytes(&self) -> usize {
+        self.bits.heap_bytes()
+    }
+}
+
+impl<S: PortableHasher> BloomFilter<S> {
+    /// Checks that `other` was built with the same bits, probes, hasher and seed, so the two
+    /// can be combined.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] naming the first parameter that differs.
+    pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
+        let (a, b) = (self.hasher.spec(), other.hasher.spec());
+        let pairs = [
+            ("bits", self.bits.len(), other.bits.len()),
+            ("hash functions", self.hashes.into(), other.hashes.into()),
+            ("hashers", a.id.into(), b.id.into()),
+            ("seeds", a.seed, b.seed),
+        ];
+        match pairs.into_iter().find(|(_, l, r)| l != r) {
+            Some((what, left, right)) => Err(Error::Incompatible { what, left, right }),
+            None => Ok(()),
+        }
+    }
+
+    /// An estimate of the number of distinct keys in the union of `self` and `other`, from
+    /// the popcount of `self | other`, without building it.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`].
+    pub fn estimate_union_len(&self, other: &Self) -> Result<f64, Error> {
+        self.check_compatible(other)?;
+        let ones = self.bits.count_union(&other.bits);
+        Ok(sizing::estimate_cardinality(self.bits.len(), self.hashes, ones).unwrap_or(f64::INFINITY))
+    }
+
+    /// An estimate of the number of keys common to `self` and `other`:
+    /// `n(A) + n(B) - n(A | B)` (Swamidass & Baldi 2007; the popcount of `A & B` is biased
+    /// upwards and is not used). Clamped at 0.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`].
+    pub fn estimate_intersection_len(&self, other: &Self) -> Result<f64, Error> {
+        let union = self.estimate_union_len(other)?;
+        Ok((self.estimated_len() + other.estimated_len() - union).max(0.0))
+    }
+}
+
+impl<S: PortableHasher + Clone> Union for BloomFilter<S> {
+    /// Bitwise OR: the result contains every key either contained.
+    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        self.bits.union_with(&other.bits);
+        Ok(())
+    }
+}
+
+impl<S: PortableHasher + Clone> Intersection for BloomFilter<S> {
+    /// Bitwise AND: the result contains every key both contained, and its false-positive
+    /// rate is no higher than either's. Its [`estimated_len`](BloomFilter::estimated_len)
+    /// overestimates the intersection; prefer
+    /// [`estimate_intersection_len`](BloomFilter::estimate_intersection_len) on the inputs.
+    fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        self.bits.intersect_with(&other.bits);
+        Ok(())
+    }
+}
+
+impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for BloomFilter<S> {
+    type InsertError = Infallible;
+
+    #[inline]
+    fn hash_key(&self, key: &T) -> u64 {
+        self.hasher.hash_one(key)
+    }
+    #[inline]
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Infallible> {
+        Ok(self.insert_hash(hash))
+    }
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        BloomFilter::contains_hash(self, hash)
+    }
+    fn clear(&mut self) {
+        BloomFilter::clear(self);
+    }
+    fn estimated_len(&self) -> f64 {
+        BloomFilter::estimated_len(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        BloomFilter::heap_bytes(self)
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        self.design.map(|d| d.fpr)
+    }
+    fn estimated_fpr(&self) -> f64 {
+        BloomFilter::estimated_fpr(self)
+    }
+}
+
+impl<T: Hash, S: BuildHasher> Extend<T> for BloomFilter<S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(&key);
+        }
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for BloomFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BloomFilter")
+            .field("bits", &self.bits.len())
+            .field("hashes", &self.hashes)
+            .field("ones", &self.bits.count_ones())
+            .field("design", &self.design)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}

@@ -1,0 +1,151 @@
+//! Serde impls and the byte format for [`BloomFilter`]; both decode through
+//! [`BloomFilter::from_parts`], which validates everything.
+
+use bloomkit_core::bits::BitArray;
+use bloomkit_core::format::{Reader, Writer};
+use bloomkit_core::sizing::{check_hashes, Design};
+use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, PortableHasher, Variant};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::BloomFilter;
+
+/// The parameter block of the byte format (`docs/format.md`).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct Params {
+    bits: u64,
+    hashes: u32,
+    design: Option<Design>,
+}
+
+#[derive(Serialize)]
+struct ReprRef<'a> {
+    hasher: HasherSpec,
+    params: Params,
+    words: &'a [u64],
+}
+
+#[derive(Deserialize)]
+struct Repr {
+    hasher: HasherSpec,
+    params: Params,
+    words: Vec<u64>,
+}
+
+fn invalid(e: Error) -> Error {
+    match e {
+        Error::Decode(_) => e,
+        other => Error::Decode(DecodeError::Invalid(other.to_string())),
+    }
+}
+
+impl<S: PortableHasher> BloomFilter<S> {
+    fn params(&self) -> Params {
+        Params {
+            bits: self.bits.len(),
+            hashes: self.hashes,
+            design: self.design,
+        }
+    }
+
+    /// Rebuilds a filter from decoded parts, rejecting anything a constructor would not
+    /// have produced.
+    fn from_parts(hasher: S, params: Params, words: Vec<u64>) -> Result<Self, Error> {
+        let check = || -> Result<Self, Error> {
+            if params.bits == 0 {
+                return Err(Error::ZeroBits);
+            }
+            let hashes = check_hashes(u64::from(params.hashes))?;
+            let design = match params.design {
+                Some(d) => Some(Design::new(d.capacity, d.fpr)?),
+                None => None,
+            };
+            Ok(BloomFilter {
+                bits: BitArray::from_words(words, params.bits)?,
+                hashes,
+                design,
+                hasher,
+            })
+        };
+        check().map_err(invalid)
+    }
+
+    /// The filter in bloomkit's byte format: a header naming the variant, hasher and seed,
+    /// the parameters, the bit array, and a checksum (`docs/format.md`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    ///
+    /// let mut f = BloomFilter::new(1_000, 0.01)?;
+    /// f.insert("a");
+    /// let bytes = f.to_bytes();
+    /// let g = BloomFilter::from_bytes(&bytes)?;
+    /// assert!(g.contains("a"));
+    /// assert_eq!(f, g);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Writer::new(Variant::Classic, self.hasher.spec())
+            .params(&self.params())
+            .words(self.bits.words())
+            .finish()
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::Classic)?;
+        let hasher = reader.hasher::<S>()?;
+        let params: Params = reader.params()?;
+        let words = reader.words()?;
+        reader.finish()?;
+        Self::from_parts(hasher, params, words)
+    }
+}
+
+impl BloomFilter {
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes), in this process or another.
+    /// (For a filter with a hasher of your own, use [`Codec::from_bytes`].)
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for truncated, corrupted or hostile bytes, bytes of another variant
+    /// or format version, or written with another hasher. It never panics, and allocates no
+    /// more than the input's size.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::decode(bytes)
+    }
+}
+
+impl<S: PortableHasher> Codec for BloomFilter<S> {
+    fn to_bytes(&self) -> Vec<u8> {
+        BloomFilter::to_bytes(self)
+    }
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::decode(bytes)
+    }
+}
+
+impl<S: PortableHasher> Serialize for BloomFilter<S> {
+    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+        ReprRef {
+            hasher: self.hasher.spec(),
+            params: self.params(),
+            words: self.bits.words(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de, S: PortableHasher> Deserialize<'de> for BloomFilter<S> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let repr = Repr::deserialize(deserializer)?;
+        if repr.hasher.id != S::ID {
+            return Err(D::Error::custom(DecodeError::HasherMismatch {
+                expected: S::ID,
+                found: repr.hasher.id,
+            }));
+        }
+        let hasher = S::from_seed(repr.hasher.seed);
+        Self::from_parts(hasher, repr.params, repr.words).map_err(D::Error::custom)
+    }
+}

@@ -1,0 +1,383 @@
+//! The conformance suite every bloomkit filter variant runs, so that all of them keep the
+//! same promises: no false negatives after any sequence of operations (checked against a
+//! `HashSet` model), unions and intersections that keep what they must, byte round trips
+//! that answer identically, decoders that reject every truncation and corruption without
+//! panicking, and false-positive rates measured against their prediction.
+//!
+//! Property checks use quickcheck's generators and shrinkers through [`forall`], which
+//! (unlike `quickcheck::quickcheck`) accepts closures, so a check can capture the
+//! constructor of the variant under test. Set `BLOOMKIT_QC_SEED` to replay a failure; set
+//! `BLOOMKIT_QC_CASES` to run more cases.
+
+use std::collections::HashSet;
+use std::fmt::Debug;
+
+use bloomkit_core::format::{checksum, HEADER_LEN, TRAILER_LEN};
+use bloomkit_core::{Codec, DecodeError, Error, Filter, Intersection, Union};
+use quickcheck::{Arbitrary, Gen};
+
+/// The outcome of one property case: `Err` carries what went wrong.
+pub type Outcome = Result<(), String>;
+
+/// `Ok` if `cond`, else `Err(msg())`.
+pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Outcome {
+    if cond {
+        Ok(())
+    } else {
+        Err(msg())
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok()?.parse().ok()
+}
+
+/// Runs `prop` on `cases` random inputs (more if `BLOOMKIT_QC_CASES` says so); on a
+/// failure, shrinks the input with quickcheck's shrinker and panics with the smallest
+/// failing input, its message and the seed that replays it.
+pub fn forall<A, P>(cases: u64, prop: P)
+where
+    A: Arbitrary + Debug,
+    P: Fn(&A) -> Outcome,
+{
+    let seed = env_u64("BLOOMKIT_QC_SEED").unwrap_or_else(|| {
+        use std::hash::{BuildHasher, RandomState};
+        RandomState::new().hash_one(0u8)
+    });
+    let cases = env_u64("BLOOMKIT_QC_CASES").unwrap_or(cases);
+    let mut g = Gen::from_size_and_seed(64, seed);
+    for case in 0..cases {
+        let input = A::arbitrary(&mut g);
+        if let Err(msg) = prop(&input) {
+            let (input, msg) = shrink(input, msg, &prop);
+            panic!(
+                "property failed on case {case} (replay with BLOOMKIT_QC_SEED={seed}):\n  \
+                 input: {input:?}\n  error: {msg}"
+            );
+        }
+    }
+}
+
+fn shrink<A: Arbitrary, P: Fn(&A) -> Outcome>(mut input: A, mut msg: String, prop: &P) -> (A, String) {
+    'outer: for _ in 0..10_000 {
+        for candidate in input.shrink() {
+            if let Err(m) = prop(&candidate) {
+                input = candidate;
+                msg = m;
+                continue 'outer;
+            }
+        }
+        break;
+    }
+    (input, msg)
+}
+
+/// One step of a model-based test.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// Insert a key.
+    Insert(u64),
+    /// Ask for a key (the model says whether it must be found).
+    Check(u64),
+    /// Empty the filter.
+    Clear,
+}
+
+/// Keys drawn from a small range often, so that sequences repeat keys.
+fn arbitrary_key(g: &mut Gen) -> u64 {
+    let k = u64::arbitrary(g);
+    if bool::arbitrary(g) {
+        k % 32
+    } else {
+        k
+    }
+}
+
+impl Arbitrary for Op {
+    fn arbitrary(g: &mut Gen) -> Op {
+        match u8::arbitrary(g) % 32 {
+            0 => Op::Clear,
+            1..=20 => Op::Insert(arbitrary_key(g)),
+            _ => Op::Check(arbitrary_key(g)),
+        }
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Op>> {
+        match *self {
+            Op::Insert(k) => Box::new(k.shrink().map(Op::Insert)),
+            Op::Check(k) => Box::new(k.shrink().map(Op::Check).chain([Op::Insert(k)])),
+            Op::Clear => Box::new(std::iter::empty()),
+        }
+    }
+}
+
+/// Keys that tests insert: `0, 1, 2, ...` (the hash spreads them).
+pub fn member(i: u64) -> u64 {
+    i
+}
+
+/// Keys that tests never insert: disjoint from every [`member`] below `2^63`.
+pub fn non_member(i: u64) -> u64 {
+    (1 << 63) | i
+}
+
+/// Checks the promises of [`Filter`] on filters from `make`, each of which must be sized
+/// for at least 1,000 items.
+pub fn check_filter<F, M>(make: M)
+where
+    F: Filter<u64> + Clone + Debug,
+    M: Fn() -> F,
+{
+    // An empty filter holds nothing.
+    let empty = make();
+    assert_eq!(empty.estimated_len(), 0.0, "fresh filter: {empty:?}");
+    assert_eq!(empty.estimated_fpr(), 0.0, "fresh filter: {empty:?}");
+    assert!(empty.heap_bytes() > 0);
+    if let Some(p) = empty.target_fpr() {
+        assert!((0.0..1.0).contains(&p), "target fpr {p}");
+    }
+    assert!((0..1_000).all(|i| !empty.contains(&member(i))), "empty filter claims keys");
+
+    // First insert says "new", the second "maybe present"; hash entry points agree.
+    let mut f = make();
+    assert!(f.try_insert(&7).expect("insert"), "first insert of 7 must say new");
+    assert!(!f.try_insert(&7).expect("insert"), "second insert of 7 must say maybe-present");
+    for i in 0..1_000 {
+        let k = non_member(i);
+        assert_eq!(f.contains(&k), f.contains_hash(f.hash_key(&k)));
+    }
+
+    // Estimates follow the load: 1,000 distinct keys.
+    let mut f = make();
+    for i in 0..1_000 {
+        f.try_insert(&member(i)).expect("insert");
+    }
+    let est = f.estimated_len();
+    assert!((est - 1_000.0).abs() <= 50.0, "estimated_len {est} after 1,000 keys: {f:?}");
+    let fpr = f.estimated_fpr();
+    assert!((0.0..=1.0).contains(&fpr), "estimated_fpr {fpr}");
+    if let Some(p) = f.target_fpr() {
+        assert!(fpr <= p * 1.5, "estimated fpr {fpr} at 1,000 keys, target {p}");
+    }
+    let g = f.clone();
+    assert!((0..2_000).all(|i| f.contains(&member(i)) == g.contains(&member(i))));
+
+    // Clear forgets everything.
+    f.clear();
+    assert_eq!(f.estimated_len(), 0.0);
+    assert!((0..1_000).all(|i| !f.contains(&member(i))), "cleared filter claims keys");
+
+    // No false negatives after any sequence of operations, against a HashSet model.
+    forall(300, |ops: &Vec<Op>| {
+        let mut filter = make();
+        let mut model = HashSet::new();
+        for (step, op) in ops.iter().enumerate() {
+            match *op {
+                Op::Insert(k) => {
+                    let new = filter.try_insert(&k).map_err(|e| format!("insert {k}: {e}"))?;
+                    let was_new = model.insert(k);
+                    ensure(was_new || !new, || format!("step {step}: re-insert of {k} said new"))?;
+                }
+                Op::Check(k) => {
+                    let found = filter.contains(&k);
+                    ensure(found || !model.contains(&k), || format!("step {step}: lost {k}"))?;
+                }
+                Op::Clear => {
+                    filter.clear();
+                    model.clear();
+                }
+            }
+        }
+        let lost: Vec<_> = model.iter().filter(|k| !filter.contains(k)).collect();
+        ensure(lost.is_empty(), || format!("false negatives {lost:?}"))
+    });
+}
+
+fn fill<F: Filter<u64>>(make: &impl Fn() -> F, keys: &[u64]) -> F {
+    let mut f = make();
+    for k in keys {
+        f.try_insert(k).expect("insert");
+    }
+    f
+}
+
+/// Checks [`Union`]: the union of two filters from `make` contains every key of either, by
+/// value and in place alike, whichever side it is taken from.
+pub fn check_union<F, M>(make: M)
+where
+    F: Filter<u64> + Union + Debug,
+    M: Fn() -> F,
+{
+    forall(200, |(a, b): &(Vec<u64>, Vec<u64>)| {
+        let (fa, fb) = (fill(&make, a), fill(&make, b));
+        let ab = fa.union(&fb).map_err(|e| e.to_string())?;
+        let ba = fb.union(&fa).map_err(|e| e.to_string())?;
+        let mut in_place = fa.clone();
+        in_place.union_with(&fb).map_err(|e| e.to_string())?;
+        for k in a.iter().chain(b) {
+            ensure(ab.contains(k) && ba.contains(k), || format!("union lost {k}"))?;
+            ensure(in_place.contains(k), || format!("union_with lost {k}"))?;
+        }
+        for i in 0..200 {
+            let k = non_member(i);
+            ensure(ab.contains(&k) == ba.contains(&k), || "union is not commutative".into())?;
+        }
+        Ok(())
+    });
+}
+
+/// Checks [`Intersection`]: the intersection of two filters from `make` contains every key
+/// common to both.
+pub fn check_intersection<F, M>(make: M)
+where
+    F: Filter<u64> + Intersection + Debug,
+    M: Fn() -> F,
+{
+    forall(200, |(a, b, common): &(Vec<u64>, Vec<u64>, Vec<u64>)| {
+        let a: Vec<u64> = a.iter().chain(common).copied().collect();
+        let b: Vec<u64> = b.iter().chain(common).copied().collect();
+        let (fa, fb) = (fill(&make, &a), fill(&make, &b));
+        let both = fa.intersection(&fb).map_err(|e| e.to_string())?;
+        let mut in_place = fa.clone();
+        in_place.intersect_with(&fb).map_err(|e| e.to_string())?;
+        for k in common {
+            ensure(both.contains(k) && in_place.contains(k), || format!("intersection lost {k}"))?;
+        }
+        Ok(())
+    });
+}
+
+/// Checks that `combine` refuses to mix `a` and `b` (built with different parameters) with
+/// [`Error::Incompatible`] and leaves the left side unchanged.
+pub fn check_incompatible<F, C>(a: &F, b: &F, combine: C)
+where
+    F: Codec + Debug,
+    C: Fn(&mut F, &F) -> Result<(), Error>,
+{
+    let before = a.to_bytes();
+    let mut left = F::from_bytes(&before).expect("round trip");
+    let err = combine(&mut left, b).expect_err("incompatible filters were combined");
+    assert!(matches!(err, Error::Incompatible { .. }), "{err:?}");
+    assert_eq!(left.to_bytes(), before, "a refused combination changed the filter");
+}
+
+/// Recomputes the trailing checksum, so a test can hand the decoder corrupted bytes that
+/// get past the checksum and reach the structural checks behind it.
+pub fn reseal(bytes: &mut [u8]) {
+    if bytes.len() >= HEADER_LEN + TRAILER_LEN {
+        let end = bytes.len() - TRAILER_LEN;
+        let sum = checksum(&bytes[..end]);
+        bytes[end..].copy_from_slice(&sum.to_le_bytes());
+    }
+}
+
+/// Checks [`Codec`] on filters from `make`: round trips answer identically and re-encode to
+/// the same bytes; every prefix, every single-byte corruption (with and without a
+/// recomputed checksum) and `foreign` (bytes of another variant) are rejected or decode to
+/// a usable filter, and never panic.
+pub fn check_codec<F, M>(make: M, foreign: &[u8])
+where
+    F: Filter<u64> + Codec + Debug,
+    M: Fn() -> F,
+{
+    forall(100, |keys: &Vec<u64>| {
+        let f = fill(&make, keys);
+        let bytes = f.to_bytes();
+        let g = F::from_bytes(&bytes).map_err(|e| format!("round trip: {e}"))?;
+        ensure(g.to_bytes() == bytes, || "re-encoding changed the bytes".into())?;
+        for k in keys.iter().copied().chain((0..500).map(non_member)) {
+            ensure(f.contains(&k) == g.contains(&k), || format!("answers differ on {k}"))?;
+        }
+        ensure(f.estimated_len() == g.estimated_len(), || "estimates differ".into())
+    });
+
+    let mut f = make();
+    for i in 0..100 {
+        f.try_insert(&member(i)).expect("insert");
+    }
+    let bytes = f.to_bytes();
+    for cut in 0..bytes.len() {
+        match F::from_bytes(&bytes[..cut]) {
+            Err(Error::Decode(_)) => {}
+            other => panic!("prefix of {cut} bytes: {other:?}"),
+        }
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert_eq!(F::from_bytes(&longer).unwrap_err(), Error::Decode(DecodeError::TrailingBytes(1)));
+
+    for i in 0..bytes.len() {
+        for flip in [0x01, 0x80, 0xff] {
+            let mut bad = bytes.clone();
+            bad[i] ^= flip;
+            assert!(F::from_bytes(&bad).is_err(), "flip {flip:#x} at byte {i} went unnoticed");
+            reseal(&mut bad);
+            if let Ok(g) = F::from_bytes(&bad) {
+                // Corruption that survives every check must still give a working filter.
+                let again = F::from_bytes(&g.to_bytes()).expect("a decoded filter re-encodes");
+                for k in (0..100).map(member) {
+                    assert_eq!(g.contains(&k), again.contains(&k));
+                }
+                let _ = (g.estimated_len(), g.estimated_fpr());
+            }
+        }
+    }
+
+    match F::from_bytes(foreign) {
+        Err(Error::Decode(DecodeError::WrongVariant { .. })) => {}
+        other => panic!("another variant's bytes: {other:?}"),
+    }
+    assert!(F::from_bytes(b"").is_err());
+    assert!(F::from_bytes(b"not a filter at all, just some text").is_err());
+}
+
+/// A measured false-positive rate.
+#[derive(Debug, Clone, Copy)]
+pub struct FprMeasurement {
+    /// Non-members reported present.
+    pub false_positives: u64,
+    /// Non-members probed.
+    pub probes: u64,
+}
+
+impl FprMeasurement {
+    /// `false_positives / probes`.
+    pub fn rate(&self) -> f64 {
+        self.false_positives as f64 / self.probes as f64
+    }
+
+    /// Whether the count is within `z` standard deviations of a Binomial(probes, `p`) mean
+    /// (plus one count, for continuity at tiny `p`).
+    pub fn within(&self, p: f64, z: f64) -> bool {
+        let n = self.probes as f64;
+        let mean = n * p;
+        let sd = (n * p * (1.0 - p)).sqrt();
+        (self.false_positives as f64 - mean).abs() <= z * sd + 1.0
+    }
+
+    /// The largest rate consistent with this measurement at `z` standard deviations.
+    pub fn upper(&self, z: f64) -> f64 {
+        let p = self.rate();
+        p + z * (p * (1.0 - p) / self.probes as f64).sqrt() + 1.0 / self.probes as f64
+    }
+}
+
+/// Probes `probes` keys that were never inserted ([`non_member`]) and counts the positives,
+/// on all cores.
+pub fn measure_fpr<F: Filter<u64> + Sync>(filter: &F, probes: u64) -> FprMeasurement {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let per = probes.div_ceil(threads);
+    let false_positives = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let range = (t * per)..((t + 1) * per).min(probes);
+                s.spawn(move || range.filter(|&i| filter.contains(&non_member(i))).count() as u64)
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("probe thread")).sum()
+    });
+    FprMeasurement {
+        false_positives,
+        probes,
+    }
+}
