@@ -106,7 +106,9 @@ impl BloomFilter {
         Self::with_hasher(expected_items, fpr, Xxh3Builder::with_seed(seed))
     }
 
-    /// A filter of exactly `bits` bits and `hashes` probes per key, with the default hasher.
+    /// A filter of `bits` bits (rounded up to the next size with no prime factor below
+    /// `hashes`, see [`sizing::coprime_bits`]: a few bits more at most) and `hashes` probes
+    /// per key, with the default hasher.
     ///
     /// # Errors
     /// [`Error::ZeroBits`], [`Error::InvalidHashCount`] (outside
@@ -129,15 +131,14 @@ impl<S: BuildHasher> BloomFilter<S> {
         Ok(filter)
     }
 
-    /// A filter of exactly `bits` bits and `hashes` probes, hashing with `hasher`.
+    /// A filter of `bits` bits (rounded up as in [`BloomFilter::with_bits`]) and `hashes`
+    /// probes, hashing with `hasher`.
     ///
     /// # Errors
     /// As [`BloomFilter::with_bits`].
     pub fn with_bits_and_hasher(bits: u64, hashes: u32, hasher: S) -> Result<Self, Error> {
-        if bits == 0 {
-            return Err(Error::ZeroBits);
-        }
         let hashes = check_hashes(u64::from(hashes))?;
+        let bits = sizing::coprime_bits(bits, hashes)?;
         Ok(BloomFilter {
             bits: BitArray::new(bits)?,
             hashes,

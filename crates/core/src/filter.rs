@@ -102,10 +102,13 @@ pub trait Filter<T: ?Sized> {
 
     /// Inserts `key` into a filter that never refuses an insert. Returns `true` if the key
     /// was certainly not present before, `false` if it may already have been.
+    ///
+    /// (`Self: Sized` keeps `Filter` usable as a trait object; through a `dyn Filter`, call
+    /// [`try_insert`](Filter::try_insert).)
     #[inline]
     fn insert(&mut self, key: &T) -> bool
     where
-        Self: Filter<T, InsertError = Infallible>,
+        Self: Sized + Filter<T, InsertError = Infallible>,
     {
         match self.try_insert(key) {
             Ok(new) => new,

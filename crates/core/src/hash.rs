@@ -235,6 +235,10 @@ pub const fn second_hash(hash: u64) -> u64 {
 /// (nearly) distinct and the filter's false-positive rate stays close to that of k
 /// independent hashes, also at small `m`.
 ///
+/// Filters choose `m` with no prime factor below `k` ([`crate::sizing::coprime_bits`]):
+/// then every step `1..k` is invertible mod `m`, and two probes coincide no more often than
+/// independent probes would. (With `m` a power of two they coincide far more often.)
+///
 /// The pair `(a, b)` takes at most `m^2` values, so two keys share all their positions with
 /// probability about `1/m^2`; [`crate::sizing::fpr_model`] accounts for that floor, which
 /// only matters for tiny filters.

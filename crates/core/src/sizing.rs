@@ -19,7 +19,7 @@
 //! lands slightly above the target (1,000,000 items at 1%: 9,585,059 bits and k = 7 give
 //! 1.0042%). [`plan`] instead tries each integer k, takes for each the smallest m whose
 //! [`fpr_model`] is at most p, and keeps the smallest m: at 1,000,000 items and 1% that is
-//! k = 7 and 9,592,958 bits (+0.08%), and the target holds.
+//! k = 7 and 9,592,961 bits (+0.08%), and the target holds.
 
 use crate::bits::MAX_BITS;
 use crate::{check_fpr, Error};
@@ -96,6 +96,43 @@ pub fn check_hashes(k: u64) -> Result<u32, Error> {
             max: MAX_HASHES,
         })
     }
+}
+
+/// The primes below [`MAX_HASHES`].
+const SMALL_PRIMES: [u64; 18] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61];
+
+/// The smallest number of bits `>= m` that has no prime factor below `k`, so that enhanced
+/// double hashing behaves like independent hashing (at most a few dozen bits more).
+///
+/// Two probes `i` and `j` of one key land on the same bit when
+/// `(i - j) * b = -(T(i) - T(j)) (mod m)` ([`crate::hash::Probes`]), which has
+/// `gcd(i - j, m)` solutions `b`. When every step `1..k` is invertible mod `m`, that is one,
+/// as for independent probes; when `m` has small factors (a power of two is the worst case)
+/// keys repeat positions more often, and the measured FPR rises above the model (by 11% at
+/// m = 156, k = 10). The same holds for a non-member's probes meeting a member's.
+///
+/// # Errors
+/// [`Error::ZeroBits`], [`Error::InvalidHashCount`], and [`Error::TooLarge`] past
+/// [`MAX_BITS`].
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::sizing::coprime_bits;
+///
+/// assert_eq!(coprime_bits(1 << 20, 7)?, (1 << 20) + 1); // 2^20 + 1 = 17 * 61681
+/// assert_eq!(coprime_bits(1 << 20, 1)?, 1 << 20); // one probe: any m
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub fn coprime_bits(m: u64, k: u32) -> Result<u64, Error> {
+    check_bits(m)?;
+    check_hashes(u64::from(k))?;
+    let small = SMALL_PRIMES.iter().take_while(|&&q| q < u64::from(k));
+    let mut m = m;
+    while small.clone().any(|&q| m % q == 0) {
+        m = check_bits(m + 1)?;
+    }
+    Ok(m)
 }
 
 /// A real number of bits rounded up, or [`Error::TooLarge`].
@@ -189,28 +226,47 @@ pub fn fpr_approx(n: u64, m: u64, k: u32) -> Result<f64, Error> {
 /// `k` probes holding `n` items, with positions from [`crate::hash::Probes`]:
 ///
 /// ```text
-/// fpr_exact(n, m, k) + n * (1/m^2 + 1/2^64)
+/// 1 - (1 - fpr_exact(n, m, k)) * (1 - hashing_floor(n, m, k))
 /// ```
 ///
-/// The second term is the floor that one 64-bit hash and double hashing put under any
-/// filter: a non-member whose probe pair `(a, b)` equals a member's (probability `1/m^2`),
-/// or whose whole hash equals a member's (`1/2^64`), is reported present whatever `k` is.
-/// It is negligible except in tiny filters (a single item at `p = 1e-6` needs about
-/// 1,000 bits, not 40).
+/// that is, a non-member is reported present if its probes all hit set bits as if they
+/// were independent (the classic term), or if its probe *pattern* coincides with a
+/// member's (the floor, see [`hashing_floor`]), which no number of bits per key prevents.
 ///
 /// # Errors
 /// As [`fpr_exact`].
 pub fn fpr_model(n: u64, m: u64, k: u32) -> Result<f64, Error> {
     let classic = fpr_exact(n, m, k)?;
+    let floor = hashing_floor(n, m, k)?;
+    Ok(1.0 - (1.0 - classic) * (1.0 - floor))
+}
+
+/// The floor that one 64-bit hash and double hashing put under any filter's false-positive
+/// rate: `n * (1/m^2 + 1/2^64)` for `k >= 2`, `n / 2^64` for `k = 1` (capped at 1).
+///
+/// A key's positions are a function of the pair `(a, b)` in `[0, m)^2` (see
+/// [`crate::hash::Probes`]), so a non-member whose pair equals a member's, with
+/// probability `1/m^2` per member, has exactly that member's positions; and one whose whole
+/// hash equals a member's (`1/2^64`) is indistinguishable from it. With one probe there is
+/// no `b`, and the `1/m` chance of sharing `a` is the classic term itself.
+///
+/// It is negligible except in tiny filters at low rates: one item at `p = 1e-6` needs
+/// about 1,000 bits, not the 40 the classic formula alone gives.
+///
+/// # Errors
+/// As [`fpr_exact`].
+pub fn hashing_floor(n: u64, m: u64, k: u32) -> Result<f64, Error> {
+    check_bits(m)?;
+    check_hashes(u64::from(k))?;
     let mf = m as f64;
-    let floor = n as f64 * (1.0 / (mf * mf) + 1.0 / TWO_POW_64);
-    Ok((classic + floor).min(1.0))
+    let pair = if k >= 2 { 1.0 / (mf * mf) } else { 0.0 };
+    Ok((n as f64 * (pair + 1.0 / TWO_POW_64)).min(1.0))
 }
 
 /// The number of bits and probes bloomkit uses for `n` items at false-positive rate `p`:
 /// for each integer `k` up to a little past `log2(1/p)`, the smallest `m` whose
-/// [`fpr_model`] is at most `p`; the smallest of those `m` wins, ties going to the smaller
-/// (faster) `k`.
+/// [`fpr_model`] is at most `p`, rounded up by [`coprime_bits`]; the smallest of those `m`
+/// wins, ties going to the smaller (faster) `k`.
 ///
 /// # Errors
 /// [`Error::ZeroItems`], [`Error::InvalidFpr`] (NaN, infinite, 0, 1 or outside),
@@ -223,7 +279,7 @@ pub fn fpr_model(n: u64, m: u64, k: u32) -> Result<f64, Error> {
 /// use bloomkit_core::sizing::{fpr_model, plan};
 ///
 /// let sized = plan(1_000_000, 0.01)?;
-/// assert_eq!((sized.bits, sized.hashes), (9_592_958, 7));
+/// assert_eq!((sized.bits, sized.hashes), (9_592_961, 7));
 /// assert!(fpr_model(1_000_000, sized.bits, sized.hashes)? <= 0.01);
 ///
 /// assert!(plan(0, 0.01).is_err());
@@ -246,7 +302,7 @@ pub fn plan(n: u64, p: f64) -> Result<Plan, Error> {
     let mut best: Option<Plan> = None;
     let mut last_err = None;
     for k in 1..=k_max {
-        match bits_for(n, p, k) {
+        match bits_for(n, p, k).and_then(|m| coprime_bits(m, k)) {
             Ok(bits) if best.map_or(true, |b| bits < b.bits) => {
                 best = Some(Plan { bits, hashes: k });
             }
@@ -268,26 +324,18 @@ fn bits_for(n: u64, p: f64, k: u32) -> Result<u64, Error> {
     let per_probe = (-p.powf(1.0 / f64::from(k))).ln_1p() / (f64::from(k) * n as f64);
     let start = bits_from_f64(1.0 / -per_probe.exp_m1())?;
     let ok = |m: u64| fpr_model(n, m, k).map(|f| f <= p);
-    if ok(start)? {
-        // The closed form can round a little high; step down while the target still holds.
-        let mut m = start;
-        while m > 1 && ok(m - 1)? {
-            m -= 1;
-        }
-        return Ok(m);
-    }
-    // The floor term needs more bits: grow, then bisect.
-    let (mut lo, mut hi);
-    hi = start;
-    loop {
+    // Bracket the answer in (lo, hi] with !ok(lo) and ok(hi), then bisect. The closed form
+    // is within a hair of the answer unless the hashing floor binds, which needs more bits.
+    let (mut lo, mut hi) = (start - start / 64 - 1, start);
+    while !ok(hi)? {
         lo = hi;
         hi = hi.checked_mul(2).filter(|&h| h <= MAX_BITS).ok_or(Error::TooLarge {
             bits: hi as f64 * 2.0,
             max: MAX_BITS,
         })?;
-        if ok(hi)? {
-            break;
-        }
+    }
+    if lo > 0 && ok(lo)? {
+        lo = 0; // The closed form was further off than expected: search from the bottom.
     }
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
@@ -311,7 +359,7 @@ fn bits_for(n: u64, p: f64, k: u32) -> Result<u64, Error> {
 /// ```
 /// use bloomkit_core::sizing::capacity;
 ///
-/// assert_eq!(capacity(9_592_958, 7, 0.01)?, 1_000_000);
+/// assert_eq!(capacity(9_592_961, 7, 0.01)?, 1_000_000);
 /// # Ok::<(), bloomkit_core::Error>(())
 /// ```
 pub fn capacity(m: u64, k: u32, p: f64) -> Result<u64, Error> {
@@ -439,9 +487,12 @@ mod tests {
                 let plan = plan(n, p).unwrap();
                 let model = fpr_model(n, plan.bits, plan.hashes).unwrap();
                 assert!(model <= p, "n={n} p={p}: {plan:?} gives {model}");
-                // One bit fewer misses the target: m is minimal for its k.
-                if plan.bits > 1 {
-                    assert!(fpr_model(n, plan.bits - 1, plan.hashes).unwrap() > p);
+                // m is the smallest coprime size that meets the target for its k.
+                let k = plan.hashes;
+                assert_eq!(coprime_bits(plan.bits, k).unwrap(), plan.bits);
+                let below = (1..plan.bits).rev().find(|&m| coprime_bits(m, k).unwrap() == m);
+                if let Some(m) = below {
+                    assert!(fpr_model(n, m, k).unwrap() > p, "n={n} p={p}: {m} would do");
                 }
                 let textbook = optimal_bits(n, p).unwrap() as f64;
                 let ratio = plan.bits as f64 / textbook;
@@ -474,6 +525,23 @@ mod tests {
         let plan = plan(1, 1e-6).unwrap();
         assert!(plan.bits >= 1_000, "{plan:?}");
         assert!(fpr_model(1, plan.bits, plan.hashes).unwrap() <= 1e-6);
+    }
+
+    #[test]
+    fn coprime_bits_skips_small_factors() {
+        assert_eq!(coprime_bits(156, 10).unwrap(), 157);
+        assert_eq!(coprime_bits(9_596, 7).unwrap(), 9_599);
+        assert_eq!(coprime_bits(6, 4).unwrap(), 7);
+        assert_eq!(coprime_bits(1, 64).unwrap(), 1);
+        assert_eq!(coprime_bits(64, 2).unwrap(), 64); // only step 1, always invertible
+        assert_eq!(coprime_bits(64, 3).unwrap(), 65);
+        for m in [1_000u64, 1 << 32, 123_456_789] {
+            let r = coprime_bits(m, 64).unwrap();
+            assert!(r >= m && r - m < 1_000);
+            assert!(SMALL_PRIMES.iter().all(|q| r % q != 0));
+        }
+        assert!(matches!(coprime_bits(MAX_BITS, 3), Err(Error::TooLarge { .. })));
+        assert_eq!(coprime_bits(0, 3), Err(Error::ZeroBits));
     }
 
     #[test]

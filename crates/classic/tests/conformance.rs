@@ -1,0 +1,113 @@
+//! The shared conformance suite, run on the classic filter.
+
+use bloomkit_classic::BloomFilter;
+use bloomkit_core::format::Writer;
+use bloomkit_core::{Codec, Intersection, PortableHasher, Union, Variant, Xxh3Builder};
+use bloomkit_testkit as kit;
+
+fn make() -> BloomFilter {
+    BloomFilter::new(1_000, 0.01).unwrap()
+}
+
+#[test]
+fn filter_promises() {
+    kit::check_filter(make);
+    kit::check_filter(|| BloomFilter::with_seed(5_000, 0.001, 99).unwrap());
+    kit::check_filter(|| BloomFilter::with_bits(20_000, 5).unwrap());
+}
+
+#[test]
+fn union_keeps_both_sides() {
+    kit::check_union(make);
+}
+
+#[test]
+fn intersection_keeps_common_items() {
+    kit::check_intersection(make);
+}
+
+#[test]
+fn codec_round_trips_and_rejects_damage() {
+    let foreign = {
+        let mut w = Writer::new(Variant::Counting, Xxh3Builder::default().spec());
+        w.params(&(1u64, 2u32)).words(&[0]);
+        w.finish()
+    };
+    kit::check_codec(make, &foreign);
+    kit::check_codec(|| BloomFilter::with_bits(1, 1).unwrap(), &foreign);
+}
+
+#[test]
+fn incompatible_filters_are_refused_and_left_unchanged() {
+    let mut a = make();
+    a.insert(&1u64);
+    let others = [
+        BloomFilter::new(2_000, 0.01).unwrap(),
+        BloomFilter::with_seed(1_000, 0.01, 1).unwrap(),
+        BloomFilter::with_bits(a.num_bits(), a.num_hashes() + 1).unwrap(),
+    ];
+    for b in &others {
+        kit::check_incompatible(&a, b, |x, y| x.union_with(y));
+        kit::check_incompatible(&a, b, |x, y| x.intersect_with(y));
+        assert!(a.union(b).is_err() && a.intersection(b).is_err());
+        assert!(a.estimate_union_len(b).is_err());
+    }
+    let err = a.union_with(&others[1]).unwrap_err();
+    assert_eq!(err.to_string(), "cannot combine filters: seeds differ (0 vs 1)");
+}
+
+#[test]
+fn union_and_intersection_cardinality_estimates() {
+    let (mut a, mut b) = (
+        BloomFilter::new(20_000, 0.01).unwrap(),
+        BloomFilter::new(20_000, 0.01).unwrap(),
+    );
+    for i in 0..10_000u64 {
+        a.insert(&i);
+        b.insert(&(i + 6_000)); // 4,000 in common, 16,000 in the union
+    }
+    let union = a.estimate_union_len(&b).unwrap();
+    let common = a.estimate_intersection_len(&b).unwrap();
+    assert!((union - 16_000.0).abs() < 320.0, "union {union}");
+    assert!((common - 4_000.0).abs() < 320.0, "intersection {common}");
+    // The union filter estimates the union's size too.
+    let u = a.union(&b).unwrap();
+    assert!((u.estimated_len() - union).abs() < 1e-6);
+}
+
+#[test]
+fn serde_with_bincode_round_trips_and_validates() {
+    let config = bincode::config::standard();
+    let mut f = make();
+    f.extend(0..500u64);
+    let bytes = bincode::serde::encode_to_vec(&f, config).unwrap();
+    let (g, _): (BloomFilter, usize) = bincode::serde::decode_from_slice(&bytes, config).unwrap();
+    assert_eq!(f, g);
+    // Damage that bincode cannot see is caught by the filter's own validation.
+    let mut hostile = f.clone().to_bytes();
+    hostile.truncate(0);
+    assert!(BloomFilter::from_bytes(&hostile).is_err());
+    for cut in 0..bytes.len() {
+        let r: Result<(BloomFilter, usize), _> =
+            bincode::serde::decode_from_slice(&bytes[..cut], config);
+        assert!(r.is_err(), "prefix {cut}");
+    }
+}
+
+#[test]
+fn the_trait_and_the_inherent_api_agree() {
+    use bloomkit_core::Filter;
+    fn via_trait<F: Filter<str, InsertError = std::convert::Infallible>>(f: &mut F) -> bool {
+        f.insert("x")
+    }
+    let mut f = make();
+    assert!(via_trait(&mut f));
+    assert!(f.contains("x"));
+    assert!(!via_trait(&mut &mut f));
+    let mut boxed: Box<dyn Filter<u64, InsertError = std::convert::Infallible>> = Box::new(make());
+    assert!(boxed.try_insert(&3).unwrap());
+    assert!(boxed.contains(&3));
+    assert_eq!(<BloomFilter as Filter<u64>>::target_fpr(&f), Some(0.01));
+    assert_eq!(<BloomFilter as Filter<u64>>::target_fpr(&BloomFilter::with_bits(64, 2).unwrap()), None);
+    let _ = <BloomFilter as Codec>::from_bytes(&f.to_bytes()).unwrap();
+}

@@ -1,0 +1,86 @@
+//! Every bad parameter gets a typed error that names the bad value; nothing panics.
+
+use bloomkit_classic::BloomFilter;
+use bloomkit_core::{DecodeError, Error};
+
+#[test]
+fn constructor_parameters() {
+    assert_eq!(BloomFilter::new(0, 0.01).unwrap_err(), Error::ZeroItems);
+    for p in [0.0, 1.0, -1.0, 1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE / 4.0] {
+        match BloomFilter::new(100, p) {
+            Err(Error::InvalidFpr(_)) => {}
+            // A subnormal p is in (0, 1) but no filter of 100 items can reach it.
+            Err(Error::UnreachableFpr { .. } | Error::TooLarge { .. }) if p > 0.0 && p < 1.0 => {}
+            other => panic!("p = {p}: {other:?}"),
+        }
+    }
+    assert_eq!(
+        BloomFilter::new(10, 1.5).unwrap_err().to_string(),
+        "false-positive rate must be in (0, 1), got 1.5"
+    );
+    assert_eq!(BloomFilter::with_bits(0, 3).unwrap_err(), Error::ZeroBits);
+    assert_eq!(
+        BloomFilter::with_bits(100, 0).unwrap_err().to_string(),
+        "number of hash functions must be in 1..=64, got 0"
+    );
+    assert!(matches!(BloomFilter::with_bits(100, 65), Err(Error::InvalidHashCount { got: 65, .. })));
+    assert!(matches!(BloomFilter::with_bits(u64::MAX, 3), Err(Error::TooLarge { .. })));
+    // Within the arithmetic limit, beyond what any allocator gives.
+    assert!(matches!(
+        BloomFilter::with_bits(1 << 62, 3),
+        Err(Error::AllocationFailed { .. })
+    ));
+    // 2^62 items at 30%: reachable in principle (floor 0.25), but needs more than 2^63 bits.
+    assert!(matches!(BloomFilter::new(1 << 62, 0.3), Err(Error::TooLarge { .. })));
+    assert!(matches!(
+        BloomFilter::new(u64::MAX, 1e-3),
+        Err(Error::UnreachableFpr { .. })
+    ));
+    assert!(matches!(BloomFilter::with_seed(0, 0.1, 3), Err(Error::ZeroItems)));
+}
+
+#[test]
+fn decode_errors_name_the_problem() {
+    let f = BloomFilter::new(10, 0.1).unwrap();
+    let bytes = f.to_bytes();
+    let err = BloomFilter::from_bytes(&bytes[..10]).unwrap_err();
+    assert!(
+        matches!(err, Error::Decode(DecodeError::Truncated { needed: 32, available: 10 })),
+        "{err:?}"
+    );
+    let err = BloomFilter::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err();
+    assert!(err.to_string().starts_with("serialized filter is truncated"), "{err}");
+    let mut bad = bytes.clone();
+    bad[40] ^= 4;
+    assert!(BloomFilter::from_bytes(&bad).unwrap_err().to_string().contains("corrupted"));
+    let mut other_hasher = bytes.clone();
+    other_hasher[7] = 200;
+    bloomkit_testkit::reseal(&mut other_hasher);
+    assert_eq!(
+        BloomFilter::from_bytes(&other_hasher).unwrap_err(),
+        Error::Decode(DecodeError::HasherMismatch { expected: 1, found: 200 })
+    );
+}
+
+#[test]
+fn hostile_parameters_behind_a_valid_checksum() {
+    let f = BloomFilter::new(100, 0.01).unwrap();
+    let good = f.to_bytes();
+    // Parameter block starts at byte 24: bits (u64), hashes (u32), design tag (u8), ...
+    let patch = |at: usize, with: &[u8]| {
+        let mut b = good.clone();
+        b[at..at + with.len()].copy_from_slice(with);
+        bloomkit_testkit::reseal(&mut b);
+        BloomFilter::from_bytes(&b).unwrap_err().to_string()
+    };
+    assert!(patch(24, &0u64.to_le_bytes()).contains("number of bits must be at least 1"));
+    assert!(patch(24, &u64::MAX.to_le_bytes()).contains("larger than the maximum"));
+    assert!(patch(24, &1_000_000u64.to_le_bytes()).contains("words"));
+    assert!(patch(32, &0u32.to_le_bytes()).contains("hash functions must be in 1..=64, got 0"));
+    assert!(patch(32, &1000u32.to_le_bytes()).contains("got 1000"));
+    assert!(patch(36, &[9]).contains("invalid"));
+    // design.capacity = 0, design.fpr = 2.0
+    assert!(patch(37, &0u64.to_le_bytes()).contains("at least 1, got 0"));
+    assert!(patch(45, &2.0f64.to_le_bytes()).contains("got 2"));
+    assert!(patch(45, &f64::NAN.to_le_bytes()).contains("got NaN"));
+}
