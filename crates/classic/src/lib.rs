@@ -233,8 +233,7 @@ impl<S: BuildHasher> BloomFilter<S> {
 
     /// The false-positive rate right now, from the fraction of set bits: `(X / m)^k`.
     pub fn estimated_fpr(&self) -> f64 {
-        sizing::fpr_from_fill(self.bits.len(), self.hashes, self.bits.count_ones())
-            .unwrap_or(1.0)
+        sizing::fpr_from_fill(self.bits.len(), self.hashes, self.bits.count_ones()).unwrap_or(1.0)
     }
 
     /// The false-positive rate bloomkit's model predicts for this filter after `items`
@@ -277,7 +276,10 @@ impl<S: PortableHasher> BloomFilter<S> {
     pub fn estimate_union_len(&self, other: &Self) -> Result<f64, Error> {
         self.check_compatible(other)?;
         let ones = self.bits.count_union(&other.bits);
-        Ok(sizing::estimate_cardinality(self.bits.len(), self.hashes, ones).unwrap_or(f64::INFINITY))
+        Ok(
+            sizing::estimate_cardinality(self.bits.len(), self.hashes, ones)
+                .unwrap_or(f64::INFINITY),
+        )
     }
 
     /// An estimate of the number of keys common to `self` and `other`:

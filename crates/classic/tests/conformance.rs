@@ -47,13 +47,16 @@ fn incompatible_filters_are_refused_and_left_unchanged() {
         BloomFilter::with_bits(a.num_bits(), a.num_hashes() + 1).unwrap(),
     ];
     for b in &others {
-        kit::check_incompatible(&a, b, |x, y| x.union_with(y));
-        kit::check_incompatible(&a, b, |x, y| x.intersect_with(y));
+        kit::check_incompatible(&a, b, Union::union_with);
+        kit::check_incompatible(&a, b, Intersection::intersect_with);
         assert!(a.union(b).is_err() && a.intersection(b).is_err());
         assert!(a.estimate_union_len(b).is_err());
     }
     let err = a.union_with(&others[1]).unwrap_err();
-    assert_eq!(err.to_string(), "cannot combine filters: seeds differ (0 vs 1)");
+    assert_eq!(
+        err.to_string(),
+        "cannot combine filters: seeds differ (0 vs 1)"
+    );
 }
 
 #[test]
@@ -108,6 +111,9 @@ fn the_trait_and_the_inherent_api_agree() {
     assert!(boxed.try_insert(&3).unwrap());
     assert!(boxed.contains(&3));
     assert_eq!(<BloomFilter as Filter<u64>>::target_fpr(&f), Some(0.01));
-    assert_eq!(<BloomFilter as Filter<u64>>::target_fpr(&BloomFilter::with_bits(64, 2).unwrap()), None);
+    assert_eq!(
+        <BloomFilter as Filter<u64>>::target_fpr(&BloomFilter::with_bits(64, 2).unwrap()),
+        None
+    );
     let _ = <BloomFilter as Codec>::from_bytes(&f.to_bytes()).unwrap();
 }

@@ -6,7 +6,16 @@ use bloomkit_core::{DecodeError, Error};
 #[test]
 fn constructor_parameters() {
     assert_eq!(BloomFilter::new(0, 0.01).unwrap_err(), Error::ZeroItems);
-    for p in [0.0, 1.0, -1.0, 1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE / 4.0] {
+    for p in [
+        0.0,
+        1.0,
+        -1.0,
+        1.5,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MIN_POSITIVE / 4.0,
+    ] {
         match BloomFilter::new(100, p) {
             Err(Error::InvalidFpr(_)) => {}
             // A subnormal p is in (0, 1) but no filter of 100 items can reach it.
@@ -23,20 +32,32 @@ fn constructor_parameters() {
         BloomFilter::with_bits(100, 0).unwrap_err().to_string(),
         "number of hash functions must be in 1..=64, got 0"
     );
-    assert!(matches!(BloomFilter::with_bits(100, 65), Err(Error::InvalidHashCount { got: 65, .. })));
-    assert!(matches!(BloomFilter::with_bits(u64::MAX, 3), Err(Error::TooLarge { .. })));
+    assert!(matches!(
+        BloomFilter::with_bits(100, 65),
+        Err(Error::InvalidHashCount { got: 65, .. })
+    ));
+    assert!(matches!(
+        BloomFilter::with_bits(u64::MAX, 3),
+        Err(Error::TooLarge { .. })
+    ));
     // Within the arithmetic limit, beyond what any allocator gives.
     assert!(matches!(
         BloomFilter::with_bits(1 << 62, 3),
         Err(Error::AllocationFailed { .. })
     ));
     // 2^62 items at 30%: reachable in principle (floor 0.25), but needs more than 2^63 bits.
-    assert!(matches!(BloomFilter::new(1 << 62, 0.3), Err(Error::TooLarge { .. })));
+    assert!(matches!(
+        BloomFilter::new(1 << 62, 0.3),
+        Err(Error::TooLarge { .. })
+    ));
     assert!(matches!(
         BloomFilter::new(u64::MAX, 1e-3),
         Err(Error::UnreachableFpr { .. })
     ));
-    assert!(matches!(BloomFilter::with_seed(0, 0.1, 3), Err(Error::ZeroItems)));
+    assert!(matches!(
+        BloomFilter::with_seed(0, 0.1, 3),
+        Err(Error::ZeroItems)
+    ));
 }
 
 #[test]
@@ -45,20 +66,36 @@ fn decode_errors_name_the_problem() {
     let bytes = f.to_bytes();
     let err = BloomFilter::from_bytes(&bytes[..10]).unwrap_err();
     assert!(
-        matches!(err, Error::Decode(DecodeError::Truncated { needed: 32, available: 10 })),
+        matches!(
+            err,
+            Error::Decode(DecodeError::Truncated {
+                needed: 32,
+                available: 10
+            })
+        ),
         "{err:?}"
     );
     let err = BloomFilter::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err();
-    assert!(err.to_string().starts_with("serialized filter is truncated"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("serialized filter is truncated"),
+        "{err}"
+    );
     let mut bad = bytes.clone();
     bad[40] ^= 4;
-    assert!(BloomFilter::from_bytes(&bad).unwrap_err().to_string().contains("corrupted"));
+    assert!(BloomFilter::from_bytes(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("corrupted"));
     let mut other_hasher = bytes.clone();
     other_hasher[7] = 200;
     bloomkit_testkit::reseal(&mut other_hasher);
     assert_eq!(
         BloomFilter::from_bytes(&other_hasher).unwrap_err(),
-        Error::Decode(DecodeError::HasherMismatch { expected: 1, found: 200 })
+        Error::Decode(DecodeError::HasherMismatch {
+            expected: 1,
+            found: 200
+        })
     );
 }
 

@@ -52,7 +52,13 @@ impl Row {
     /// (or, for averages over many filters, the model) predicts.
     fn check(&self) {
         self.print();
-        assert!(self.predicted <= self.p, "n={} p={}: model {}", self.n, self.p, self.predicted);
+        assert!(
+            self.predicted <= self.p,
+            "n={} p={}: model {}",
+            self.n,
+            self.p,
+            self.predicted
+        );
         let expected = self.conditional.unwrap_or(self.predicted);
         if self.bits < 1_000 {
             // At a few hundred bits the model's two terms overlap and it is only an upper

@@ -76,7 +76,12 @@ fn probe_positions_are_pinned() {
             7,
             &[7475063, 1978004, 6073904, 576848, 4672753, 8768662, 3271618],
         ),
-        (0x3e7c905d6f736c83, 1000, 10, &[244, 209, 175, 143, 114, 89, 69, 55, 48, 49]),
+        (
+            0x3e7c905d6f736c83,
+            1000,
+            10,
+            &[244, 209, 175, 143, 114, 89, 69, 55, 48, 49],
+        ),
         (0, 64, 5, &[0, 0, 1, 4, 10]),
         (
             u64::MAX,
@@ -129,10 +134,16 @@ fn serialized_format_is_pinned() {
         std::fs::write(path, &bytes).unwrap();
     }
     let stored: &[u8] = include_bytes!("data/classic-v1.bin");
-    assert_eq!(bytes, stored, "the byte format changed: bump the format version");
+    assert_eq!(
+        bytes, stored,
+        "the byte format changed: bump the format version"
+    );
     let f = BloomFilter::from_bytes(stored).unwrap();
     assert!((0..50u64).all(|i| f.contains(&i)) && f.contains("bloomkit"));
     let g = golden_filter();
-    assert_eq!((f.num_bits(), f.num_hashes()), (g.num_bits(), g.num_hashes()));
+    assert_eq!(
+        (f.num_bits(), f.num_hashes()),
+        (g.num_bits(), g.num_hashes())
+    );
     assert_eq!((g.num_bits(), g.num_hashes()), (967, 6));
 }

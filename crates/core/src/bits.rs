@@ -92,7 +92,9 @@ impl BitArray {
         let tail = len % 64;
         if let (Some(&last), true) = (words.last(), tail != 0) {
             if last >> tail != 0 {
-                return Err(invalid(format!("bits set past the end of a {len}-bit array")));
+                return Err(invalid(format!(
+                    "bits set past the end of a {len}-bit array"
+                )));
             }
         }
         let ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
@@ -246,7 +248,10 @@ mod tests {
 
     #[test]
     fn impossible_sizes_are_errors() {
-        assert!(matches!(BitArray::new(u64::MAX), Err(Error::TooLarge { .. })));
+        assert!(matches!(
+            BitArray::new(u64::MAX),
+            Err(Error::TooLarge { .. })
+        ));
         // 2^62 bits = 512 PiB: within MAX_BITS on 64-bit, refused by the allocator.
         assert!(matches!(
             BitArray::new(1 << 62),

@@ -105,7 +105,8 @@ impl Writer {
     /// Appends a section of `u64` words.
     pub fn words(&mut self, words: &[u64]) -> &mut Writer {
         self.buf.reserve(8 + words.len() * 8);
-        self.buf.extend_from_slice(&(words.len() as u64).to_le_bytes());
+        self.buf
+            .extend_from_slice(&(words.len() as u64).to_le_bytes());
         for w in words {
             self.buf.extend_from_slice(&w.to_le_bytes());
         }
@@ -114,7 +115,8 @@ impl Writer {
 
     /// Appends a section of raw bytes.
     pub fn bytes(&mut self, bytes: &[u8]) -> &mut Writer {
-        self.buf.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.buf
+            .extend_from_slice(&(bytes.len() as u64).to_le_bytes());
         self.buf.extend_from_slice(bytes);
         self
     }
@@ -261,10 +263,7 @@ impl<'a> Reader<'a> {
     /// [`DecodeError::Invalid`] when its announced length exceeds what remains.
     pub fn words(&mut self) -> Result<Vec<u64>, DecodeError> {
         let section = self.section("words", 8)?;
-        Ok(section
-            .chunks_exact(8)
-            .map(|c| read_u64(c, 0))
-            .collect())
+        Ok(section.chunks_exact(8).map(|c| read_u64(c, 0)).collect())
     }
 
     /// Reads a section of raw bytes.
@@ -307,7 +306,10 @@ mod tests {
         let bytes = sample();
         let mut r = Reader::open(&bytes, Variant::Classic).unwrap();
         assert_eq!(r.header().hasher, HasherSpec { id: 1, seed: 9 });
-        assert_eq!(r.hasher::<Xxh3Builder>().unwrap(), Xxh3Builder::with_seed(9));
+        assert_eq!(
+            r.hasher::<Xxh3Builder>().unwrap(),
+            Xxh3Builder::with_seed(9)
+        );
         assert_eq!(r.params::<(u32, u64)>().unwrap(), (7, 1000));
         assert_eq!(r.words().unwrap(), vec![1, 2, 3]);
         assert_eq!(r.bytes().unwrap(), b"xy");
@@ -322,7 +324,10 @@ mod tests {
             Err(DecodeError::WrongVariant { .. })
         ));
         for cut in 0..bytes.len() {
-            assert!(Reader::open(&bytes[..cut], Variant::Classic).is_err(), "{cut}");
+            assert!(
+                Reader::open(&bytes[..cut], Variant::Classic).is_err(),
+                "{cut}"
+            );
         }
         let mut long = bytes.clone();
         long.push(0);

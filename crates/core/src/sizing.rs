@@ -99,7 +99,9 @@ pub fn check_hashes(k: u64) -> Result<u32, Error> {
 }
 
 /// The primes below [`MAX_HASHES`].
-const SMALL_PRIMES: [u64; 18] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61];
+const SMALL_PRIMES: [u64; 18] = [
+    2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61,
+];
 
 /// The smallest number of bits `>= m` that has no prime factor below `k`, so that enhanced
 /// double hashing behaves like independent hashing (at most a few dozen bits more).
@@ -329,10 +331,13 @@ fn bits_for(n: u64, p: f64, k: u32) -> Result<u64, Error> {
     let (mut lo, mut hi) = (start - start / 64 - 1, start);
     while !ok(hi)? {
         lo = hi;
-        hi = hi.checked_mul(2).filter(|&h| h <= MAX_BITS).ok_or(Error::TooLarge {
-            bits: hi as f64 * 2.0,
-            max: MAX_BITS,
-        })?;
+        hi = hi
+            .checked_mul(2)
+            .filter(|&h| h <= MAX_BITS)
+            .ok_or(Error::TooLarge {
+                bits: hi as f64 * 2.0,
+                max: MAX_BITS,
+            })?;
     }
     if lo > 0 && ok(lo)? {
         lo = 0; // The closed form was further off than expected: search from the bottom.
@@ -442,7 +447,15 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_errors() {
-        for p in [0.0, 1.0, -0.1, 1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        for p in [
+            0.0,
+            1.0,
+            -0.1,
+            1.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
             assert!(matches!(plan(10, p), Err(Error::InvalidFpr(_))), "{p}");
             assert!(matches!(optimal_bits(10, p), Err(Error::InvalidFpr(_))));
             assert!(matches!(capacity(100, 3, p), Err(Error::InvalidFpr(_))));
@@ -452,12 +465,27 @@ mod tests {
         assert_eq!(optimal_hashes(0, 10), Err(Error::ZeroBits));
         assert_eq!(optimal_hashes(10, 0), Err(Error::ZeroItems));
         assert_eq!(fpr_exact(1, 0, 3), Err(Error::ZeroBits));
-        assert!(matches!(fpr_exact(1, 10, 0), Err(Error::InvalidHashCount { got: 0, .. })));
-        assert!(matches!(fpr_approx(1, 10, 65), Err(Error::InvalidHashCount { got: 65, .. })));
-        assert!(matches!(fpr_model(1, u64::MAX, 3), Err(Error::TooLarge { .. })));
-        assert!(matches!(plan(u64::MAX, 1e-9), Err(Error::UnreachableFpr { .. })));
+        assert!(matches!(
+            fpr_exact(1, 10, 0),
+            Err(Error::InvalidHashCount { got: 0, .. })
+        ));
+        assert!(matches!(
+            fpr_approx(1, 10, 65),
+            Err(Error::InvalidHashCount { got: 65, .. })
+        ));
+        assert!(matches!(
+            fpr_model(1, u64::MAX, 3),
+            Err(Error::TooLarge { .. })
+        ));
+        assert!(matches!(
+            plan(u64::MAX, 1e-9),
+            Err(Error::UnreachableFpr { .. })
+        ));
         assert!(matches!(plan(1 << 62, 0.5), Err(Error::TooLarge { .. })));
-        assert!(matches!(optimal_bits(u64::MAX, 1e-300), Err(Error::TooLarge { .. })));
+        assert!(matches!(
+            optimal_bits(u64::MAX, 1e-300),
+            Err(Error::TooLarge { .. })
+        ));
         assert!(estimate_cardinality(10, 2, 11).is_err());
         assert!(fpr_from_fill(10, 2, 11).is_err());
     }
@@ -490,7 +518,9 @@ mod tests {
                 // m is the smallest coprime size that meets the target for its k.
                 let k = plan.hashes;
                 assert_eq!(coprime_bits(plan.bits, k).unwrap(), plan.bits);
-                let below = (1..plan.bits).rev().find(|&m| coprime_bits(m, k).unwrap() == m);
+                let below = (1..plan.bits)
+                    .rev()
+                    .find(|&m| coprime_bits(m, k).unwrap() == m);
                 if let Some(m) = below {
                     assert!(fpr_model(n, m, k).unwrap() > p, "n={n} p={p}: {m} would do");
                 }
@@ -540,7 +570,10 @@ mod tests {
             assert!(r >= m && r - m < 1_000);
             assert!(SMALL_PRIMES.iter().all(|q| r % q != 0));
         }
-        assert!(matches!(coprime_bits(MAX_BITS, 3), Err(Error::TooLarge { .. })));
+        assert!(matches!(
+            coprime_bits(MAX_BITS, 3),
+            Err(Error::TooLarge { .. })
+        ));
         assert_eq!(coprime_bits(0, 3), Err(Error::ZeroBits));
     }
 

@@ -58,7 +58,11 @@ where
     }
 }
 
-fn shrink<A: Arbitrary, P: Fn(&A) -> Outcome>(mut input: A, mut msg: String, prop: &P) -> (A, String) {
+fn shrink<A: Arbitrary, P: Fn(&A) -> Outcome>(
+    mut input: A,
+    mut msg: String,
+    prop: &P,
+) -> (A, String) {
     'outer: for _ in 0..10_000 {
         for candidate in input.shrink() {
             if let Err(m) = prop(&candidate) {
@@ -136,12 +140,21 @@ where
     if let Some(p) = empty.target_fpr() {
         assert!((0.0..1.0).contains(&p), "target fpr {p}");
     }
-    assert!((0..1_000).all(|i| !empty.contains(&member(i))), "empty filter claims keys");
+    assert!(
+        (0..1_000).all(|i| !empty.contains(&member(i))),
+        "empty filter claims keys"
+    );
 
     // First insert says "new", the second "maybe present"; hash entry points agree.
     let mut f = make();
-    assert!(f.try_insert(&7).expect("insert"), "first insert of 7 must say new");
-    assert!(!f.try_insert(&7).expect("insert"), "second insert of 7 must say maybe-present");
+    assert!(
+        f.try_insert(&7).expect("insert"),
+        "first insert of 7 must say new"
+    );
+    assert!(
+        !f.try_insert(&7).expect("insert"),
+        "second insert of 7 must say maybe-present"
+    );
     for i in 0..1_000 {
         let k = non_member(i);
         assert_eq!(f.contains(&k), f.contains_hash(f.hash_key(&k)));
@@ -153,11 +166,17 @@ where
         f.try_insert(&member(i)).expect("insert");
     }
     let est = f.estimated_len();
-    assert!((est - 1_000.0).abs() <= 50.0, "estimated_len {est} after 1,000 keys: {f:?}");
+    assert!(
+        (est - 1_000.0).abs() <= 50.0,
+        "estimated_len {est} after 1,000 keys: {f:?}"
+    );
     let fpr = f.estimated_fpr();
     assert!((0.0..=1.0).contains(&fpr), "estimated_fpr {fpr}");
     if let Some(p) = f.target_fpr() {
-        assert!(fpr <= p * 1.5, "estimated fpr {fpr} at 1,000 keys, target {p}");
+        assert!(
+            fpr <= p * 1.5,
+            "estimated fpr {fpr} at 1,000 keys, target {p}"
+        );
     }
     let g = f.clone();
     assert!((0..2_000).all(|i| f.contains(&member(i)) == g.contains(&member(i))));
@@ -165,7 +184,10 @@ where
     // Clear forgets everything.
     f.clear();
     assert_eq!(f.estimated_len(), 0.0);
-    assert!((0..1_000).all(|i| !f.contains(&member(i))), "cleared filter claims keys");
+    assert!(
+        (0..1_000).all(|i| !f.contains(&member(i))),
+        "cleared filter claims keys"
+    );
 
     // No false negatives after any sequence of operations, against a HashSet model.
     forall(300, |ops: &Vec<Op>| {
@@ -174,13 +196,19 @@ where
         for (step, op) in ops.iter().enumerate() {
             match *op {
                 Op::Insert(k) => {
-                    let new = filter.try_insert(&k).map_err(|e| format!("insert {k}: {e}"))?;
+                    let new = filter
+                        .try_insert(&k)
+                        .map_err(|e| format!("insert {k}: {e}"))?;
                     let was_new = model.insert(k);
-                    ensure(was_new || !new, || format!("step {step}: re-insert of {k} said new"))?;
+                    ensure(was_new || !new, || {
+                        format!("step {step}: re-insert of {k} said new")
+                    })?;
                 }
                 Op::Check(k) => {
                     let found = filter.contains(&k);
-                    ensure(found || !model.contains(&k), || format!("step {step}: lost {k}"))?;
+                    ensure(found || !model.contains(&k), || {
+                        format!("step {step}: lost {k}")
+                    })?;
                 }
                 Op::Clear => {
                     filter.clear();
@@ -215,12 +243,16 @@ where
         let mut in_place = fa.clone();
         in_place.union_with(&fb).map_err(|e| e.to_string())?;
         for k in a.iter().chain(b) {
-            ensure(ab.contains(k) && ba.contains(k), || format!("union lost {k}"))?;
+            ensure(ab.contains(k) && ba.contains(k), || {
+                format!("union lost {k}")
+            })?;
             ensure(in_place.contains(k), || format!("union_with lost {k}"))?;
         }
         for i in 0..200 {
             let k = non_member(i);
-            ensure(ab.contains(&k) == ba.contains(&k), || "union is not commutative".into())?;
+            ensure(ab.contains(&k) == ba.contains(&k), || {
+                "union is not commutative".into()
+            })?;
         }
         Ok(())
     });
@@ -241,7 +273,9 @@ where
         let mut in_place = fa.clone();
         in_place.intersect_with(&fb).map_err(|e| e.to_string())?;
         for k in common {
-            ensure(both.contains(k) && in_place.contains(k), || format!("intersection lost {k}"))?;
+            ensure(both.contains(k) && in_place.contains(k), || {
+                format!("intersection lost {k}")
+            })?;
         }
         Ok(())
     });
@@ -258,7 +292,11 @@ where
     let mut left = F::from_bytes(&before).expect("round trip");
     let err = combine(&mut left, b).expect_err("incompatible filters were combined");
     assert!(matches!(err, Error::Incompatible { .. }), "{err:?}");
-    assert_eq!(left.to_bytes(), before, "a refused combination changed the filter");
+    assert_eq!(
+        left.to_bytes(),
+        before,
+        "a refused combination changed the filter"
+    );
 }
 
 /// Recomputes the trailing checksum, so a test can hand the decoder corrupted bytes that
@@ -284,11 +322,17 @@ where
         let f = fill(&make, keys);
         let bytes = f.to_bytes();
         let g = F::from_bytes(&bytes).map_err(|e| format!("round trip: {e}"))?;
-        ensure(g.to_bytes() == bytes, || "re-encoding changed the bytes".into())?;
+        ensure(g.to_bytes() == bytes, || {
+            "re-encoding changed the bytes".into()
+        })?;
         for k in keys.iter().copied().chain((0..500).map(non_member)) {
-            ensure(f.contains(&k) == g.contains(&k), || format!("answers differ on {k}"))?;
+            ensure(f.contains(&k) == g.contains(&k), || {
+                format!("answers differ on {k}")
+            })?;
         }
-        ensure(f.estimated_len() == g.estimated_len(), || "estimates differ".into())
+        ensure(f.estimated_len() == g.estimated_len(), || {
+            "estimates differ".into()
+        })
     });
 
     let mut f = make();
@@ -304,13 +348,19 @@ where
     }
     let mut longer = bytes.clone();
     longer.push(0);
-    assert_eq!(F::from_bytes(&longer).unwrap_err(), Error::Decode(DecodeError::TrailingBytes(1)));
+    assert_eq!(
+        F::from_bytes(&longer).unwrap_err(),
+        Error::Decode(DecodeError::TrailingBytes(1))
+    );
 
     for i in 0..bytes.len() {
         for flip in [0x01, 0x80, 0xff] {
             let mut bad = bytes.clone();
             bad[i] ^= flip;
-            assert!(F::from_bytes(&bad).is_err(), "flip {flip:#x} at byte {i} went unnoticed");
+            assert!(
+                F::from_bytes(&bad).is_err(),
+                "flip {flip:#x} at byte {i} went unnoticed"
+            );
             reseal(&mut bad);
             if let Ok(g) = F::from_bytes(&bad) {
                 // Corruption that survives every check must still give a working filter.
@@ -374,7 +424,10 @@ pub fn measure_fpr<F: Filter<u64> + Sync>(filter: &F, probes: u64) -> FprMeasure
                 s.spawn(move || range.filter(|&i| filter.contains(&non_member(i))).count() as u64)
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("probe thread")).sum()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("probe thread"))
+            .sum()
     });
     FprMeasurement {
         false_positives,

@@ -1,0 +1,91 @@
+//! bloomkit: a family of set-membership filters behind one [`Filter`] trait.
+//!
+//! "Is x in the set?", answered in a fraction of the memory of a `HashSet`, for crawlers
+//! that skip URLs they have seen, key-value stores that skip disk reads for absent keys,
+//! blacklists, and recommenders that skip items already shown. Pick the variant that suits
+//! your data; switch without rewriting the code that uses it.
+//!
+//! # Examples
+//!
+//! ```
+//! use bloomkit::prelude::*;
+//!
+//! // 1,000,000 expected URLs at a 1% false-positive rate: about 1.14 MiB.
+//! let mut seen = BloomFilter::new(1_000_000, 0.01)?;
+//! for url in ["https://a.example/", "https://b.example/"] {
+//!     if seen.insert(url) {
+//!         // first time: crawl it
+//!     }
+//! }
+//! assert!(seen.contains("https://a.example/"));
+//! assert!(!seen.contains("https://c.example/")); // wrong at most ~1% of the time
+//!
+//! // Ship it to another process: versioned, checksummed, portable bytes.
+//! let bytes = seen.to_bytes();
+//! let there = BloomFilter::from_bytes(&bytes)?;
+//! assert!(there.contains("https://b.example/"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Code written against the trait works with every variant:
+//!
+//! ```
+//! use bloomkit::Filter;
+//!
+//! fn count_new<F: Filter<str>>(filter: &mut F, keys: &[&str]) -> Result<usize, F::InsertError> {
+//!     let mut new = 0;
+//!     for key in keys {
+//!         new += usize::from(filter.try_insert(key)?);
+//!     }
+//!     Ok(new)
+//! }
+//! # #[cfg(feature = "classic")] {
+//! let mut f = bloomkit::BloomFilter::new(100, 0.01).unwrap();
+//! assert_eq!(count_new(&mut f, &["a", "b", "a"]), Ok(2));
+//! # }
+//! ```
+//!
+//! # Which structure?
+//!
+//! - **classic Bloom filter** ([`BloomFilter`]): a known number of items, no deletes;
+//!   about 9.6 bits per item at 1%, 4.8 more per 10x lower rate.
+//! - **a `HashSet`**: when the set is small enough to keep exactly, or false positives are
+//!   unacceptable and there is no second check.
+//! - more variants (counting for deletes, scalable for unknown sizes, a bitmap for dense
+//!   integer keys) arrive behind their own features.
+//!
+//! # Crate features
+//!
+//! - `classic` (default): the classic Bloom filter, as [`classic`] and [`BloomFilter`].
+//! - `serde` (default): serde impls and `to_bytes` / `from_bytes` (bincode 2, a versioned and
+//!   checksummed format) on every enabled variant.
+//! - `full`: everything.
+//!
+//! The hashing and sizing layers are always available as [`hash`] and [`sizing`].
+
+pub use bloomkit_core as core;
+pub use bloomkit_core::{
+    bits, check_fpr, hash, sizing, DecodeError, Design, Error, Filter, HasherSpec, Intersection,
+    PortableHasher, Remove, Union, Variant, Xxh3Builder,
+};
+#[cfg(feature = "serde")]
+pub use bloomkit_core::{format, Codec};
+
+#[cfg(feature = "classic")]
+pub use bloomkit_classic as classic;
+#[cfg(feature = "classic")]
+pub use bloomkit_classic::BloomFilter;
+
+/// The traits and types most programs need: `use bloomkit::prelude::*;`.
+pub mod prelude {
+    #[cfg(feature = "classic")]
+    pub use crate::BloomFilter;
+    #[cfg(feature = "serde")]
+    pub use crate::Codec;
+    pub use crate::{Error, Filter, Intersection, Remove, Union, Xxh3Builder};
+}
+
+/// The README's examples, compiled and run as doctests so they cannot go stale.
+#[cfg(all(doctest, feature = "classic", feature = "serde"))]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
