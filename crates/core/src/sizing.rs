@@ -342,9 +342,19 @@ fn bits_for(n: u64, p: f64, k: u32) -> Result<u64, Error> {
     if lo > 0 && ok(lo)? {
         lo = 0; // The closed form was further off than expected: search from the bottom.
     }
+    bisect(lo, hi, ok)
+}
+
+/// The smallest `x` in `(lo, hi]` with `pred(x)`, for a `pred` that is false up to some point
+/// and true from there on, and true at `hi`.
+fn bisect(
+    mut lo: u64,
+    mut hi: u64,
+    pred: impl Fn(u64) -> Result<bool, Error>,
+) -> Result<u64, Error> {
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if ok(mid)? {
+        if pred(mid)? {
             hi = mid;
         } else {
             lo = mid;
@@ -371,28 +381,23 @@ pub fn capacity(m: u64, k: u32, p: f64) -> Result<u64, Error> {
     check_bits(m)?;
     check_hashes(u64::from(k))?;
     check_fpr(p)?;
-    let ok = |n: u64| fpr_model(n, m, k).map(|f| f <= p);
-    // The approximate inverse, then an exact search around it.
+    let too_many = |n: u64| fpr_model(n, m, k).map(|f| f > p);
+    // The approximate inverse bounds the search; the exact model decides.
     let guess = -(m as f64) * (-p.powf(1.0 / f64::from(k))).ln_1p() / f64::from(k);
     let guess = if guess.is_finite() && guess >= 0.0 {
         guess as u64
     } else {
         0
     };
-    let (mut lo, mut hi) = (0u64, guess.saturating_mul(2).saturating_add(2));
-    if ok(hi)? {
-        return Ok(hi);
-    }
-    // Invariant: ok(lo), !ok(hi).
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ok(mid)? {
-            lo = mid;
-        } else {
-            hi = mid;
+    let mut hi = guess.saturating_mul(2).saturating_add(2);
+    while !too_many(hi)? {
+        if hi == u64::MAX {
+            return Ok(u64::MAX);
         }
+        hi = hi.saturating_mul(2);
     }
-    Ok(lo)
+    // No items never exceed p, so the first n that does is in (0, hi].
+    Ok(bisect(0, hi, too_many)? - 1)
 }
 
 fn check_fill(m: u64, k: u32, ones: u64) -> Result<(), Error> {
