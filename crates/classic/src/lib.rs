@@ -45,7 +45,7 @@
 //!
 //! # Crate features
 //!
-//! - `serde`: `Serialize`/`Deserialize` (validated on the way in), and
+//! - `serde` (default): `Serialize`/`Deserialize` (validated on the way in), and
 //!   [`BloomFilter::to_bytes`] / [`BloomFilter::from_bytes`] in bloomkit's versioned byte
 //!   format (`docs/format.md`).
 

@@ -196,6 +196,61 @@ impl BitArray {
         pairs.map(|(a, b)| u64::from((a | b).count_ones())).sum()
     }
 
+    /// The number of set bits below position `i` (all of them if `i >= len`), word by word:
+    /// O(i / 64).
+    pub fn rank(&self, i: u64) -> u64 {
+        let i = i.min(self.len);
+        let (whole, part) = ((i / 64) as usize, i % 64);
+        let below: u64 = self.words[..whole]
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum();
+        let partial = match part {
+            0 => 0,
+            _ => u64::from((self.words[whole] & ((1 << part) - 1)).count_ones()),
+        };
+        below + partial
+    }
+
+    /// The position of the `n`-th set bit (0-based), if there are more than `n`: O(len / 64).
+    pub fn select(&self, n: u64) -> Option<u64> {
+        let mut left = n;
+        for (w, &word) in self.words.iter().enumerate() {
+            let ones = u64::from(word.count_ones());
+            if left < ones {
+                let mut word = word;
+                for _ in 0..left {
+                    word &= word - 1; // clear the lowest set bit
+                }
+                return Some(w as u64 * 64 + u64::from(word.trailing_zeros()));
+            }
+            left -= ones;
+        }
+        None
+    }
+
+    /// The position of the lowest set bit.
+    pub fn first_one(&self) -> Option<u64> {
+        let (w, word) = self.words.iter().enumerate().find(|(_, &w)| w != 0)?;
+        Some(w as u64 * 64 + u64::from(word.trailing_zeros()))
+    }
+
+    /// The position of the highest set bit.
+    pub fn last_one(&self) -> Option<u64> {
+        let (w, word) = self.words.iter().enumerate().rev().find(|(_, &w)| w != 0)?;
+        Some(w as u64 * 64 + 63 - u64::from(word.leading_zeros()))
+    }
+
+    /// The positions of the set bits, in ascending order.
+    pub fn ones(&self) -> Ones<'_> {
+        Ones {
+            words: self.words.iter(),
+            base: 0,
+            current: 0,
+            left: self.ones,
+        }
+    }
+
     fn combine(&mut self, other: &BitArray, op: impl Fn(u64, u64) -> u64) {
         assert_eq!(self.len, other.len, "bit arrays of different lengths");
         let mut ones = 0;
@@ -206,6 +261,39 @@ impl BitArray {
         self.ones = ones;
     }
 }
+
+/// The positions of the set bits of a [`BitArray`], ascending; from [`BitArray::ones`].
+#[derive(Debug, Clone)]
+pub struct Ones<'a> {
+    words: core::slice::Iter<'a, u64>,
+    /// Position of bit 0 of `current`.
+    base: u64,
+    current: u64,
+    left: u64,
+}
+
+impl Iterator for Ones<'_> {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        while self.current == 0 {
+            self.current = *self.words.next()?;
+            self.base += 64;
+        }
+        let bit = u64::from(self.current.trailing_zeros());
+        self.current &= self.current - 1;
+        self.left -= 1;
+        Some(self.base - 64 + bit)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = usize::try_from(self.left).unwrap_or(usize::MAX);
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Ones<'_> {}
 
 impl core::fmt::Debug for BitArray {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -257,6 +345,30 @@ mod tests {
             BitArray::new(1 << 62),
             Err(Error::AllocationFailed { .. })
         ));
+    }
+
+    #[test]
+    fn rank_select_iterate() {
+        let mut b = BitArray::new(200).unwrap();
+        let set = [0u64, 5, 63, 64, 127, 128, 199];
+        for &i in &set {
+            b.set(i);
+        }
+        assert_eq!(b.ones().collect::<Vec<_>>(), set);
+        assert_eq!(b.ones().len(), set.len());
+        for (n, &i) in set.iter().enumerate() {
+            assert_eq!(b.select(n as u64), Some(i));
+            assert_eq!(b.rank(i), n as u64);
+            assert_eq!(b.rank(i + 1), n as u64 + 1);
+        }
+        assert_eq!(b.select(set.len() as u64), None);
+        assert_eq!(b.rank(10_000), set.len() as u64);
+        assert_eq!((b.first_one(), b.last_one()), (Some(0), Some(199)));
+        let empty = BitArray::new(70).unwrap();
+        assert_eq!(
+            (empty.first_one(), empty.last_one(), empty.ones().next()),
+            (None, None, None)
+        );
     }
 
     #[test]

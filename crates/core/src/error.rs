@@ -62,6 +62,32 @@ pub enum Error {
         /// The value in the right-hand filter.
         right: u64,
     },
+    /// A key outside the range a bitmap was built for; nothing was changed.
+    #[error("key {key} is outside the bitmap's range {lo}..={hi}")]
+    KeyOutOfRange {
+        /// The key, formatted.
+        key: String,
+        /// The lowest key of the range.
+        lo: String,
+        /// The highest key of the range.
+        hi: String,
+    },
+    /// A key range with no keys in it (`lo > hi`).
+    #[error("key range {lo}..={hi} is empty")]
+    EmptyRange {
+        /// The lower bound given.
+        lo: String,
+        /// The upper bound given.
+        hi: String,
+    },
+    /// Two bitmaps over different key ranges, which cannot be combined.
+    #[error("cannot combine bitmaps over different key ranges: {left} vs {right}")]
+    RangeMismatch {
+        /// The left-hand range, formatted.
+        left: String,
+        /// The right-hand range, formatted.
+        right: String,
+    },
     /// A removal of an item that is certainly not in the filter; nothing was changed.
     #[error("the item is not in the filter; nothing was removed")]
     NotPresent,

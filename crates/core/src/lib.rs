@@ -47,7 +47,7 @@
 //!
 //! # Crate features
 //!
-//! - `serde`: serde derives on the shared types, and the [`format`](mod@format) module with [`Codec`]
+//! - `serde` (default): serde derives on the shared types, and the [`format`](mod@format) module with [`Codec`]
 //!   (bincode 2).
 
 pub mod bits;
