@@ -51,12 +51,19 @@
 //!   about 9.6 bits per item at 1%, 4.8 more per 10x lower rate.
 //! - **a `HashSet`**: when the set is small enough to keep exactly, or false positives are
 //!   unacceptable and there is no second check.
-//! - more variants (counting for deletes, scalable for unknown sizes, a bitmap for dense
-//!   integer keys) arrive behind their own features.
+//! - **bitmap** (`Bitmap`, feature `bitmap`): keys are dense integers in a bounded range
+//!   (ids, IPv4 addresses, timestamps in a window): exact, one bit per possible key, with
+//!   counting, rank/select and set algebra.
+//! - more variants (counting for deletes, scalable for unknown sizes) arrive behind their
+//!   own features.
 //!
 //! # Crate features
 //!
 //! - `classic` (default): the classic Bloom filter, as [`classic`] and [`BloomFilter`].
+//! - `bitmap` (default): the bitmap for dense integer keys, as `bitmap` and `Bitmap`.
+//!
+//! Every variant is on by default, so switching between them needs no `Cargo.toml` change;
+//! for a minimal build, use `default-features = false` and name the variants you need.
 //! - `serde` (default): serde impls and `to_bytes` / `from_bytes` (bincode 2, a versioned and
 //!   checksummed format) on every enabled variant.
 //! - `full`: everything.
@@ -76,8 +83,15 @@ pub use bloomkit_classic as classic;
 #[cfg(feature = "classic")]
 pub use bloomkit_classic::BloomFilter;
 
+#[cfg(feature = "bitmap")]
+pub use bloomkit_bitmap as bitmap;
+#[cfg(feature = "bitmap")]
+pub use bloomkit_bitmap::Bitmap;
+
 /// The traits and types most programs need: `use bloomkit::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "bitmap")]
+    pub use crate::Bitmap;
     #[cfg(feature = "classic")]
     pub use crate::BloomFilter;
     #[cfg(feature = "serde")]
@@ -86,6 +100,6 @@ pub mod prelude {
 }
 
 /// The README's examples, compiled and run as doctests so they cannot go stale.
-#[cfg(all(doctest, feature = "classic", feature = "serde"))]
+#[cfg(all(doctest, feature = "classic", feature = "bitmap", feature = "serde"))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;

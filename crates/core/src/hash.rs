@@ -60,6 +60,11 @@ pub struct HasherSpec {
     pub seed: u64,
 }
 
+impl HasherSpec {
+    /// No hashing: keys are their own positions (the bitmap). Id 0, seed 0.
+    pub const IDENTITY: HasherSpec = HasherSpec { id: 0, seed: 0 };
+}
+
 /// Builds [`Xxh3Hasher`]s: XXH3-64 with a 64-bit seed, bloomkit's default hash.
 ///
 /// XXH3 is among the fastest good 64-bit hashes for short keys (smhasher: about 30 cycles

@@ -348,10 +348,8 @@ where
         })
     });
 
-    let mut f = make();
-    for i in 0..100 {
-        f.try_insert(&member(i)).expect("insert");
-    }
+    let members: Vec<u64> = (0..100).map(member).collect();
+    let f = fill(&make, &members);
     let bytes = f.to_bytes();
     for cut in 0..bytes.len() {
         match F::from_bytes(&bytes[..cut]) {
