@@ -54,12 +54,16 @@
 //! - **bitmap** (`Bitmap`, feature `bitmap`): keys are dense integers in a bounded range
 //!   (ids, IPv4 addresses, timestamps in a window): exact, one bit per possible key, with
 //!   counting, rank/select and set algebra.
-//! - more variants (counting for deletes, scalable for unknown sizes) arrive behind their
-//!   own features.
+//! - **counting Bloom filter** (`CountingBloomFilter`, feature `counting`): items leave the
+//!   set; fixed-width counters that stick at their ceiling instead of wrapping, and
+//!   conversion to a classic filter for readers.
+//! - a scalable filter, for unknown sizes, arrives behind its own feature.
 //!
 //! # Crate features
 //!
 //! - `classic` (default): the classic Bloom filter, as [`classic`] and [`BloomFilter`].
+//! - `counting` (default): the counting Bloom filter, as `counting` and
+//!   `CountingBloomFilter`.
 //! - `bitmap` (default): the bitmap for dense integer keys, as `bitmap` and `Bitmap`.
 //!
 //! Every variant is on by default, so switching between them needs no `Cargo.toml` change;
@@ -83,6 +87,11 @@ pub use bloomkit_classic as classic;
 #[cfg(feature = "classic")]
 pub use bloomkit_classic::BloomFilter;
 
+#[cfg(feature = "counting")]
+pub use bloomkit_counting as counting;
+#[cfg(feature = "counting")]
+pub use bloomkit_counting::CountingBloomFilter;
+
 #[cfg(feature = "bitmap")]
 pub use bloomkit_bitmap as bitmap;
 #[cfg(feature = "bitmap")]
@@ -96,10 +105,18 @@ pub mod prelude {
     pub use crate::BloomFilter;
     #[cfg(feature = "serde")]
     pub use crate::Codec;
+    #[cfg(feature = "counting")]
+    pub use crate::CountingBloomFilter;
     pub use crate::{Error, Filter, Intersection, Remove, Union, Xxh3Builder};
 }
 
 /// The README's examples, compiled and run as doctests so they cannot go stale.
-#[cfg(all(doctest, feature = "classic", feature = "bitmap", feature = "serde"))]
+#[cfg(all(
+    doctest,
+    feature = "classic",
+    feature = "counting",
+    feature = "bitmap",
+    feature = "serde"
+))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;

@@ -147,6 +147,35 @@ impl<S: BuildHasher> BloomFilter<S> {
         })
     }
 
+    /// A filter over an existing bit array, with `hashes` probes per key and `hasher`: for
+    /// example the occupancy of a counting filter, which then answers identically. The bits
+    /// are taken as they are (no coprime rounding: they must match the filter they came
+    /// from).
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`] for an empty array, [`Error::InvalidHashCount`], and the errors of
+    /// [`Design::new`] for a bad design point.
+    pub fn from_bit_array(
+        bits: BitArray,
+        hashes: u32,
+        hasher: S,
+        design: Option<Design>,
+    ) -> Result<Self, Error> {
+        if bits.is_empty() {
+            return Err(Error::ZeroBits);
+        }
+        let design = match design {
+            Some(d) => Some(Design::new(d.capacity, d.fpr)?),
+            None => None,
+        };
+        Ok(BloomFilter {
+            bits,
+            hashes: check_hashes(u64::from(hashes))?,
+            design,
+            hasher,
+        })
+    }
+
     /// Inserts `key`. Returns `true` if it was certainly not present before (at least one
     /// of its bits was clear), `false` if it may already have been present.
     #[inline]

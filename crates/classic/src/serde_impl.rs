@@ -3,7 +3,7 @@
 
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::format::{Reader, Writer};
-use bloomkit_core::sizing::{check_hashes, Design};
+use bloomkit_core::sizing::Design;
 use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, PortableHasher, Variant};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -51,23 +51,11 @@ impl<S: PortableHasher> BloomFilter<S> {
     /// Rebuilds a filter from decoded parts, rejecting anything a constructor would not
     /// have produced.
     fn from_parts(hasher: S, params: Params, words: Vec<u64>) -> Result<Self, Error> {
-        let check = || -> Result<Self, Error> {
-            if params.bits == 0 {
-                return Err(Error::ZeroBits);
-            }
-            let hashes = check_hashes(u64::from(params.hashes))?;
-            let design = match params.design {
-                Some(d) => Some(Design::new(d.capacity, d.fpr)?),
-                None => None,
-            };
-            Ok(BloomFilter {
-                bits: BitArray::from_words(words, params.bits)?,
-                hashes,
-                design,
-                hasher,
-            })
-        };
-        check().map_err(invalid)
+        if params.bits == 0 {
+            return Err(invalid(Error::ZeroBits));
+        }
+        let bits = BitArray::from_words(words, params.bits).map_err(invalid)?;
+        Self::from_bit_array(bits, params.hashes, hasher, params.design).map_err(invalid)
     }
 
     /// The filter in bloomkit's byte format: a header naming the variant, hasher and seed,

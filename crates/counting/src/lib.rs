@@ -1,0 +1,480 @@
+//! A counting Bloom filter: counters instead of bits, so items can be removed.
+//!
+//! Use it when items leave the set: sessions that expire, cache entries that are evicted,
+//! blacklist entries that are lifted. It is sized like the classic filter (the same items
+//! and rate give the same m and k) and hashes the same way, so
+//! [`to_classic`](CountingBloomFilter::to_classic) turns it into a [`BloomFilter`] that
+//! answers `contains` identically in 1/4 to 1/32 of the memory: a writer keeps the counting
+//! filter and ships the classic one to readers.
+//!
+//! # Counters that cannot betray you
+//!
+//! Counters have a fixed width, the same on every platform: 4 bits packed two per byte (the
+//! default, [`U4`], after Fan et al. 2000), or `u8`, `u16`, `u32`. A counter that reaches its
+//! ceiling **sticks** there: it never wraps to a small value on insert, and it is never
+//! decremented again, so no later removal can take it to zero while an item that set it may
+//! still be in the filter. The price of a stuck counter is a little accuracy (it reads as
+//! present until [`clear`](CountingBloomFilter::clear)), never a false negative.
+//!
+//! A [`remove`](CountingBloomFilter::remove) of a key that one of its counters shows was
+//! never inserted returns [`Error::NotPresent`] and changes nothing. But **removing a key
+//! that was never inserted and happens to test positive (a false positive) decrements
+//! counters that belong to other keys, and can make them disappear.** If you cannot rule
+//! that out, check the key against your source of truth before removing it.
+//!
+//! # Examples
+//!
+//! ```
+//! use bloomkit_counting::CountingBloomFilter;
+//!
+//! let mut sessions = CountingBloomFilter::new(10_000, 0.01)?; // 4-bit counters
+//! sessions.insert("alice");
+//! sessions.insert("bob");
+//! sessions.remove("alice")?;
+//! assert!(!sessions.contains("alice"));
+//! assert!(sessions.contains("bob"));
+//!
+//! // A key it certainly never saw: an error, and nothing changes.
+//! assert!(sessions.remove("mallory").is_err());
+//!
+//! // Ship a read-only copy: the classic filter answers identically, in 1/4 of the memory.
+//! let readers = sessions.to_classic()?;
+//! assert!(readers.contains("bob") && !readers.contains("alice"));
+//! assert!(readers.heap_bytes() * 4 <= sessions.heap_bytes() + 32);
+//! # Ok::<(), bloomkit_core::Error>(())
+//! ```
+//!
+//! Wider counters, for items inserted many times over:
+//!
+//! ```
+//! use bloomkit_counting::CountingBloomFilter;
+//! use bloomkit_core::Xxh3Builder;
+//!
+//! let mut votes = CountingBloomFilter::<u16>::with_hasher(1_000, 0.01, Xxh3Builder::default())?;
+//! for _ in 0..1_000 {
+//!     votes.insert(&42u64);
+//! }
+//! assert_eq!(votes.count(&42u64), 1_000);
+//! # Ok::<(), bloomkit_core::Error>(())
+//! ```
+//!
+//! # Memory
+//!
+//! `m` counters of the chosen width: at p = 1%, 9.59 counters per item, so 4.8 bytes per
+//! item with 4-bit counters, 9.6 with `u8`, 19.2 with `u16` and 38.4 with `u32`.
+//!
+//! # Crate features
+//!
+//! - `serde` (default): `Serialize`/`Deserialize` (validated on the way in), and
+//!   [`CountingBloomFilter::to_bytes`] / [`CountingBloomFilter::from_bytes`] in bloomkit's
+//!   versioned byte format.
+
+use core::convert::Infallible;
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+use bloomkit_classic::BloomFilter;
+use bloomkit_core::bits::BitArray;
+use bloomkit_core::hash::Probes;
+use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
+use bloomkit_core::{Error, Filter, PortableHasher, Remove, Union, Xxh3Builder};
+
+mod counter;
+#[cfg(feature = "serde")]
+mod serde_impl;
+
+pub use counter::{Counter, CounterArray, Nibbles, Wide, U4};
+
+/// A counting Bloom filter with counters of width `C` ([`U4`] by default) and hasher `S`.
+#[derive(Clone, PartialEq)]
+pub struct CountingBloomFilter<C: Counter = U4, S = Xxh3Builder> {
+    counters: C::Array,
+    hashes: u32,
+    design: Option<Design>,
+    hasher: S,
+    /// Counters above zero.
+    nonzero: u64,
+    /// Counters stuck at the ceiling.
+    saturated: u64,
+}
+
+/// The plain constructors build 4-bit counters with XXH3 (as `HashMap::new` builds its
+/// default hasher), so they need no type annotation; for another width, name it and pass a
+/// hasher: `CountingBloomFilter::<u16>::with_hasher(n, p, Xxh3Builder::with_seed(7))`.
+impl CountingBloomFilter {
+    /// A filter with 4-bit counters for `expected_items` at false-positive rate `fpr`, with
+    /// the default hasher and seed: the same m and k as `BloomFilter::new`.
+    ///
+    /// # Errors
+    /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::TooLarge`],
+    /// [`Error::AllocationFailed`].
+    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
+        Self::with_hasher(expected_items, fpr, Xxh3Builder::default())
+    }
+
+    /// As [`new`](CountingBloomFilter::new), with XXH3-64 seeded with `seed`.
+    ///
+    /// # Errors
+    /// As [`new`](CountingBloomFilter::new).
+    pub fn with_seed(expected_items: u64, fpr: f64, seed: u64) -> Result<Self, Error> {
+        Self::with_hasher(expected_items, fpr, Xxh3Builder::with_seed(seed))
+    }
+
+    /// `counters` 4-bit counters (rounded up as `BloomFilter::with_bits` rounds its bits)
+    /// and `hashes` probes per key, with the default hasher.
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`], [`Error::InvalidHashCount`], [`Error::TooLarge`],
+    /// [`Error::AllocationFailed`].
+    pub fn with_counters(counters: u64, hashes: u32) -> Result<Self, Error> {
+        Self::with_counters_and_hasher(counters, hashes, Xxh3Builder::default())
+    }
+}
+
+impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
+    /// A filter with counters of width `C` for `expected_items` at rate `fpr`, hashing with
+    /// `hasher`.
+    ///
+    /// # Errors
+    /// As [`new`](CountingBloomFilter::new).
+    pub fn with_hasher(expected_items: u64, fpr: f64, hasher: S) -> Result<Self, Error> {
+        let design = Design::new(expected_items, fpr)?;
+        let plan = sizing::plan(expected_items, fpr)?;
+        let mut filter = Self::with_counters_and_hasher(plan.bits, plan.hashes, hasher)?;
+        filter.design = Some(design);
+        Ok(filter)
+    }
+
+    /// `counters` counters of width `C` and `hashes` probes, hashing with `hasher`.
+    ///
+    /// # Errors
+    /// As [`with_counters`](CountingBloomFilter::with_counters).
+    pub fn with_counters_and_hasher(counters: u64, hashes: u32, hasher: S) -> Result<Self, Error> {
+        let hashes = check_hashes(u64::from(hashes))?;
+        let m = sizing::coprime_bits(counters, hashes)?;
+        Ok(CountingBloomFilter {
+            counters: C::Array::zeroed(m)?,
+            hashes,
+            design: None,
+            hasher,
+            nonzero: 0,
+            saturated: 0,
+        })
+    }
+
+    /// The 64-bit hash of `key` that the `*_hash` methods take.
+    #[inline]
+    pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    #[inline]
+    fn probes(&self, hash: u64) -> Probes {
+        Probes::new(hash, self.counters.len(), self.hashes)
+    }
+
+    /// Inserts `key`: increments its k counters, each saturating at the ceiling. Returns
+    /// `true` if the key was certainly not present before (one of its counters was zero).
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.insert_hash(self.hash_key(key))
+    }
+
+    /// [`insert`](Self::insert) by hash.
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        let mut new = false;
+        for i in self.probes(hash) {
+            let c = self.counters.get(i);
+            if c == 0 {
+                new = true;
+                self.nonzero += 1;
+            }
+            if c < C::MAX {
+                self.counters.set(i, c + 1);
+                if c + 1 == C::MAX {
+                    self.saturated += 1;
+                }
+            }
+        }
+        new
+    }
+
+    /// Whether `key` may be in the filter (all its counters are above zero).
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(self.hash_key(key))
+    }
+
+    /// [`contains`](Self::contains) by hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.probes(hash).all(|i| self.counters.get(i) > 0)
+    }
+
+    /// The key's distinct positions, sorted, each with how many of its k probes land there
+    /// (the first `len` entries). A key's probes coincide only in tiny filters, but when they
+    /// do, an insert raises that counter more than once and a removal must lower it as often.
+    fn runs(&self, hash: u64) -> ([(u64, u64); MAX_HASHES as usize], usize) {
+        let mut positions = [0u64; MAX_HASHES as usize];
+        let k = self.hashes as usize;
+        for (slot, i) in positions.iter_mut().zip(self.probes(hash)) {
+            *slot = i;
+        }
+        positions[..k].sort_unstable();
+        let mut runs = [(0u64, 0u64); MAX_HASHES as usize];
+        let mut len = 0;
+        for &p in &positions[..k] {
+            if len > 0 && runs[len - 1].0 == p {
+                runs[len - 1].1 += 1;
+            } else {
+                runs[len] = (p, 1);
+                len += 1;
+            }
+        }
+        (runs, len)
+    }
+
+    /// Removes one occurrence of `key`: decrements each of its counters that is not stuck
+    /// at the ceiling.
+    ///
+    /// Removing a key that was never inserted but tests positive (a false positive) lowers
+    /// other keys' counters and can make them disappear: check against your source of truth
+    /// first if you cannot rule it out.
+    ///
+    /// # Errors
+    /// [`Error::NotPresent`] when a counter of the key is too low for it ever to have been
+    /// inserted (zero, in all but tiny filters); the filter is then unchanged.
+    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        self.remove_hash(self.hash_key(key))
+    }
+
+    /// [`remove`](Self::remove) by hash.
+    ///
+    /// # Errors
+    /// As [`remove`](Self::remove).
+    pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        let (runs, len) = self.runs(hash);
+        let runs = &runs[..len];
+        // Check everything first, so a refusal changes nothing.
+        let present = runs.iter().all(|&(i, times)| {
+            let c = self.counters.get(i);
+            c == C::MAX || c >= times
+        });
+        if !present {
+            return Err(Error::NotPresent);
+        }
+        for &(i, times) in runs {
+            let c = self.counters.get(i);
+            if c != C::MAX {
+                self.counters.set(i, c - times);
+                if c == times {
+                    self.nonzero -= 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An estimate of how many times `key` was inserted (and not removed): the smallest of
+    /// its counters. Never below the true count while no counter is saturated (a stuck
+    /// counter reads as its ceiling); above it when other keys share all its counters.
+    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+        self.count_hash(self.hash_key(key))
+    }
+
+    /// [`count`](Self::count) by hash.
+    pub fn count_hash(&self, hash: u64) -> u64 {
+        let (runs, len) = self.runs(hash);
+        runs[..len]
+            .iter()
+            .map(|&(i, times)| self.counters.get(i) / times)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Removes every item, and unsticks every counter.
+    pub fn clear(&mut self) {
+        self.counters.clear();
+        self.nonzero = 0;
+        self.saturated = 0;
+    }
+
+    /// Whether no counter is above zero.
+    pub fn is_empty(&self) -> bool {
+        self.nonzero == 0
+    }
+
+    /// `m`, the number of counters.
+    pub fn num_counters(&self) -> u64 {
+        self.counters.len()
+    }
+
+    /// `k`, the number of probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// How many counters are stuck at the ceiling. Above zero, the filter is overloaded for
+    /// its counter width: removals no longer free those positions.
+    pub fn saturated_counters(&self) -> u64 {
+        self.saturated
+    }
+
+    /// How many counters are above zero.
+    pub fn nonzero_counters(&self) -> u64 {
+        self.nonzero
+    }
+
+    /// Counter `i` (below [`num_counters`](Self::num_counters)), for inspection.
+    pub fn counter(&self, i: u64) -> u64 {
+        self.counters.get(i)
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// The design point, for a filter built from (items, FPR).
+    pub fn design(&self) -> Option<Design> {
+        self.design
+    }
+
+    /// An estimate of the number of distinct keys present (Swamidass & Baldi 2007 on the
+    /// nonzero counters); infinite when every counter is nonzero.
+    pub fn estimated_len(&self) -> f64 {
+        sizing::estimate_cardinality(self.counters.len(), self.hashes, self.nonzero)
+            .unwrap_or(f64::INFINITY)
+    }
+
+    /// The false-positive rate now, from the fraction of nonzero counters: `(X / m)^k`.
+    pub fn estimated_fpr(&self) -> f64 {
+        sizing::fpr_from_fill(self.counters.len(), self.hashes, self.nonzero).unwrap_or(1.0)
+    }
+
+    /// The false-positive rate the sizing model predicts after `items` distinct insertions.
+    pub fn fpr_at(&self, items: u64) -> f64 {
+        sizing::fpr_model(items, self.counters.len(), self.hashes).unwrap_or(1.0)
+    }
+
+    /// Bytes of heap memory held (the counters).
+    pub fn heap_bytes(&self) -> usize {
+        self.counters.heap_bytes()
+    }
+
+    /// The classic Bloom filter with the same m, k, hasher and seed, holding a bit wherever
+    /// a counter is above zero: it answers `contains` exactly as this filter does, in
+    /// `C::BITS` times less memory. Readers that never remove need only that.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] if the bit array cannot be allocated.
+    pub fn to_classic(&self) -> Result<BloomFilter<S>, Error>
+    where
+        S: Clone,
+    {
+        let mut bits = BitArray::new(self.counters.len())?;
+        for i in 0..self.counters.len() {
+            if self.counters.get(i) > 0 {
+                bits.set(i);
+            }
+        }
+        BloomFilter::from_bit_array(bits, self.hashes, self.hasher.clone(), self.design)
+    }
+
+    fn recount(&mut self) {
+        let (mut nonzero, mut saturated) = (0, 0);
+        for i in 0..self.counters.len() {
+            let c = self.counters.get(i);
+            nonzero += u64::from(c > 0);
+            saturated += u64::from(c == C::MAX);
+        }
+        self.nonzero = nonzero;
+        self.saturated = saturated;
+    }
+}
+
+impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
+    /// Checks that `other` was built with the same counters, probes, hasher and seed.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] naming the first parameter that differs.
+    pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
+        let (a, b) = (self.hasher.spec(), other.hasher.spec());
+        let pairs = [
+            ("counters", self.counters.len(), other.counters.len()),
+            ("hash functions", self.hashes.into(), other.hashes.into()),
+            ("hashers", a.id.into(), b.id.into()),
+            ("seeds", a.seed, b.seed),
+        ];
+        match pairs.into_iter().find(|(_, l, r)| l != r) {
+            Some((what, left, right)) => Err(Error::Incompatible { what, left, right }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<C: Counter, S: PortableHasher + Clone> Union for CountingBloomFilter<C, S> {
+    /// Counter-wise saturating addition: every key of either is present, with its counts
+    /// added (up to the ceiling, where counters stick).
+    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        for i in 0..self.counters.len() {
+            let (a, b) = (self.counters.get(i), other.counters.get(i));
+            self.counters.set(i, (a + b).min(C::MAX));
+        }
+        self.recount();
+        Ok(())
+    }
+}
+
+impl<T: Hash + ?Sized, C: Counter, S: BuildHasher> Filter<T> for CountingBloomFilter<C, S> {
+    type InsertError = Infallible;
+
+    #[inline]
+    fn hash_key(&self, key: &T) -> u64 {
+        self.hasher.hash_one(key)
+    }
+    #[inline]
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Infallible> {
+        Ok(self.insert_hash(hash))
+    }
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        CountingBloomFilter::contains_hash(self, hash)
+    }
+    fn clear(&mut self) {
+        CountingBloomFilter::clear(self);
+    }
+    fn estimated_len(&self) -> f64 {
+        CountingBloomFilter::estimated_len(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        CountingBloomFilter::heap_bytes(self)
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        self.design.map(|d| d.fpr)
+    }
+    fn estimated_fpr(&self) -> f64 {
+        CountingBloomFilter::estimated_fpr(self)
+    }
+}
+
+impl<T: Hash + ?Sized, C: Counter, S: BuildHasher> Remove<T> for CountingBloomFilter<C, S> {
+    fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        CountingBloomFilter::remove_hash(self, hash)
+    }
+}
+
+impl<C: Counter, S: fmt::Debug> fmt::Debug for CountingBloomFilter<C, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CountingBloomFilter")
+            .field("counter_bits", &C::BITS)
+            .field("counters", &self.counters.len())
+            .field("hashes", &self.hashes)
+            .field("nonzero", &self.nonzero)
+            .field("saturated", &self.saturated)
+            .field("design", &self.design)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}

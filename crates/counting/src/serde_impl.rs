@@ -1,0 +1,171 @@
+//! Serde impls and the byte format for [`CountingBloomFilter`]; both decode through
+//! [`CountingBloomFilter::from_parts`], which validates everything.
+
+use bloomkit_core::format::{Reader, Writer};
+use bloomkit_core::sizing::{check_hashes, Design};
+use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, PortableHasher, Variant};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::{Counter, CounterArray, CountingBloomFilter};
+
+/// The parameter block of the byte format (`docs/format.md`).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct Params {
+    counters: u64,
+    hashes: u32,
+    /// 4, 8, 16 or 32: bytes of one width are not read as another.
+    counter_bits: u32,
+    design: Option<Design>,
+}
+
+#[derive(Serialize)]
+struct ReprRef<'a> {
+    hasher: HasherSpec,
+    params: Params,
+    #[serde(with = "serde_bytes_compat")]
+    counters: &'a [u8],
+}
+
+#[derive(Deserialize)]
+struct Repr {
+    hasher: HasherSpec,
+    params: Params,
+    counters: Vec<u8>,
+}
+
+/// Serializes the packed counters as a byte sequence.
+mod serde_bytes_compat {
+    pub(super) fn serialize<S: serde::Serializer>(bytes: &&[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(bytes)
+    }
+}
+
+fn invalid(e: Error) -> Error {
+    match e {
+        Error::Decode(_) => e,
+        other => Error::Decode(DecodeError::Invalid(other.to_string())),
+    }
+}
+
+impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
+    fn params(&self) -> Params {
+        Params {
+            counters: self.counters.len(),
+            hashes: self.hashes,
+            counter_bits: C::BITS,
+            design: self.design,
+        }
+    }
+
+    /// Rebuilds a filter from decoded parts, rejecting anything a constructor would not
+    /// have produced.
+    fn from_parts(hasher: S, params: Params, packed: &[u8]) -> Result<Self, Error> {
+        if params.counter_bits != C::BITS {
+            return Err(invalid(Error::Decode(DecodeError::Invalid(format!(
+                "filter of {}-bit counters, expected {}-bit counters",
+                params.counter_bits,
+                C::BITS
+            )))));
+        }
+        let check = || -> Result<Self, Error> {
+            if params.counters == 0 {
+                return Err(Error::ZeroBits);
+            }
+            let hashes = check_hashes(u64::from(params.hashes))?;
+            let design = match params.design {
+                Some(d) => Some(Design::new(d.capacity, d.fpr)?),
+                None => None,
+            };
+            let mut filter = CountingBloomFilter {
+                counters: C::Array::decode(packed, params.counters)?,
+                hashes,
+                design,
+                hasher,
+                nonzero: 0,
+                saturated: 0,
+            };
+            filter.recount();
+            Ok(filter)
+        };
+        check().map_err(invalid)
+    }
+
+    /// The filter in bloomkit's byte format: header, parameters (including the counter
+    /// width), the counters packed at their width, and a checksum (`docs/format.md`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Writer::new(Variant::Counting, self.hasher.spec())
+            .params(&self.params())
+            .bytes(&self.counters.encode())
+            .finish()
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::Counting)?;
+        let hasher = reader.hasher::<S>()?;
+        let params: Params = reader.params()?;
+        let packed = reader.bytes()?;
+        reader.finish()?;
+        Self::from_parts(hasher, params, packed)
+    }
+}
+
+impl<C: Counter> CountingBloomFilter<C> {
+    /// Reads a filter written by [`to_bytes`](CountingBloomFilter::to_bytes) with the same
+    /// counter width. (For a hasher of your own, use [`Codec::from_bytes`].)
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, counter
+    /// width, hasher or format version; never a panic, and no allocation beyond the input's
+    /// size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_counting::{CountingBloomFilter, U4};
+    ///
+    /// let mut f = CountingBloomFilter::new(100, 0.01)?;
+    /// f.insert("x");
+    /// let back = CountingBloomFilter::<U4>::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(f, back);
+    /// assert!(CountingBloomFilter::<u8>::from_bytes(&f.to_bytes()).is_err());
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::decode(bytes)
+    }
+}
+
+impl<C: Counter, S: PortableHasher> Codec for CountingBloomFilter<C, S> {
+    fn to_bytes(&self) -> Vec<u8> {
+        CountingBloomFilter::to_bytes(self)
+    }
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::decode(bytes)
+    }
+}
+
+impl<C: Counter, S: PortableHasher> Serialize for CountingBloomFilter<C, S> {
+    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+        ReprRef {
+            hasher: self.hasher.spec(),
+            params: self.params(),
+            counters: &self.counters.encode(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de, C: Counter, S: PortableHasher> Deserialize<'de> for CountingBloomFilter<C, S> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let repr = Repr::deserialize(deserializer)?;
+        if repr.hasher.id != S::ID {
+            return Err(D::Error::custom(DecodeError::HasherMismatch {
+                expected: S::ID,
+                found: repr.hasher.id,
+            }));
+        }
+        let hasher = S::from_seed(repr.hasher.seed);
+        Self::from_parts(hasher, repr.params, &repr.counters).map_err(D::Error::custom)
+    }
+}

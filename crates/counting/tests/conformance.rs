@@ -1,0 +1,39 @@
+//! The shared conformance suite, run on the counting filter at every counter width.
+
+use bloomkit_classic::BloomFilter;
+use bloomkit_core::Union;
+use bloomkit_core::Xxh3Builder;
+use bloomkit_counting::{Counter, CountingBloomFilter, U4};
+use bloomkit_testkit as kit;
+
+fn suite<C: Counter>() {
+    let make =
+        || CountingBloomFilter::<C>::with_hasher(2_000, 0.01, Xxh3Builder::with_seed(3)).unwrap();
+    kit::check_filter(make);
+    kit::check_union(make);
+    let foreign = BloomFilter::new(100, 0.01).unwrap().to_bytes();
+    kit::check_codec(make, &foreign);
+    let other =
+        CountingBloomFilter::<C>::with_hasher(2_000, 0.01, Xxh3Builder::with_seed(4)).unwrap();
+    kit::check_incompatible(&make(), &other, Union::union_with);
+}
+
+#[test]
+fn four_bit_counters() {
+    suite::<U4>();
+}
+
+#[test]
+fn eight_bit_counters() {
+    suite::<u8>();
+}
+
+#[test]
+fn sixteen_bit_counters() {
+    suite::<u16>();
+}
+
+#[test]
+fn thirty_two_bit_counters() {
+    suite::<u32>();
+}

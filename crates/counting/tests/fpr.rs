@@ -1,0 +1,17 @@
+//! The counting filter's false-positive rate, measured with the shared harness; it is sized
+//! and hashed like the classic filter, so it must honour the same grid.
+//!
+//! ```text
+//! cargo test --release -p bloomkit-counting --test fpr -- --nocapture
+//! ```
+
+use bloomkit_counting::{CountingBloomFilter, U4};
+use bloomkit_testkit::fpr::{check_grid, Subject};
+
+#[test]
+fn fpr_grid_honours_target() {
+    check_grid(&Subject::<CountingBloomFilter<U4>> {
+        make: |n, p, seed| CountingBloomFilter::with_seed(n, p, seed).expect("valid parameters"),
+        shape: |f| (f.num_counters(), f.num_hashes()),
+    });
+}
