@@ -57,13 +57,16 @@
 //! - **counting Bloom filter** (`CountingBloomFilter`, feature `counting`): items leave the
 //!   set; fixed-width counters that stick at their ceiling instead of wrapping, and
 //!   conversion to a classic filter for readers.
-//! - a scalable filter, for unknown sizes, arrives behind its own feature.
+//! - **scalable Bloom filter** (`ScalableBloomFilter`, feature `scalable`): the number of
+//!   items is not known in advance; it grows and still guarantees the target rate.
 //!
 //! # Crate features
 //!
 //! - `classic` (default): the classic Bloom filter, as [`classic`] and [`BloomFilter`].
 //! - `counting` (default): the counting Bloom filter, as `counting` and
 //!   `CountingBloomFilter`.
+//! - `scalable` (default): the scalable Bloom filter, as `scalable` and
+//!   `ScalableBloomFilter`.
 //! - `bitmap` (default): the bitmap for dense integer keys, as `bitmap` and `Bitmap`.
 //!
 //! Every variant is on by default, so switching between them needs no `Cargo.toml` change;
@@ -92,6 +95,11 @@ pub use bloomkit_counting as counting;
 #[cfg(feature = "counting")]
 pub use bloomkit_counting::CountingBloomFilter;
 
+#[cfg(feature = "scalable")]
+pub use bloomkit_scalable as scalable;
+#[cfg(feature = "scalable")]
+pub use bloomkit_scalable::ScalableBloomFilter;
+
 #[cfg(feature = "bitmap")]
 pub use bloomkit_bitmap as bitmap;
 #[cfg(feature = "bitmap")]
@@ -107,6 +115,8 @@ pub mod prelude {
     pub use crate::Codec;
     #[cfg(feature = "counting")]
     pub use crate::CountingBloomFilter;
+    #[cfg(feature = "scalable")]
+    pub use crate::ScalableBloomFilter;
     pub use crate::{Error, Filter, Intersection, Remove, Union, Xxh3Builder};
 }
 
@@ -115,6 +125,7 @@ pub mod prelude {
     doctest,
     feature = "classic",
     feature = "counting",
+    feature = "scalable",
     feature = "bitmap",
     feature = "serde"
 ))]

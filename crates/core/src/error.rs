@@ -88,6 +88,25 @@ pub enum Error {
         /// The right-hand range, formatted.
         right: String,
     },
+    /// An insert that would take a filter past the hard limit it was built with; nothing
+    /// was changed.
+    #[error("the filter is at its limit of {limit} {what}; nothing was inserted")]
+    LimitReached {
+        /// What is limited: "items" or "bytes".
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+    },
+    /// A growth factor or tightening ratio a scalable filter cannot use.
+    #[error("{what} must be {expected}, got {got}")]
+    InvalidGrowth {
+        /// Which parameter: "growth" or "tightening ratio".
+        what: &'static str,
+        /// What it must be.
+        expected: &'static str,
+        /// The value given.
+        got: f64,
+    },
     /// A removal of an item that is certainly not in the filter; nothing was changed.
     #[error("the item is not in the filter; nothing was removed")]
     NotPresent,

@@ -117,45 +117,6 @@ pub trait Filter<T: ?Sized> {
     }
 }
 
-/// Forwards every required method of [`Filter`] through a pointer type; `$extra` is the
-/// heap memory the pointer itself owns.
-macro_rules! forward_filter {
-    ($ptr:ty, |$this:ident| $extra:expr) => {
-        impl<T: ?Sized, F: Filter<T> + ?Sized> Filter<T> for $ptr {
-            type InsertError = F::InsertError;
-
-            fn hash_key(&self, key: &T) -> u64 {
-                (**self).hash_key(key)
-            }
-            fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError> {
-                (**self).try_insert_hash(hash)
-            }
-            fn contains_hash(&self, hash: u64) -> bool {
-                (**self).contains_hash(hash)
-            }
-            fn clear(&mut self) {
-                (**self).clear();
-            }
-            fn estimated_len(&self) -> f64 {
-                (**self).estimated_len()
-            }
-            fn heap_bytes(&self) -> usize {
-                let $this = self;
-                (**self).heap_bytes() + $extra
-            }
-            fn target_fpr(&self) -> Option<f64> {
-                (**self).target_fpr()
-            }
-            fn estimated_fpr(&self) -> f64 {
-                (**self).estimated_fpr()
-            }
-        }
-    };
-}
-
-forward_filter!(&mut F, |_this| 0);
-forward_filter!(Box<F>, |this| core::mem::size_of_val::<F>(&**this));
-
 /// Filters that can delete items (the counting filter, the bitmap).
 ///
 /// A removal either succeeds or changes nothing: no variant leaves the filter half-changed.

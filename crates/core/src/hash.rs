@@ -274,10 +274,18 @@ impl Probes {
     /// [`crate::bits::MAX_BITS`]); `k = 0` gives no positions.
     #[inline]
     pub fn new(hash: u64, m: u64, k: u32) -> Probes {
+        Probes::with_second_hash(hash, second_hash(hash), m, k)
+    }
+
+    /// As [`new`](Probes::new), with `second_hash(hash)` computed by the caller once for
+    /// several filters of different sizes (the slices of a scalable filter).
+    #[inline]
+    pub fn with_second_hash(hash: u64, second: u64, m: u64, k: u32) -> Probes {
         debug_assert!((1..=1 << 63).contains(&m));
+        debug_assert_eq!(second, second_hash(hash));
         Probes {
             x: reduce(hash, m),
-            y: reduce(second_hash(hash), m),
+            y: reduce(second, m),
             step: 0,
             m,
             left: k,

@@ -1,0 +1,203 @@
+//! Growth, limits, union and bad parameters.
+
+use bloomkit_core::{Error, Union};
+use bloomkit_scalable::ScalableBloomFilter;
+use bloomkit_testkit::{ensure, forall, member, non_member, Outcome};
+
+#[test]
+fn no_false_negatives_across_growth() {
+    forall(300, |keys: &Vec<u64>| -> Outcome {
+        let mut f = ScalableBloomFilter::builder(2, 0.01)
+            .growth(2)
+            .build()
+            .unwrap();
+        for k in keys {
+            f.insert(k).map_err(|e| e.to_string())?;
+        }
+        let lost: Vec<_> = keys.iter().filter(|k| !f.contains(*k)).collect();
+        ensure(lost.is_empty(), || {
+            format!("lost {lost:?} across {} slices", f.slice_count())
+        })?;
+        ensure(f.fpr_bound() <= 0.01, || format!("bound {}", f.fpr_bound()))
+    });
+}
+
+#[test]
+fn repeats_use_no_capacity_and_slices_grow_geometrically() {
+    let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
+    for _ in 0..10 {
+        for i in 0..100 {
+            f.insert(&member(i)).unwrap();
+        }
+    }
+    assert_eq!(
+        (f.len(), f.slice_count()),
+        (100, 1),
+        "repeats filled a slice"
+    );
+    for i in 100..1_500 {
+        f.insert(&member(i)).unwrap();
+    }
+    // 100 + 200 + 400 + 800 = 1,500, less the few keys suppressed as false positives.
+    assert_eq!(f.slice_count(), 4);
+    assert_eq!(f.capacity(), 1_500);
+    let caps: Vec<u64> = f.slices().map(|s| s.design().unwrap().capacity).collect();
+    assert_eq!(caps, [100, 200, 400, 800]);
+    let rates: Vec<f64> = f.slices().map(|s| s.design().unwrap().fpr).collect();
+    assert!(
+        (rates[0] - 0.01 * 0.15).abs() < 1e-12,
+        "p0 must be p * (1 - r)"
+    );
+    assert!((rates[3] - 0.0015 * 0.85f64.powi(3)).abs() < 1e-12);
+}
+
+#[test]
+fn item_limit_refuses_and_changes_nothing() {
+    let mut f = ScalableBloomFilter::builder(10, 0.01)
+        .max_items(25)
+        .build()
+        .unwrap();
+    let mut accepted = 0;
+    for i in 0..25 {
+        accepted += u64::from(f.insert(&member(i)).unwrap());
+    }
+    while f.len() < 25 {
+        // A key suppressed as a false positive does not count; top up.
+        accepted += u64::from(f.insert(&non_member(accepted)).unwrap());
+    }
+    let before = f.to_bytes();
+    let err = f.insert(&non_member(999_999)).unwrap_err();
+    assert_eq!(
+        err,
+        Error::LimitReached {
+            what: "items",
+            limit: 25
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "the filter is at its limit of 25 items; nothing was inserted"
+    );
+    assert_eq!(f.to_bytes(), before);
+    // A key already present is not an error at the limit: nothing needs adding.
+    assert_eq!(f.insert(&member(3)), Ok(false));
+}
+
+#[test]
+fn byte_limit_refuses_the_slice_that_would_cross_it() {
+    let mut f = ScalableBloomFilter::builder(1_000, 0.01)
+        .max_bytes(8_000)
+        .build()
+        .unwrap();
+    let first = f.heap_bytes();
+    let mut i = 0;
+    let err = loop {
+        match f.insert(&member(i)) {
+            Ok(_) => i += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(
+        err,
+        Error::LimitReached {
+            what: "bytes",
+            limit: 8_000
+        }
+    );
+    assert!(f.heap_bytes() <= 8_000 && f.heap_bytes() > first);
+    let before = f.to_bytes();
+    assert!(f.insert(&member(i)).is_err());
+    assert_eq!(f.to_bytes(), before);
+    // A limit the first slice already exceeds is refused at build time.
+    assert!(matches!(
+        ScalableBloomFilter::builder(1_000_000, 0.01)
+            .max_bytes(1_000)
+            .build(),
+        Err(Error::LimitReached { what: "bytes", .. })
+    ));
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    assert_eq!(
+        ScalableBloomFilter::new(0, 0.01).unwrap_err(),
+        Error::ZeroItems
+    );
+    for p in [0.0, 1.0, f64::NAN, -0.5] {
+        assert!(
+            matches!(ScalableBloomFilter::new(10, p), Err(Error::InvalidFpr(_))),
+            "{p}"
+        );
+    }
+    for g in [0, 1] {
+        let err = ScalableBloomFilter::builder(10, 0.01)
+            .growth(g)
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("growth must be at least 2, got {g}")
+        );
+    }
+    for r in [0.0, 1.0, 1.5, -0.1, f64::NAN] {
+        let err = ScalableBloomFilter::builder(10, 0.01)
+            .tightening(r)
+            .build()
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("tightening ratio must be in (0, 1), got"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn union_sums_the_bounds_and_keeps_growing() {
+    let mut a = ScalableBloomFilter::new(50, 0.01).unwrap();
+    let mut b = ScalableBloomFilter::new(50, 0.01).unwrap();
+    for i in 0..300 {
+        a.insert(&member(i)).unwrap();
+        b.insert(&non_member(i)).unwrap();
+    }
+    let (bound_a, bound_b) = (a.fpr_bound(), b.fpr_bound());
+    let u = a.union(&b).unwrap();
+    assert!((u.fpr_bound() - (bound_a + bound_b)).abs() < 1e-12);
+    assert_eq!(u.slice_count(), a.slice_count() + b.slice_count());
+    assert!((0..300).all(|i| u.contains(&member(i)) && u.contains(&non_member(i))));
+    let mut u = u;
+    for i in 300..2_000 {
+        u.insert(&member(i)).unwrap();
+    }
+    assert!((0..2_000).all(|i| u.contains(&member(i))));
+    // Limits hold across a union.
+    let mut capped = ScalableBloomFilter::builder(50, 0.01)
+        .max_items(400)
+        .build()
+        .unwrap();
+    for i in 0..300 {
+        capped.insert(&member(i)).unwrap();
+    }
+    let before = capped.to_bytes();
+    assert!(matches!(
+        capped.union_with(&b),
+        Err(Error::LimitReached { .. })
+    ));
+    assert_eq!(capped.to_bytes(), before);
+}
+
+#[test]
+fn clear_keeps_the_slices() {
+    let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
+    for i in 0..100 {
+        f.insert(&member(i)).unwrap();
+    }
+    let (slices, bound) = (f.slice_count(), f.fpr_bound());
+    f.clear();
+    assert!(f.is_empty() && (0..100).all(|i| !f.contains(&member(i))));
+    assert_eq!((f.slice_count(), f.fpr_bound()), (slices, bound));
+    for i in 0..1_000 {
+        f.insert(&member(i)).unwrap();
+    }
+    assert!((0..1_000).all(|i| f.contains(&member(i))));
+}
