@@ -74,7 +74,7 @@ impl<K: Key> Bitmap<K> {
             })
         };
         let (lo, hi) = (bound(params.lo)?, bound(params.hi)?);
-        let keys = Self::range_len(lo, hi).map_err(|e| invalid(e.to_string()))?;
+        let keys = Self::range_len(lo, hi).map_err(Error::into_decode)?;
         Ok(Bitmap {
             lo,
             hi,

@@ -4,7 +4,7 @@
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::format::{Reader, Writer};
 use bloomkit_core::sizing::Design;
-use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, PortableHasher, Variant};
+use bloomkit_core::{Codec, Error, HasherSpec, PortableHasher, Variant};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -32,13 +32,6 @@ struct Repr {
     words: Vec<u64>,
 }
 
-fn invalid(e: Error) -> Error {
-    match e {
-        Error::Decode(_) => e,
-        other => Error::Decode(DecodeError::Invalid(other.to_string())),
-    }
-}
-
 impl<S: PortableHasher> BloomFilter<S> {
     fn params(&self) -> Params {
         Params {
@@ -52,10 +45,10 @@ impl<S: PortableHasher> BloomFilter<S> {
     /// have produced.
     fn from_parts(hasher: S, params: Params, words: Vec<u64>) -> Result<Self, Error> {
         if params.bits == 0 {
-            return Err(invalid(Error::ZeroBits));
+            return Err(Error::ZeroBits.into_decode());
         }
-        let bits = BitArray::from_words(words, params.bits).map_err(invalid)?;
-        Self::from_bit_array(bits, params.hashes, hasher, params.design).map_err(invalid)
+        let bits = BitArray::from_words(words, params.bits).map_err(Error::into_decode)?;
+        Self::from_bit_array(bits, params.hashes, hasher, params.design).map_err(Error::into_decode)
     }
 
     /// The filter in bloomkit's byte format: a header naming the variant, hasher and seed,
@@ -127,13 +120,7 @@ impl<S: PortableHasher> Serialize for BloomFilter<S> {
 impl<'de, S: PortableHasher> Deserialize<'de> for BloomFilter<S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
-        if repr.hasher.id != S::ID {
-            return Err(D::Error::custom(DecodeError::HasherMismatch {
-                expected: S::ID,
-                found: repr.hasher.id,
-            }));
-        }
-        let hasher = S::from_seed(repr.hasher.seed);
+        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
         Self::from_parts(hasher, repr.params, repr.words).map_err(D::Error::custom)
     }
 }

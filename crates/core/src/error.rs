@@ -115,6 +115,17 @@ pub enum Error {
     Decode(#[from] DecodeError),
 }
 
+impl Error {
+    /// This error, found while decoding: a bad parameter read from serialized bytes becomes
+    /// [`DecodeError::Invalid`] naming it; decode errors stay as they are.
+    pub fn into_decode(self) -> Error {
+        match self {
+            Error::Decode(_) => self,
+            other => Error::Decode(DecodeError::Invalid(other.to_string())),
+        }
+    }
+}
+
 /// Why a serialized filter was rejected by `from_bytes` (see `docs/format.md`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

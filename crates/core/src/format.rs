@@ -216,13 +216,7 @@ impl<'a> Reader<'a> {
     /// # Errors
     /// [`DecodeError::HasherMismatch`] when the bytes name another hasher.
     pub fn hasher<S: PortableHasher>(&self) -> Result<S, DecodeError> {
-        if self.header.hasher.id != S::ID {
-            return Err(DecodeError::HasherMismatch {
-                expected: S::ID,
-                found: self.header.hasher.id,
-            });
-        }
-        Ok(S::from_seed(self.header.hasher.seed))
+        S::from_spec(self.header.hasher)
     }
 
     /// Reads the parameter block.

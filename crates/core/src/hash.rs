@@ -47,6 +47,25 @@ pub trait PortableHasher: BuildHasher {
             seed: self.seed(),
         }
     }
+
+    /// The hasher a serialized filter names, if it is this type.
+    ///
+    /// # Errors
+    /// [`DecodeError::HasherMismatch`](crate::DecodeError::HasherMismatch) when `spec` names
+    /// another hasher.
+    fn from_spec(spec: HasherSpec) -> Result<Self, crate::DecodeError>
+    where
+        Self: Sized,
+    {
+        if spec.id == Self::ID {
+            Ok(Self::from_seed(spec.seed))
+        } else {
+            Err(crate::DecodeError::HasherMismatch {
+                expected: Self::ID,
+                found: spec.id,
+            })
+        }
+    }
 }
 
 /// Which hash function, with which seed: two filters can only be combined, and a serialized

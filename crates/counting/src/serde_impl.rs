@@ -41,13 +41,6 @@ mod serde_bytes_compat {
     }
 }
 
-fn invalid(e: Error) -> Error {
-    match e {
-        Error::Decode(_) => e,
-        other => Error::Decode(DecodeError::Invalid(other.to_string())),
-    }
-}
-
 impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
     fn params(&self) -> Params {
         Params {
@@ -62,11 +55,11 @@ impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
     /// have produced.
     fn from_parts(hasher: S, params: Params, packed: &[u8]) -> Result<Self, Error> {
         if params.counter_bits != C::BITS {
-            return Err(invalid(Error::Decode(DecodeError::Invalid(format!(
+            return Err(Error::Decode(DecodeError::Invalid(format!(
                 "filter of {}-bit counters, expected {}-bit counters",
                 params.counter_bits,
                 C::BITS
-            )))));
+            ))));
         }
         let check = || -> Result<Self, Error> {
             if params.counters == 0 {
@@ -88,7 +81,7 @@ impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
             filter.recount();
             Ok(filter)
         };
-        check().map_err(invalid)
+        check().map_err(Error::into_decode)
     }
 
     /// The filter in bloomkit's byte format: header, parameters (including the counter
@@ -159,13 +152,7 @@ impl<C: Counter, S: PortableHasher> Serialize for CountingBloomFilter<C, S> {
 impl<'de, C: Counter, S: PortableHasher> Deserialize<'de> for CountingBloomFilter<C, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
-        if repr.hasher.id != S::ID {
-            return Err(D::Error::custom(DecodeError::HasherMismatch {
-                expected: S::ID,
-                found: repr.hasher.id,
-            }));
-        }
-        let hasher = S::from_seed(repr.hasher.seed);
+        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
         Self::from_parts(hasher, repr.params, &repr.counters).map_err(D::Error::custom)
     }
 }

@@ -60,13 +60,6 @@ struct Repr {
     slices: Vec<SliceRepr>,
 }
 
-fn invalid(e: Error) -> Error {
-    match e {
-        Error::Decode(_) => e,
-        other => Error::Decode(DecodeError::Invalid(other.to_string())),
-    }
-}
-
 fn invalid_msg(msg: String) -> Error {
     Error::Decode(DecodeError::Invalid(msg))
 }
@@ -105,12 +98,12 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
             )));
         }
         if p.bits == 0 {
-            return Err(invalid(Error::ZeroBits));
+            return Err(Error::ZeroBits.into_decode());
         }
-        let design = Design::new(p.capacity, p.fpr).map_err(invalid)?;
-        let bits = BitArray::from_words(words, p.bits).map_err(invalid)?;
+        let design = Design::new(p.capacity, p.fpr).map_err(Error::into_decode)?;
+        let bits = BitArray::from_words(words, p.bits).map_err(Error::into_decode)?;
         let filter = BloomFilter::from_bit_array(bits, p.hashes, hasher.clone(), Some(design))
-            .map_err(invalid)?;
+            .map_err(Error::into_decode)?;
         Ok(Slice {
             filter,
             capacity: p.capacity,
@@ -130,7 +123,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
             max_bytes: params.max_bytes,
         }
         .check()
-        .map_err(invalid)?;
+        .map_err(Error::into_decode)?;
         if slices.is_empty() || slices.len() as u64 != params.slices {
             return Err(invalid_msg(format!(
                 "{} slices announced, {} present",
@@ -143,7 +136,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
                 "no slice of the sequence was ever created".into(),
             ));
         }
-        config.slice(params.next - 1).map_err(invalid)?;
+        config.slice(params.next - 1).map_err(Error::into_decode)?;
         let items: u64 = slices.iter().map(|s| s.items).sum();
         if items != params.len {
             return Err(invalid_msg(format!(
@@ -247,13 +240,7 @@ impl<S: PortableHasher + Clone> Serialize for ScalableBloomFilter<S> {
 impl<'de, S: PortableHasher + Clone> Deserialize<'de> for ScalableBloomFilter<S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
-        if repr.hasher.id != S::ID {
-            return Err(D::Error::custom(DecodeError::HasherMismatch {
-                expected: S::ID,
-                found: repr.hasher.id,
-            }));
-        }
-        let hasher = S::from_seed(repr.hasher.seed);
+        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
         let slices = repr
             .slices
             .into_iter()
