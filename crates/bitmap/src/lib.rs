@@ -308,10 +308,13 @@ impl<K: Key> Bitmap<K> {
         }
     }
 
-    fn combine(&mut self, other: &Self, op: fn(&mut BitArray, &BitArray)) -> Result<(), Error> {
+    fn combine(
+        &mut self,
+        other: &Self,
+        op: fn(&mut BitArray, &BitArray) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         self.check_compatible(other)?;
-        op(&mut self.bits, &other.bits);
-        Ok(())
+        op(&mut self.bits, &other.bits)
     }
 
     /// Adds every key of `other`.

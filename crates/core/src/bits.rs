@@ -119,15 +119,21 @@ impl BitArray {
         self.ones
     }
 
-    /// Whether bit `i` is set. `i` must be below [`len`](Self::len).
+    /// Whether bit `i` is set.
+    ///
+    /// # Panics
+    /// If `i` is not below [`len`](Self::len) (filters only pass positions from
+    /// [`crate::hash::Probes`], which are).
     #[inline]
     pub fn get(&self, i: u64) -> bool {
         debug_assert!(i < self.len);
         self.words[(i >> 6) as usize] & (1 << (i & 63)) != 0
     }
 
-    /// Sets bit `i`; returns `true` if it was clear before. `i` must be below
-    /// [`len`](Self::len).
+    /// Sets bit `i`; returns `true` if it was clear before.
+    ///
+    /// # Panics
+    /// If `i` is not below [`len`](Self::len).
     #[inline]
     pub fn set(&mut self, i: u64) -> bool {
         debug_assert!(i < self.len);
@@ -139,8 +145,10 @@ impl BitArray {
         was_clear
     }
 
-    /// Clears bit `i`; returns `true` if it was set before. `i` must be below
-    /// [`len`](Self::len).
+    /// Clears bit `i`; returns `true` if it was set before.
+    ///
+    /// # Panics
+    /// If `i` is not below [`len`](Self::len).
     #[inline]
     pub fn unset(&mut self, i: u64) -> bool {
         debug_assert!(i < self.len);
@@ -169,29 +177,41 @@ impl BitArray {
         self.words.capacity() * 8
     }
 
-    /// `self |= other`, word by word. Both arrays must have the same length.
-    pub fn union_with(&mut self, other: &BitArray) {
-        self.combine(other, |a, b| a | b);
+    /// `self |= other`, word by word.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] when the arrays differ in length; `self` is then unchanged.
+    pub fn union_with(&mut self, other: &BitArray) -> Result<(), Error> {
+        self.combine(other, |a, b| a | b)
     }
 
-    /// `self &= other`, word by word. Both arrays must have the same length.
-    pub fn intersect_with(&mut self, other: &BitArray) {
-        self.combine(other, |a, b| a & b);
+    /// `self &= other`, word by word.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] when the arrays differ in length; `self` is then unchanged.
+    pub fn intersect_with(&mut self, other: &BitArray) -> Result<(), Error> {
+        self.combine(other, |a, b| a & b)
     }
 
-    /// `self &= !other`, word by word. Both arrays must have the same length.
-    pub fn difference_with(&mut self, other: &BitArray) {
-        self.combine(other, |a, b| a & !b);
+    /// `self &= !other`, word by word.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] when the arrays differ in length; `self` is then unchanged.
+    pub fn difference_with(&mut self, other: &BitArray) -> Result<(), Error> {
+        self.combine(other, |a, b| a & !b)
     }
 
-    /// `self ^= other`, word by word. Both arrays must have the same length.
-    pub fn symmetric_difference_with(&mut self, other: &BitArray) {
-        self.combine(other, |a, b| a ^ b);
+    /// `self ^= other`, word by word.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] when the arrays differ in length; `self` is then unchanged.
+    pub fn symmetric_difference_with(&mut self, other: &BitArray) -> Result<(), Error> {
+        self.combine(other, |a, b| a ^ b)
     }
 
-    /// The number of bits set in `self | other`, without building it.
+    /// The number of bits set in `self | other`, without building it (over the shorter
+    /// length, if they differ).
     pub fn count_union(&self, other: &BitArray) -> u64 {
-        debug_assert_eq!(self.len, other.len);
         let pairs = self.words.iter().zip(&other.words);
         pairs.map(|(a, b)| u64::from((a | b).count_ones())).sum()
     }
@@ -251,14 +271,21 @@ impl BitArray {
         }
     }
 
-    fn combine(&mut self, other: &BitArray, op: impl Fn(u64, u64) -> u64) {
-        assert_eq!(self.len, other.len, "bit arrays of different lengths");
+    fn combine(&mut self, other: &BitArray, op: impl Fn(u64, u64) -> u64) -> Result<(), Error> {
+        if self.len != other.len {
+            return Err(Error::Incompatible {
+                what: "bits",
+                left: self.len,
+                right: other.len,
+            });
+        }
         let mut ones = 0;
         for (a, &b) in self.words.iter_mut().zip(&other.words) {
             *a = op(*a, b);
             ones += u64::from(a.count_ones());
         }
         self.ones = ones;
+        Ok(())
     }
 }
 
@@ -377,15 +404,21 @@ mod tests {
         let b = BitArray::from_words(vec![0b1010], 4).unwrap();
         assert_eq!(a.count_union(&b), 3);
         let mut u = a.clone();
-        u.union_with(&b);
+        u.union_with(&b).unwrap();
         assert_eq!((u.words()[0], u.count_ones()), (0b1110, 3));
         let mut x = a.clone();
-        x.symmetric_difference_with(&b);
+        x.symmetric_difference_with(&b).unwrap();
         assert_eq!(x.words()[0], 0b0110);
         let mut d = a.clone();
-        d.difference_with(&b);
+        d.difference_with(&b).unwrap();
         assert_eq!(d.words()[0], 0b0100);
-        a.intersect_with(&b);
+        a.intersect_with(&b).unwrap();
         assert_eq!((a.words()[0], a.count_ones()), (0b1000, 1));
+        let longer = BitArray::new(5).unwrap();
+        assert!(matches!(
+            a.union_with(&longer),
+            Err(Error::Incompatible { what: "bits", .. })
+        ));
+        assert_eq!(a.words()[0], 0b1000);
     }
 }
