@@ -57,10 +57,15 @@ use core::hash::{BuildHasher, Hash};
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design};
-use bloomkit_core::{Error, Filter, Intersection, PortableHasher, Union, Xxh3Builder};
+use bloomkit_core::{
+    check_same_shape, Error, Filter, Intersection, PortableHasher, Union, Xxh3Builder,
+};
 
+mod blocked;
 #[cfg(feature = "serde")]
 mod serde_impl;
+
+pub use blocked::BlockedBloomFilter;
 
 /// A classic Bloom filter over keys of any `Hash` type.
 ///
@@ -285,17 +290,11 @@ impl<S: PortableHasher> BloomFilter<S> {
     /// # Errors
     /// [`Error::Incompatible`] naming the first parameter that differs.
     pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
-        let (a, b) = (self.hasher.spec(), other.hasher.spec());
-        let pairs = [
+        check_same_shape(
             ("bits", self.bits.len(), other.bits.len()),
-            ("hash functions", self.hashes.into(), other.hashes.into()),
-            ("hashers", a.id.into(), b.id.into()),
-            ("seeds", a.seed, b.seed),
-        ];
-        match pairs.into_iter().find(|(_, l, r)| l != r) {
-            Some((what, left, right)) => Err(Error::Incompatible { what, left, right }),
-            None => Ok(()),
-        }
+            (self.hashes, other.hashes),
+            (self.hasher.spec(), other.hasher.spec()),
+        )
     }
 
     /// An estimate of the number of distinct keys in the union of `self` and `other`, from

@@ -8,7 +8,7 @@ use bloomkit_core::{Codec, Error, HasherSpec, PortableHasher, Variant};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::BloomFilter;
+use crate::{BlockedBloomFilter, BloomFilter};
 
 /// The parameter block of the byte format (`docs/format.md`).
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -122,5 +122,125 @@ impl<'de, S: PortableHasher> Deserialize<'de> for BloomFilter<S> {
         let repr = Repr::deserialize(deserializer)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
         Self::from_parts(hasher, repr.params, repr.words).map_err(D::Error::custom)
+    }
+}
+
+/// The blocked filter's parameter block (`docs/format.md`).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct BlockedParams {
+    blocks: u64,
+    hashes: u32,
+    design: Option<Design>,
+}
+
+#[derive(Serialize)]
+struct BlockedReprRef {
+    hasher: HasherSpec,
+    params: BlockedParams,
+    words: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+struct BlockedRepr {
+    hasher: HasherSpec,
+    params: BlockedParams,
+    words: Vec<u64>,
+}
+
+impl<S: PortableHasher> BlockedBloomFilter<S> {
+    fn blocked_params(&self) -> BlockedParams {
+        BlockedParams {
+            blocks: self.num_blocks(),
+            hashes: self.hashes,
+            design: self.design,
+        }
+    }
+
+    fn words(&self) -> Vec<u64> {
+        self.blocks.iter().flat_map(|b| b.0).collect()
+    }
+
+    /// Rebuilds a blocked filter from decoded parts, rejecting anything a constructor would
+    /// not have produced.
+    fn from_parts(hasher: S, params: BlockedParams, words: &[u64]) -> Result<Self, Error> {
+        let expected = params.blocks.checked_mul(8);
+        if expected != Some(words.len() as u64) {
+            return Err(Error::Decode(bloomkit_core::DecodeError::Invalid(format!(
+                "{} blocks need {} words, found {}",
+                params.blocks,
+                params.blocks.saturating_mul(8),
+                words.len()
+            ))));
+        }
+        let mut filter =
+            BlockedBloomFilter::with_blocks_and_hasher(params.blocks, params.hashes, hasher)
+                .map_err(Error::into_decode)?;
+        filter.design = match params.design {
+            Some(d) => Some(Design::new(d.capacity, d.fpr).map_err(Error::into_decode)?),
+            None => None,
+        };
+        for (block, chunk) in filter.blocks.iter_mut().zip(words.chunks_exact(8)) {
+            block.0.copy_from_slice(chunk);
+        }
+        filter.ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
+        Ok(filter)
+    }
+
+    /// The filter in bloomkit's byte format: header, parameters, the blocks as words, and a
+    /// checksum (`docs/format.md`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Writer::new(Variant::Blocked, self.hasher.spec())
+            .params(&self.blocked_params())
+            .words(&self.words())
+            .finish()
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::Blocked)?;
+        let hasher = reader.hasher::<S>()?;
+        let params: BlockedParams = reader.params()?;
+        let words = reader.words()?;
+        reader.finish()?;
+        Self::from_parts(hasher, params, &words)
+    }
+}
+
+impl BlockedBloomFilter {
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes). (For a hasher of your own,
+    /// use [`Codec::from_bytes`].)
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, hasher
+    /// or format version; never a panic, and no allocation beyond the input's size.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::decode(bytes)
+    }
+}
+
+impl<S: PortableHasher> Codec for BlockedBloomFilter<S> {
+    fn to_bytes(&self) -> Vec<u8> {
+        BlockedBloomFilter::to_bytes(self)
+    }
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::decode(bytes)
+    }
+}
+
+impl<S: PortableHasher> Serialize for BlockedBloomFilter<S> {
+    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+        BlockedReprRef {
+            hasher: self.hasher.spec(),
+            params: self.blocked_params(),
+            words: self.words(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de, S: PortableHasher> Deserialize<'de> for BlockedBloomFilter<S> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let repr = BlockedRepr::deserialize(deserializer)?;
+        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
+        Self::from_parts(hasher, repr.params, &repr.words).map_err(D::Error::custom)
     }
 }

@@ -7,13 +7,41 @@
 //! cargo test --release -p bloomkit-classic --test fpr -- --nocapture --include-ignored
 //! ```
 
-use bloomkit_classic::BloomFilter;
-use bloomkit_testkit::fpr::{check_grid, header, many_filters, one_filter, Subject};
+use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
+use bloomkit_testkit::fpr::{
+    check_grid, classic_conditional, header, many_filters, one_filter, Subject,
+};
 
 const CLASSIC: Subject<BloomFilter> = Subject {
     make: |n, p, seed| BloomFilter::with_seed(n, p, seed).expect("valid parameters"),
     shape: |f| (f.num_bits(), f.num_hashes()),
+    model: |f, n| f.fpr_at(n),
+    conditional: |f, n| classic_conditional(f, n, f.num_bits(), f.num_hashes()),
 };
+
+const BLOCKED: Subject<BlockedBloomFilter> = Subject {
+    make: |n, p, seed| BlockedBloomFilter::with_seed(n, p, seed).expect("valid parameters"),
+    shape: |f| (f.num_bits(), f.num_hashes()),
+    model: |f, n| f.fpr_at(n),
+    // Exact for the filter's fill: the average over blocks of (ones / 512)^k.
+    conditional: |f, _| f.estimated_fpr(),
+};
+
+/// The blocked filter, sized with the blocked model, honours the same grid.
+#[test]
+fn blocked_fpr_grid_honours_target() {
+    check_grid(&BLOCKED);
+}
+
+/// The blocked filter's small and large ends.
+#[test]
+fn blocked_fpr_at_the_ends() {
+    header();
+    many_filters(&BLOCKED, 1, 0.01, 10_000, 200).check_target();
+    many_filters(&BLOCKED, 10, 1e-4, 5_000, 20_000).check_target();
+    one_filter(&BLOCKED, 100_000, 1e-4, 20_000_000).check_target();
+    one_filter(&BLOCKED, 10_000_000, 0.01, 2_000_000).check_target();
+}
 
 #[test]
 fn fpr_grid_honours_target() {

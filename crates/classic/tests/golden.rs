@@ -147,3 +147,43 @@ fn serialized_format_is_pinned() {
     );
     assert_eq!((g.num_bits(), g.num_hashes()), (967, 6));
 }
+
+#[test]
+fn block_probe_positions_are_pinned() {
+    use bloomkit_core::hash::BlockProbe;
+    // Computed independently (Python) from the documented construction.
+    let cases: [(u64, u64, u32, u64, &[u64]); 3] = [
+        (
+            0x0123456789abcdef,
+            1000,
+            7,
+            4,
+            &[50, 123, 155, 157, 187, 212, 243],
+        ),
+        (
+            0xc77b3abb6f87acd9,
+            19329,
+            10,
+            15061,
+            &[18, 36, 193, 229, 313, 373, 438, 461, 463, 470],
+        ),
+        (
+            0,
+            1,
+            16,
+            0,
+            &[0, 131, 178, 199, 230, 261, 303, 392, 431, 500],
+        ),
+    ];
+    for (hash, blocks, k, block, positions) in cases {
+        let probe = BlockProbe::new(hash, blocks, k);
+        let got: Vec<u64> = (0..512u64)
+            .filter(|&p| probe.mask[(p >> 6) as usize] & (1 << (p & 63)) != 0)
+            .collect();
+        assert_eq!(
+            (probe.block, got.as_slice()),
+            (block, positions),
+            "hash {hash:#x}"
+        );
+    }
+}

@@ -350,3 +350,72 @@ impl Iterator for Probes {
 }
 
 impl ExactSizeIterator for Probes {}
+
+/// The splitmix64 finaliser (Steele, Lea & Flood 2014): a bijective 64-bit mix.
+#[inline]
+const fn splitmix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Bits in one block of a blocked Bloom filter: a 64-byte cache line.
+pub const BLOCK_BITS: u64 = 512;
+
+/// Where a key goes in a blocked Bloom filter (Putze, Sanders & Singler 2007): one 512-bit
+/// block, chosen from the high bits of the key's hash by [`reduce`], and k bit positions in
+/// it, as a mask of eight words, so that a lookup is one cache line and a branch-free
+/// compare.
+///
+/// The positions are 9-bit chunks of a stream derived from the hash (seven per 64-bit
+/// word, the stream refilled by a multiplicative mix), drawn uniformly and independently
+/// with replacement, which is what [`crate::sizing::blocked_fpr_model`] assumes.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::hash::BlockProbe;
+///
+/// let probe = BlockProbe::new(0x0123_4567_89ab_cdef, 1_000, 7);
+/// assert!(probe.block < 1_000);
+/// let bits: u32 = probe.mask.iter().map(|w| w.count_ones()).sum();
+/// assert!((1..=7).contains(&bits)); // 7 positions, a few may coincide
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockProbe {
+    /// The block, in `[0, blocks)`.
+    pub block: u64,
+    /// The key's bits in that block, word by word.
+    pub mask: [u64; 8],
+}
+
+impl BlockProbe {
+    /// The block among `blocks` (at least 1) and the `k` positions of the key whose hash is
+    /// `hash`.
+    #[inline]
+    pub fn new(hash: u64, blocks: u64, k: u32) -> BlockProbe {
+        let mut mask = [0u64; 8];
+        // The first word is the hash times an odd constant: its low 63 bits are a bijection
+        // of the hash's, so its seven 9-bit chunks are uniform and independent. Each further
+        // word is a splitmix64 round of the whole hash (not of the shifted-out remainder,
+        // which by then holds a single bit).
+        let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut left_in_word = 7;
+        let mut round = 0u64;
+        for _ in 0..k {
+            if left_in_word == 0 {
+                round += 1;
+                word = splitmix(hash.wrapping_add(round.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+                left_in_word = 7;
+            }
+            let position = word & (BLOCK_BITS - 1);
+            mask[(position >> 6) as usize] |= 1 << (position & 63);
+            word >>= 9;
+            left_in_word -= 1;
+        }
+        BlockProbe {
+            block: reduce(hash, blocks),
+            mask,
+        }
+    }
+}

@@ -59,7 +59,7 @@ pub mod hash;
 pub mod sizing;
 
 pub use error::{check_fpr, DecodeError, Error, Variant};
-pub use filter::{Filter, Intersection, Remove, Union};
+pub use filter::{check_same_shape, Filter, Intersection, Remove, Union};
 #[cfg(feature = "serde")]
 pub use format::Codec;
 pub use hash::{HasherSpec, PortableHasher, Xxh3Builder};

@@ -22,6 +22,7 @@
 //! k = 7 and 9,592,961 bits (+0.08%), and the target holds.
 
 use crate::bits::MAX_BITS;
+use crate::hash::BLOCK_BITS;
 use crate::{check_fpr, Error};
 
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
@@ -363,6 +364,145 @@ fn bisect(
     Ok(hi)
 }
 
+/// The false-positive rate of a blocked Bloom filter of `blocks` blocks of 512 bits and `k`
+/// probes per key (all in one block) holding `n` items (Putze, Sanders & Singler 2007):
+///
+/// ```text
+/// sum over j of Poisson(j; n / blocks) * fpr_exact(j, 512, k),   combined with n / 2^64
+/// ```
+///
+/// A block's load is Poisson around the mean, and overloaded blocks cost more than
+/// underloaded ones save, so at equal size a blocked filter is less accurate than a classic
+/// one (10 bits/key: 0.96% against 0.82%). Sizing a blocked filter with the classic formula
+/// misses the target; this is the model to size it with.
+///
+/// # Errors
+/// [`Error::ZeroBits`] for no blocks, [`Error::InvalidHashCount`].
+pub fn blocked_fpr_model(n: u64, blocks: u64, k: u32) -> Result<f64, Error> {
+    if blocks == 0 {
+        return Err(Error::ZeroBits);
+    }
+    check_hashes(u64::from(k))?;
+    let lambda = n as f64 / blocks as f64;
+    // Sum the Poisson mixture outwards from its mode, until the terms stop mattering.
+    let mode = lambda.floor();
+    let ln_pmf = |j: f64| j * lambda.ln() - lambda - ln_factorial(j);
+    let term = |j: f64| -> Result<f64, Error> {
+        let pmf = if lambda == 0.0 {
+            if j == 0.0 {
+                1.0
+            } else {
+                0.0
+            }
+        } else {
+            ln_pmf(j).exp()
+        };
+        Ok(pmf * fpr_exact(j as u64, BLOCK_BITS, k)?)
+    };
+    let mut total = term(mode)?;
+    let spread = 12.0 * lambda.sqrt() + 20.0;
+    let mut j = mode + 1.0;
+    while j <= mode + spread {
+        total += term(j)?;
+        j += 1.0;
+    }
+    let mut j = mode - 1.0;
+    while j >= 0.0 && j >= mode - spread {
+        total += term(j)?;
+        j -= 1.0;
+    }
+    let floor = n as f64 / TWO_POW_64;
+    Ok((1.0 - (1.0 - total.min(1.0)) * (1.0 - floor)).min(1.0))
+}
+
+/// `ln(j!)`, exactly for small `j` and by Stirling's series beyond.
+fn ln_factorial(j: f64) -> f64 {
+    if j < 20.0 {
+        (2..=j as u64).map(|i| (i as f64).ln()).sum()
+    } else {
+        let x = j + 1.0;
+        (x - 0.5) * x.ln() - x + 0.5 * (2.0 * core::f64::consts::PI).ln() + 1.0 / (12.0 * x)
+            - 1.0 / (360.0 * x * x * x)
+    }
+}
+
+/// The number of 512-bit blocks and probes a blocked Bloom filter uses for `n` items at rate
+/// `p`: for each `k` near the optimum, the fewest blocks whose [`blocked_fpr_model`] is at
+/// most `p`; the fewest blocks win, ties going to the smaller `k`. About 9.9 bits per key
+/// at 1% (3% more than the classic filter), 15.5 at 0.1% (8% more).
+///
+/// # Errors
+/// As [`plan`].
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::sizing::{blocked_fpr_model, blocked_plan};
+///
+/// let p = blocked_plan(1_000_000, 0.01)?;
+/// let bits_per_key = (p.bits * 512) as f64 / 1e6;
+/// assert!((9.8..10.1).contains(&bits_per_key), "{bits_per_key}");
+/// assert!(blocked_fpr_model(1_000_000, p.bits, p.hashes)? <= 0.01);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+///
+/// (`bits` in the returned [`Plan`] counts blocks.)
+pub fn blocked_plan(n: u64, p: f64) -> Result<Plan, Error> {
+    check_items(n)?;
+    check_fpr(p)?;
+    if n as f64 / TWO_POW_64 >= p {
+        return Err(Error::UnreachableFpr {
+            fpr: p,
+            items: n,
+            floor: n as f64 / TWO_POW_64,
+        });
+    }
+    let max_blocks = MAX_BITS / BLOCK_BITS;
+    let k_opt = -p.log2();
+    let lo_k = (k_opt.floor() as u32).saturating_sub(3).max(1);
+    let hi_k = (k_opt.ceil() as u32 + 1).clamp(1, MAX_HASHES);
+    let mut best: Option<Plan> = None;
+    let mut last_err = None;
+    for k in lo_k..=hi_k {
+        let ok = |b: u64| blocked_fpr_model(n, b, k).map(|f| f <= p);
+        // Start from the classic size and double until the model is met.
+        let start = bits_for(n, p, k)
+            .map(|m| m.div_ceil(BLOCK_BITS))
+            .unwrap_or(1)
+            .max(1);
+        let mut hi = start;
+        let found = loop {
+            match ok(hi) {
+                Ok(true) => break Ok(hi),
+                Ok(false) if hi < max_blocks => hi = hi.saturating_mul(2).min(max_blocks),
+                Ok(false) => {
+                    break Err(Error::TooLarge {
+                        bits: f64::INFINITY,
+                        max: MAX_BITS,
+                    })
+                }
+                Err(e) => break Err(e),
+            }
+        };
+        match found.and_then(|hi| bisect(hi / 2, hi, ok)) {
+            Ok(blocks) if best.map_or(true, |b| blocks < b.bits) => {
+                best = Some(Plan {
+                    bits: blocks,
+                    hashes: k,
+                });
+            }
+            Ok(_) => {}
+            Err(e) => last_err = Some(e),
+        }
+    }
+    best.ok_or_else(|| {
+        last_err.unwrap_or(Error::TooLarge {
+            bits: f64::INFINITY,
+            max: MAX_BITS,
+        })
+    })
+}
+
 /// The largest number of items a filter of `m` bits and `k` probes can hold while its
 /// [`fpr_model`] stays at or below `p`. May be 0 for a filter too small for `p`.
 ///
@@ -580,6 +720,29 @@ mod tests {
             Err(Error::TooLarge { .. })
         ));
         assert_eq!(coprime_bits(0, 3), Err(Error::ZeroBits));
+    }
+
+    #[test]
+    fn blocked_model_matches_the_brief() {
+        // 512-bit blocks at 10 bits/key, 6 probes: 0.957% (RocksDB measured 0.957%); the
+        // classic filter at the same size and best k: 0.819%.
+        let n = 1_000_000u64;
+        let blocks = n * 10 / 512;
+        let got = blocked_fpr_model(n, blocks, 6).unwrap();
+        assert!((got - 0.00957).abs() < 0.0002, "{got}");
+        // Bits per key needed: 9.90 for 1%, 15.49 for 0.1% (within a little, for integer k).
+        for (p, bpk) in [(0.01, 9.90), (0.001, 15.49)] {
+            let plan = blocked_plan(n, p).unwrap();
+            let got = (plan.bits * 512) as f64 / n as f64;
+            assert!(got >= bpk - 0.05 && got < bpk * 1.02, "{p}: {got}");
+            assert!(blocked_fpr_model(n, plan.bits, plan.hashes).unwrap() <= p);
+            assert!(blocked_fpr_model(n, plan.bits - 1, plan.hashes).unwrap() > p);
+        }
+        assert_eq!(blocked_fpr_model(0, 10, 3).unwrap(), 0.0);
+        assert_eq!(blocked_fpr_model(1, 0, 3), Err(Error::ZeroBits));
+        assert!(blocked_plan(0, 0.1).is_err() && blocked_plan(10, 2.0).is_err());
+        let tiny = blocked_plan(1, 0.01).unwrap();
+        assert_eq!(tiny.bits, 1);
     }
 
     #[test]

@@ -77,7 +77,7 @@ use bloomkit_classic::BloomFilter;
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
-use bloomkit_core::{Error, Filter, PortableHasher, Remove, Union, Xxh3Builder};
+use bloomkit_core::{check_same_shape, Error, Filter, PortableHasher, Remove, Union, Xxh3Builder};
 
 mod counter;
 #[cfg(feature = "serde")]
@@ -399,17 +399,11 @@ impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
     /// # Errors
     /// [`Error::Incompatible`] naming the first parameter that differs.
     pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
-        let (a, b) = (self.hasher.spec(), other.hasher.spec());
-        let pairs = [
+        check_same_shape(
             ("counters", self.counters.len(), other.counters.len()),
-            ("hash functions", self.hashes.into(), other.hashes.into()),
-            ("hashers", a.id.into(), b.id.into()),
-            ("seeds", a.seed, b.seed),
-        ];
-        match pairs.into_iter().find(|(_, l, r)| l != r) {
-            Some((what, left, right)) => Err(Error::Incompatible { what, left, right }),
-            None => Ok(()),
-        }
+            (self.hashes, other.hashes),
+            (self.hasher.spec(), other.hasher.spec()),
+        )
     }
 }
 

@@ -14,12 +14,30 @@ use crate::{measure_fpr, member, non_member, FprMeasurement};
 pub const Z: f64 = 4.0;
 
 /// How the harness builds and inspects a variant: `make(n, p, seed)` builds a filter for
-/// n items at rate p with a seed, `shape` reports its bits (or counters) and probes.
+/// n items at rate p with a seed, `shape` reports its bits (or counters) and probes,
+/// `model(f, n)` is the rate the variant's sizing model predicts for it at n items, and
+/// `conditional(f, n)` the rate its current fill implies.
 pub struct Subject<F> {
     /// Builds a filter for `(n, p, seed)`.
     pub make: fn(u64, f64, u64) -> F,
     /// `(m, k)` of a filter.
     pub shape: fn(&F) -> (u64, u32),
+    /// The model's rate for this filter at n items.
+    pub model: fn(&F, u64) -> f64,
+    /// The rate this filter's fill implies, at n items.
+    pub conditional: fn(&F, u64) -> f64,
+}
+
+/// The fill-implied rate of a classic-layout filter (m bits or counters, k probes spread
+/// over all of them): `(X/m)^k` from `estimated_fpr`, combined with the hashing floor.
+pub fn classic_conditional<F: Filter<u64>>(f: &F, n: u64, m: u64, k: u32) -> f64 {
+    let floor = hashing_floor(n, m, k).expect("valid shape");
+    1.0 - (1.0 - f.estimated_fpr()) * (1.0 - floor)
+}
+
+/// The classic model for a classic-layout filter of shape `(m, k)`.
+pub fn classic_model(n: u64, m: u64, k: u32) -> f64 {
+    fpr_model(n, m, k).expect("valid shape")
 }
 
 /// One measured row of the FPR table.
@@ -128,14 +146,13 @@ pub fn one_filter<F: Filter<u64> + Sync>(subject: &Subject<F>, n: u64, p: f64, p
     }
     assert!((0..n).all(|i| f.contains(&member(i))), "false negative");
     let (bits, k) = (subject.shape)(&f);
-    let floor = hashing_floor(n, bits, k).expect("valid shape");
     Row {
         n,
         p,
         bits,
         k,
-        predicted: fpr_model(n, bits, k).expect("valid shape"),
-        conditional: Some(1.0 - (1.0 - f.estimated_fpr()) * (1.0 - floor)),
+        predicted: (subject.model)(&f, n),
+        conditional: Some((subject.conditional)(&f, n)),
         m: measure_fpr(&f, probes),
     }
 }
@@ -150,7 +167,9 @@ pub fn many_filters<F: Filter<u64>>(
     instances: u64,
     probes_each: u64,
 ) -> Row {
-    let (bits, k) = (subject.shape)(&(subject.make)(n, p, 0));
+    let first = (subject.make)(n, p, 0);
+    let (bits, k) = (subject.shape)(&first);
+    let predicted = (subject.model)(&first, n);
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get() as u64);
     let make = subject.make;
     let false_positives: u64 = std::thread::scope(|s| {
@@ -181,7 +200,7 @@ pub fn many_filters<F: Filter<u64>>(
         p,
         bits,
         k,
-        predicted: fpr_model(n, bits, k).expect("valid shape"),
+        predicted,
         conditional: None,
         m: FprMeasurement {
             false_positives,

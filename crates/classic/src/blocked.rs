@@ -1,0 +1,334 @@
+//! The cache-line blocked Bloom filter: all k bits of a key in one 512-bit block.
+
+use core::convert::Infallible;
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+use bloomkit_core::hash::{BlockProbe, BLOCK_BITS};
+use bloomkit_core::sizing::{self, check_hashes, Design};
+use bloomkit_core::{
+    check_same_shape, Error, Filter, Intersection, PortableHasher, Union, Xxh3Builder,
+};
+
+/// One 64-byte block, aligned to a cache line.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+#[repr(align(64))]
+pub(crate) struct Block(pub(crate) [u64; 8]);
+
+/// A Bloom filter whose k bits per key all fall in one 512-bit block (Putze, Sanders &
+/// Singler 2007): a lookup touches one cache line, and tests its bits with one branch-free
+/// compare, where a classic filter touches k lines.
+///
+/// The price is accuracy at equal size: block loads vary, so it needs about 3% more bits
+/// than the classic filter at 1% (9.9 bits/key) and 8% more at 0.1%. It is sized with the
+/// blocked model ([`sizing::blocked_fpr_model`]), so it still honours its target.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::BlockedBloomFilter;
+///
+/// let mut f = BlockedBloomFilter::new(1_000_000, 0.01)?;
+/// assert!(f.insert("key"));
+/// assert!(f.contains("key"));
+/// assert!(f.fpr_at(1_000_000) <= 0.01);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+#[derive(Clone, PartialEq)]
+pub struct BlockedBloomFilter<S = Xxh3Builder> {
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) hashes: u32,
+    pub(crate) design: Option<Design>,
+    pub(crate) hasher: S,
+    pub(crate) ones: u64,
+}
+
+impl BlockedBloomFilter {
+    /// A blocked filter for `expected_items` at false-positive rate `fpr`, with the default
+    /// hasher and seed.
+    ///
+    /// # Errors
+    /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::UnreachableFpr`],
+    /// [`Error::TooLarge`], [`Error::AllocationFailed`].
+    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
+        Self::with_hasher(expected_items, fpr, Xxh3Builder::default())
+    }
+
+    /// As [`new`](Self::new), with XXH3-64 seeded with `seed`.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_seed(expected_items: u64, fpr: f64, seed: u64) -> Result<Self, Error> {
+        Self::with_hasher(expected_items, fpr, Xxh3Builder::with_seed(seed))
+    }
+
+    /// A filter of exactly `blocks` blocks of 512 bits and `hashes` probes per key.
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`], [`Error::InvalidHashCount`], [`Error::TooLarge`],
+    /// [`Error::AllocationFailed`].
+    pub fn with_blocks(blocks: u64, hashes: u32) -> Result<Self, Error> {
+        Self::with_blocks_and_hasher(blocks, hashes, Xxh3Builder::default())
+    }
+}
+
+/// `blocks` zeroed blocks, or the reason they cannot be had.
+pub(crate) fn zeroed_blocks(blocks: u64) -> Result<Vec<Block>, Error> {
+    if blocks == 0 {
+        return Err(Error::ZeroBits);
+    }
+    let max = bloomkit_core::bits::MAX_BITS / BLOCK_BITS;
+    if blocks > max {
+        return Err(Error::TooLarge {
+            bits: blocks as f64 * BLOCK_BITS as f64,
+            max: bloomkit_core::bits::MAX_BITS,
+        });
+    }
+    let failed = || Error::AllocationFailed {
+        bytes: blocks.saturating_mul(64),
+    };
+    let n = usize::try_from(blocks).map_err(|_| failed())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| failed())?;
+    v.resize(n, Block::default());
+    Ok(v)
+}
+
+impl<S: BuildHasher> BlockedBloomFilter<S> {
+    /// A blocked filter for `expected_items` at rate `fpr`, hashing with `hasher`.
+    ///
+    /// # Errors
+    /// As [`BlockedBloomFilter::new`].
+    pub fn with_hasher(expected_items: u64, fpr: f64, hasher: S) -> Result<Self, Error> {
+        let design = Design::new(expected_items, fpr)?;
+        let plan = sizing::blocked_plan(expected_items, fpr)?;
+        let mut filter = Self::with_blocks_and_hasher(plan.bits, plan.hashes, hasher)?;
+        filter.design = Some(design);
+        Ok(filter)
+    }
+
+    /// `blocks` blocks and `hashes` probes, hashing with `hasher`.
+    ///
+    /// # Errors
+    /// As [`BlockedBloomFilter::with_blocks`].
+    pub fn with_blocks_and_hasher(blocks: u64, hashes: u32, hasher: S) -> Result<Self, Error> {
+        let hashes = check_hashes(u64::from(hashes))?;
+        Ok(BlockedBloomFilter {
+            blocks: zeroed_blocks(blocks)?,
+            hashes,
+            design: None,
+            hasher,
+            ones: 0,
+        })
+    }
+
+    #[inline]
+    fn probe(&self, hash: u64) -> BlockProbe {
+        BlockProbe::new(hash, self.blocks.len() as u64, self.hashes)
+    }
+
+    /// The 64-bit hash of `key` that the `*_hash` methods take.
+    #[inline]
+    pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Inserts `key`; returns `true` if it was certainly not present before.
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+        self.insert_hash(self.hash_key(key))
+    }
+
+    /// [`insert`](Self::insert) by hash.
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        let probe = self.probe(hash);
+        let block = &mut self.blocks[probe.block as usize].0;
+        let mut new_bits = 0;
+        for (word, mask) in block.iter_mut().zip(probe.mask) {
+            new_bits += (mask & !*word).count_ones();
+            *word |= mask;
+        }
+        self.ones += u64::from(new_bits);
+        new_bits > 0
+    }
+
+    /// Whether `key` may be in the filter.
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+        self.contains_hash(self.hash_key(key))
+    }
+
+    /// [`contains`](Self::contains) by hash: one block, and one compare of its eight words
+    /// against the key's mask, with no branch per probe.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let probe = self.probe(hash);
+        let block = &self.blocks[probe.block as usize].0;
+        let mut missing = 0;
+        for (word, mask) in block.iter().zip(probe.mask) {
+            missing |= mask & !word;
+        }
+        missing == 0
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        self.blocks.fill(Block::default());
+        self.ones = 0;
+    }
+
+    /// The number of 512-bit blocks.
+    pub fn num_blocks(&self) -> u64 {
+        self.blocks.len() as u64
+    }
+
+    /// The number of bits (512 per block).
+    pub fn num_bits(&self) -> u64 {
+        self.num_blocks() * BLOCK_BITS
+    }
+
+    /// `k`, the number of probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        self.ones
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// The design point, for a filter built from (items, FPR).
+    pub fn design(&self) -> Option<Design> {
+        self.design
+    }
+
+    fn block_ones(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks
+            .iter()
+            .map(|b| b.0.iter().map(|w| w.count_ones()).sum())
+    }
+
+    /// An estimate of the number of distinct keys inserted: Swamidass & Baldi's estimator
+    /// applied block by block and summed; infinite once a block is full.
+    pub fn estimated_len(&self) -> f64 {
+        let k = f64::from(self.hashes);
+        let per_bit = BLOCK_BITS as f64;
+        self.block_ones()
+            .map(|x| -(per_bit / k) * (-f64::from(x) / per_bit).ln_1p())
+            .sum()
+    }
+
+    /// The false-positive rate now: the average over blocks of `(X_b / 512)^k`, which is
+    /// exact for this filter's fill (a non-member lands in a uniformly random block).
+    pub fn estimated_fpr(&self) -> f64 {
+        let k = self.hashes as i32;
+        let sum: f64 = self
+            .block_ones()
+            .map(|x| (f64::from(x) / BLOCK_BITS as f64).powi(k))
+            .sum();
+        sum / self.blocks.len() as f64
+    }
+
+    /// The false-positive rate the blocked model predicts after `items` distinct insertions.
+    pub fn fpr_at(&self, items: u64) -> f64 {
+        sizing::blocked_fpr_model(items, self.num_blocks(), self.hashes).unwrap_or(1.0)
+    }
+
+    /// Bytes of heap memory held.
+    pub fn heap_bytes(&self) -> usize {
+        self.blocks.capacity() * core::mem::size_of::<Block>()
+    }
+
+    fn combine(&mut self, other: &Self, op: fn(u64, u64) -> u64) {
+        let mut ones = 0;
+        for (a, b) in self.blocks.iter_mut().zip(&other.blocks) {
+            for (x, y) in a.0.iter_mut().zip(b.0) {
+                *x = op(*x, y);
+                ones += u64::from(x.count_ones());
+            }
+        }
+        self.ones = ones;
+    }
+}
+
+impl<S: PortableHasher> BlockedBloomFilter<S> {
+    /// Checks that `other` has the same blocks, probes, hasher and seed.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] naming the first parameter that differs.
+    pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
+        check_same_shape(
+            ("blocks", self.num_blocks(), other.num_blocks()),
+            (self.hashes, other.hashes),
+            (self.hasher.spec(), other.hasher.spec()),
+        )
+    }
+}
+
+impl<S: PortableHasher + Clone> Union for BlockedBloomFilter<S> {
+    /// Bitwise OR: every key of either.
+    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        self.combine(other, |a, b| a | b);
+        Ok(())
+    }
+}
+
+impl<S: PortableHasher + Clone> Intersection for BlockedBloomFilter<S> {
+    /// Bitwise AND: every key both held.
+    fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        self.combine(other, |a, b| a & b);
+        Ok(())
+    }
+}
+
+impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for BlockedBloomFilter<S> {
+    type InsertError = Infallible;
+
+    #[inline]
+    fn hash_key(&self, key: &T) -> u64 {
+        self.hasher.hash_one(key)
+    }
+    #[inline]
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Infallible> {
+        Ok(self.insert_hash(hash))
+    }
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        BlockedBloomFilter::contains_hash(self, hash)
+    }
+    fn clear(&mut self) {
+        BlockedBloomFilter::clear(self);
+    }
+    fn estimated_len(&self) -> f64 {
+        BlockedBloomFilter::estimated_len(self)
+    }
+    fn heap_bytes(&self) -> usize {
+        BlockedBloomFilter::heap_bytes(self)
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        self.design.map(|d| d.fpr)
+    }
+    fn estimated_fpr(&self) -> f64 {
+        BlockedBloomFilter::estimated_fpr(self)
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for BlockedBloomFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockedBloomFilter")
+            .field("blocks", &self.blocks.len())
+            .field("hashes", &self.hashes)
+            .field("ones", &self.ones)
+            .field("design", &self.design)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
