@@ -122,6 +122,41 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
         })
     }
 
+    /// A filter over existing blocks given as words (eight per block, as
+    /// [`to_words`](Self::to_words) returns them), with `hashes` probes and `hasher`.
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`] for no words, [`Error::Decode`] when the count is not a multiple
+    /// of eight, [`Error::InvalidHashCount`], and the errors of [`Design::new`].
+    pub fn from_words(
+        words: &[u64],
+        hashes: u32,
+        hasher: S,
+        design: Option<Design>,
+    ) -> Result<Self, Error> {
+        if words.len() % 8 != 0 {
+            return Err(Error::Decode(bloomkit_core::DecodeError::Invalid(format!(
+                "{} words do not make whole 512-bit blocks",
+                words.len()
+            ))));
+        }
+        let mut filter = Self::with_blocks_and_hasher(words.len() as u64 / 8, hashes, hasher)?;
+        filter.design = match design {
+            Some(d) => Some(Design::new(d.capacity, d.fpr)?),
+            None => None,
+        };
+        for (block, chunk) in filter.blocks.iter_mut().zip(words.chunks_exact(8)) {
+            block.0.copy_from_slice(chunk);
+        }
+        filter.ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
+        Ok(filter)
+    }
+
+    /// The blocks as words, eight per block.
+    pub fn to_words(&self) -> Vec<u64> {
+        self.blocks.iter().flat_map(|b| b.0).collect()
+    }
+
     #[inline]
     fn probe(&self, hash: u64) -> BlockProbe {
         BlockProbe::new(hash, self.blocks.len() as u64, self.hashes)

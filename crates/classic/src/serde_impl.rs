@@ -156,15 +156,10 @@ impl<S: PortableHasher> BlockedBloomFilter<S> {
         }
     }
 
-    fn words(&self) -> Vec<u64> {
-        self.blocks.iter().flat_map(|b| b.0).collect()
-    }
-
     /// Rebuilds a blocked filter from decoded parts, rejecting anything a constructor would
     /// not have produced.
     fn from_parts(hasher: S, params: BlockedParams, words: &[u64]) -> Result<Self, Error> {
-        let expected = params.blocks.checked_mul(8);
-        if expected != Some(words.len() as u64) {
+        if params.blocks.checked_mul(8) != Some(words.len() as u64) {
             return Err(Error::Decode(bloomkit_core::DecodeError::Invalid(format!(
                 "{} blocks need {} words, found {}",
                 params.blocks,
@@ -172,18 +167,7 @@ impl<S: PortableHasher> BlockedBloomFilter<S> {
                 words.len()
             ))));
         }
-        let mut filter =
-            BlockedBloomFilter::with_blocks_and_hasher(params.blocks, params.hashes, hasher)
-                .map_err(Error::into_decode)?;
-        filter.design = match params.design {
-            Some(d) => Some(Design::new(d.capacity, d.fpr).map_err(Error::into_decode)?),
-            None => None,
-        };
-        for (block, chunk) in filter.blocks.iter_mut().zip(words.chunks_exact(8)) {
-            block.0.copy_from_slice(chunk);
-        }
-        filter.ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
-        Ok(filter)
+        Self::from_words(words, params.hashes, hasher, params.design).map_err(Error::into_decode)
     }
 
     /// The filter in bloomkit's byte format: header, parameters, the blocks as words, and a
@@ -191,7 +175,7 @@ impl<S: PortableHasher> BlockedBloomFilter<S> {
     pub fn to_bytes(&self) -> Vec<u8> {
         Writer::new(Variant::Blocked, self.hasher.spec())
             .params(&self.blocked_params())
-            .words(&self.words())
+            .words(&self.to_words())
             .finish()
     }
 
@@ -231,7 +215,7 @@ impl<S: PortableHasher> Serialize for BlockedBloomFilter<S> {
         BlockedReprRef {
             hasher: self.hasher.spec(),
             params: self.blocked_params(),
-            words: self.words(),
+            words: self.to_words(),
         }
         .serialize(serializer)
     }
