@@ -48,7 +48,9 @@
 //! # Which structure?
 //!
 //! - **classic Bloom filter** ([`BloomFilter`]): a known number of items, no deletes;
-//!   about 9.6 bits per item at 1%, 4.8 more per 10x lower rate.
+//!   about 9.6 bits per item at 1%, 4.8 more per 10x lower rate. Its cache-line blocked
+//!   sibling ([`BlockedBloomFilter`]) touches one cache line per lookup for about 3% more
+//!   memory at 1%.
 //! - **a `HashSet`**: when the set is small enough to keep exactly, or false positives are
 //!   unacceptable and there is no second check.
 //! - **bitmap** (`Bitmap`, feature `bitmap`): keys are dense integers in a bounded range
@@ -62,7 +64,8 @@
 //!
 //! # Crate features
 //!
-//! - `classic` (default): the classic Bloom filter, as [`classic`] and [`BloomFilter`].
+//! - `classic` (default): the classic and blocked Bloom filters, as [`classic`],
+//!   [`BloomFilter`] and [`BlockedBloomFilter`].
 //! - `counting` (default): the counting Bloom filter, as `counting` and
 //!   `CountingBloomFilter`.
 //! - `scalable` (default): the scalable Bloom filter, as `scalable` and
@@ -88,7 +91,7 @@ pub use bloomkit_core::{format, Codec};
 #[cfg(feature = "classic")]
 pub use bloomkit_classic as classic;
 #[cfg(feature = "classic")]
-pub use bloomkit_classic::BloomFilter;
+pub use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
 
 #[cfg(feature = "counting")]
 pub use bloomkit_counting as counting;
@@ -109,14 +112,14 @@ pub use bloomkit_bitmap::Bitmap;
 pub mod prelude {
     #[cfg(feature = "bitmap")]
     pub use crate::Bitmap;
-    #[cfg(feature = "classic")]
-    pub use crate::BloomFilter;
     #[cfg(feature = "serde")]
     pub use crate::Codec;
     #[cfg(feature = "counting")]
     pub use crate::CountingBloomFilter;
     #[cfg(feature = "scalable")]
     pub use crate::ScalableBloomFilter;
+    #[cfg(feature = "classic")]
+    pub use crate::{BlockedBloomFilter, BloomFilter};
     pub use crate::{Error, Filter, Intersection, Remove, Union, Xxh3Builder};
 }
 
