@@ -1,0 +1,417 @@
+//! Build each structure on the workload, time it, and check its answers.
+
+use std::collections::HashSet;
+use std::hash::Hash;
+use std::hint::black_box;
+use std::time::Instant;
+
+use bloomkit::Filter;
+use bloomkit::{
+    Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter, Remove, ScalableBloomFilter,
+};
+use serde::Serialize;
+
+use super::workload::Data;
+
+/// One structure's measurements on the workload (or why it cannot serve it).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row {
+    /// The structure.
+    pub structure: String,
+    /// Why it cannot serve this workload, if it cannot.
+    pub cannot_serve: Option<String>,
+    /// Heap bytes after building.
+    pub bytes: u64,
+    /// Bits of memory per key.
+    pub bits_per_key: f64,
+    /// Nanoseconds per insert while building.
+    pub build_ns: f64,
+    /// Nanoseconds per lookup of a member.
+    pub member_ns: f64,
+    /// Nanoseconds per lookup of a non-member.
+    pub non_member_ns: f64,
+    /// Non-members reported present, as a share of non-member queries.
+    pub measured_fpr: f64,
+    /// Members reported absent: must be 0; anything else is a defect.
+    pub false_negatives: u64,
+    /// Whether it supports removal.
+    pub deletes: bool,
+    /// Whether it grows past its initial size.
+    pub grows: bool,
+    /// Whether it is exact (no false positives by construction).
+    pub exact: bool,
+}
+
+impl Row {
+    /// A row for a structure that cannot serve the workload.
+    pub fn cannot(
+        structure: &str,
+        reason: impl Into<String>,
+        deletes: bool,
+        grows: bool,
+        exact: bool,
+    ) -> Row {
+        Row {
+            structure: structure.into(),
+            cannot_serve: Some(reason.into()),
+            bytes: 0,
+            bits_per_key: 0.0,
+            build_ns: 0.0,
+            member_ns: 0.0,
+            non_member_ns: 0.0,
+            measured_fpr: 0.0,
+            false_negatives: 0,
+            deletes,
+            grows,
+            exact,
+        }
+    }
+
+    /// Whether it serves the workload.
+    pub fn serves(&self) -> bool {
+        self.cannot_serve.is_none()
+    }
+}
+
+/// What the measurement needs of a structure.
+pub trait Structure<K> {
+    /// Inserts a key.
+    ///
+    /// # Errors
+    /// When the structure refuses the key.
+    fn put(&mut self, key: &K) -> Result<(), String>;
+    /// Whether the key may be present.
+    fn has(&self, key: &K) -> bool;
+    /// Removes a key; `None` when the structure cannot remove.
+    fn take(&mut self, key: &K) -> Option<Result<(), String>>;
+    /// Heap bytes.
+    fn bytes(&self) -> u64;
+}
+
+/// A bloomkit filter without removal.
+pub struct Approx<F>(pub F);
+/// A bloomkit filter with removal.
+pub struct Deletable<F>(pub F);
+/// The exact baseline: `std::collections::HashSet`.
+pub struct Exact<K>(pub HashSet<K>);
+
+impl<K, F: Filter<K>> Structure<K> for Approx<F> {
+    fn put(&mut self, key: &K) -> Result<(), String> {
+        self.0.try_insert(key).map(drop).map_err(|e| e.to_string())
+    }
+    fn has(&self, key: &K) -> bool {
+        self.0.contains(key)
+    }
+    fn take(&mut self, _: &K) -> Option<Result<(), String>> {
+        None
+    }
+    fn bytes(&self) -> u64 {
+        self.0.heap_bytes() as u64
+    }
+}
+
+impl<K, F: Filter<K> + Remove<K>> Structure<K> for Deletable<F> {
+    fn put(&mut self, key: &K) -> Result<(), String> {
+        self.0.try_insert(key).map(drop).map_err(|e| e.to_string())
+    }
+    fn has(&self, key: &K) -> bool {
+        self.0.contains(key)
+    }
+    fn take(&mut self, key: &K) -> Option<Result<(), String>> {
+        Some(self.0.remove(key).map_err(|e| e.to_string()))
+    }
+    fn bytes(&self) -> u64 {
+        self.0.heap_bytes() as u64
+    }
+}
+
+/// Heap bytes of a key (beyond its inline size).
+pub trait HeapSize {
+    /// Bytes the key owns on the heap.
+    fn heap(&self) -> usize;
+}
+impl HeapSize for u64 {
+    fn heap(&self) -> usize {
+        0
+    }
+}
+impl HeapSize for String {
+    fn heap(&self) -> usize {
+        self.capacity()
+    }
+}
+
+impl<K: Hash + Eq + Clone + HeapSize> Structure<K> for Exact<K> {
+    fn put(&mut self, key: &K) -> Result<(), String> {
+        self.0.insert(key.clone());
+        Ok(())
+    }
+    fn has(&self, key: &K) -> bool {
+        self.0.contains(key)
+    }
+    fn take(&mut self, key: &K) -> Option<Result<(), String>> {
+        Some(if self.0.remove(key) {
+            Ok(())
+        } else {
+            Err("not present".into())
+        })
+    }
+    fn bytes(&self) -> u64 {
+        // hashbrown: a power-of-two bucket count at 7/8 load, one control byte per bucket.
+        let buckets = (self.0.capacity() * 8 / 7).next_power_of_two();
+        let table = buckets * (std::mem::size_of::<K>() + 1);
+        (table + self.0.iter().map(HeapSize::heap).sum::<usize>()) as u64
+    }
+}
+
+fn per(elapsed: std::time::Duration, ops: usize) -> f64 {
+    if ops == 0 {
+        0.0
+    } else {
+        elapsed.as_nanos() as f64 / ops as f64
+    }
+}
+
+/// Builds, deletes, queries and checks one structure. `make` may fail (a bitmap over an
+/// impossible range); the row then says why.
+pub fn measure<K, S: Structure<K>>(
+    name: &str,
+    flags: (bool, bool, bool),
+    make: impl FnOnce() -> Result<S, String>,
+    data: &Data<K>,
+) -> Row {
+    let (deletes, grows, exact) = flags;
+    let mut s = match make() {
+        Ok(s) => s,
+        Err(e) => return Row::cannot(name, e, deletes, grows, exact),
+    };
+    let start = Instant::now();
+    for k in &data.keys {
+        if let Err(e) = s.put(k) {
+            return Row::cannot(name, format!("refused a key: {e}"), deletes, grows, exact);
+        }
+    }
+    let build_ns = per(start.elapsed(), data.keys.len());
+    let mut false_negatives = 0;
+    for k in &data.keys[..data.deleted] {
+        match s.take(k) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                // Removing a key that was inserted must work: a refusal is a defect.
+                false_negatives += 1;
+                eprintln!("DEFECT: {name} refused to remove an inserted key: {e}");
+            }
+            None => return Row::cannot(name, "cannot remove items", deletes, grows, exact),
+        }
+    }
+    let bytes = s.bytes();
+    // Every key still held must be found.
+    false_negatives += data.keys[data.deleted..]
+        .iter()
+        .filter(|k| !s.has(k))
+        .count() as u64;
+
+    // Warm up (caches, branch predictors, clock) on a slice of each kind of query.
+    let warm = data
+        .members
+        .iter()
+        .take(10_000)
+        .chain(data.non_members.iter().take(10_000));
+    black_box(warm.filter(|k| s.has(k)).count());
+
+    let start = Instant::now();
+    let found = data.members.iter().filter(|k| s.has(black_box(*k))).count();
+    let member_ns = per(start.elapsed(), data.members.len());
+    false_negatives += (data.members.len() - found) as u64;
+
+    let start = Instant::now();
+    let positives = data
+        .non_members
+        .iter()
+        .filter(|k| s.has(black_box(*k)))
+        .count();
+    let non_member_ns = per(start.elapsed(), data.non_members.len());
+    let kept = (data.keys.len() - data.deleted).max(1);
+    Row {
+        structure: name.into(),
+        cannot_serve: None,
+        bytes,
+        bits_per_key: bytes as f64 * 8.0 / kept as f64,
+        build_ns,
+        member_ns,
+        non_member_ns,
+        measured_fpr: if data.non_members.is_empty() {
+            0.0
+        } else {
+            positives as f64 / data.non_members.len() as f64
+        },
+        false_negatives,
+        deletes,
+        grows,
+        exact,
+    }
+}
+
+/// How the approximate structures are sized.
+#[derive(Debug, Clone, Copy)]
+pub struct Sizing {
+    /// Target false-positive rate.
+    pub fpr: f64,
+    /// Whether the item count is unknown up front.
+    pub unknown_size: bool,
+    /// Seed for the hashers.
+    pub seed: u64,
+}
+
+/// The names of the structures, in report order.
+pub const STRUCTURES: [&str; 6] = [
+    "HashSet (exact)",
+    "BloomFilter",
+    "BlockedBloomFilter",
+    "CountingBloomFilter (4-bit)",
+    "ScalableBloomFilter",
+    "Bitmap",
+];
+
+/// Measures every structure that applies to keys of type `K`; `progress` is told each name.
+pub fn measure_all<K>(
+    data: &Data<K>,
+    sizing: Sizing,
+    bitmap: Option<Row>,
+    mut progress: impl FnMut(&str),
+) -> Vec<Row>
+where
+    K: Hash + Eq + Clone + HeapSize,
+{
+    let n = (data.keys.len() as u64).max(1);
+    let want_deletes = data.deleted > 0;
+    let fixed_size = |name: &str, deletes: bool| -> Option<Row> {
+        if sizing.unknown_size {
+            Some(Row::cannot(
+                name,
+                "needs the item count up front (--unknown-size)",
+                deletes,
+                false,
+                false,
+            ))
+        } else if want_deletes && !deletes {
+            Some(Row::cannot(
+                name,
+                "cannot remove items (--deletes)",
+                deletes,
+                false,
+                false,
+            ))
+        } else {
+            None
+        }
+    };
+    let err = |e: bloomkit::Error| e.to_string();
+    let mut rows = Vec::new();
+
+    progress(STRUCTURES[0]);
+    rows.push(measure(
+        STRUCTURES[0],
+        (true, true, true),
+        || Ok(Exact(HashSet::new())),
+        data,
+    ));
+
+    progress(STRUCTURES[1]);
+    rows.push(fixed_size(STRUCTURES[1], false).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[1],
+            (false, false, false),
+            || {
+                BloomFilter::with_seed(n, sizing.fpr, sizing.seed)
+                    .map(Approx)
+                    .map_err(err)
+            },
+            data,
+        )
+    }));
+
+    progress(STRUCTURES[2]);
+    rows.push(fixed_size(STRUCTURES[2], false).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[2],
+            (false, false, false),
+            || {
+                BlockedBloomFilter::with_seed(n, sizing.fpr, sizing.seed)
+                    .map(Approx)
+                    .map_err(err)
+            },
+            data,
+        )
+    }));
+
+    progress(STRUCTURES[3]);
+    rows.push(fixed_size(STRUCTURES[3], true).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[3],
+            (true, false, false),
+            || {
+                CountingBloomFilter::with_seed(n, sizing.fpr, sizing.seed)
+                    .map(Deletable)
+                    .map_err(err)
+            },
+            data,
+        )
+    }));
+
+    progress(STRUCTURES[4]);
+    rows.push(if want_deletes {
+        Row::cannot(
+            STRUCTURES[4],
+            "cannot remove items (--deletes)",
+            false,
+            true,
+            false,
+        )
+    } else {
+        // With an unknown size it starts from a guess a thousand times too small.
+        let start = if sizing.unknown_size {
+            (n / 1_000).max(1)
+        } else {
+            n
+        };
+        measure(
+            STRUCTURES[4],
+            (false, true, false),
+            || {
+                ScalableBloomFilter::builder(start, sizing.fpr)
+                    .seed(sizing.seed)
+                    .build()
+                    .map(Approx)
+                    .map_err(err)
+            },
+            data,
+        )
+    });
+
+    progress(STRUCTURES[5]);
+    rows.push(bitmap.unwrap_or_else(|| {
+        Row::cannot(
+            STRUCTURES[5],
+            "keys are not dense integers (--keys dense)",
+            true,
+            false,
+            true,
+        )
+    }));
+    rows
+}
+
+/// The bitmap's row, for integer keys in `lo..=hi`.
+pub fn measure_bitmap(data: &Data<u64>, lo: u64, hi: u64) -> Row {
+    measure(
+        STRUCTURES[5],
+        (true, false, true),
+        || {
+            Bitmap::new(lo..=hi)
+                .map(Deletable)
+                .map_err(|e| e.to_string())
+        },
+        data,
+    )
+}

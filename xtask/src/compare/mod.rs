@@ -1,0 +1,250 @@
+//! `cargo xtask compare`: measure every bloomkit structure, and `std`'s `HashSet` as the exact
+//! baseline, on a workload (synthetic, or the user's own keys and queries), and recommend
+//! one, with the numbers behind the choice.
+//!
+//! ```text
+//! cargo xtask compare                                  # 1,000,000 u64 keys at 1%
+//! cargo xtask compare --keys dense --density 0.8
+//! cargo xtask compare --keys-file words.txt --queries-file queries.txt --json
+//! cargo xtask compare --deletes 0.3 --plot memory.svg
+//! ```
+
+pub mod measure;
+pub mod recommend;
+pub mod report;
+pub mod workload;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use measure::{measure_all, measure_bitmap, Sizing, STRUCTURES};
+use recommend::{recommend, Needs};
+use report::Report;
+use workload::{KeyKind, Keys, Synthetic};
+
+/// The flags of `cargo xtask compare`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Number of distinct keys to insert (synthetic workloads).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub items: usize,
+    /// Target false-positive rate, in (0, 1).
+    #[arg(long, default_value_t = 0.01)]
+    pub fpr: f64,
+    /// Kind of keys: u64, string, or dense (integers in a range). With --keys-file the
+    /// default is string.
+    #[arg(long, value_enum)]
+    pub keys: Option<KeyKind>,
+    /// For --keys dense: the share of the range that holds keys, in (0, 1].
+    #[arg(long, default_value_t = 0.8)]
+    pub density: f64,
+    /// Length of synthetic string keys.
+    #[arg(long, default_value_t = 24)]
+    pub string_len: usize,
+    /// Number of queries (synthetic, or when no --queries-file is given).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub queries: usize,
+    /// Share of queries that are members, in [0, 1].
+    #[arg(long, default_value_t = 0.5)]
+    pub member_share: f64,
+    /// Your keys: one per line.
+    #[arg(long)]
+    pub keys_file: Option<PathBuf>,
+    /// Your queries: one per line; those that are not keys measure the false-positive rate
+    /// on your data.
+    #[arg(long)]
+    pub queries_file: Option<PathBuf>,
+    /// Share of the keys removed after insertion, in [0, 1): only structures that delete
+    /// can serve.
+    #[arg(long, default_value_t = 0.0)]
+    pub deletes: f64,
+    /// The item count is not known up front: only structures that grow can serve.
+    #[arg(long)]
+    pub unknown_size: bool,
+    /// Seed of the synthetic keys and of the hashers.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print JSON instead of the table.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV instead of the table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Also write memory against measured FPR, with the classic curve, to this SVG file.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+fn check(args: &Args) -> Result<(), String> {
+    if !(args.fpr > 0.0 && args.fpr < 1.0) {
+        return Err(format!("--fpr must be in (0, 1), got {}", args.fpr));
+    }
+    if args.keys_file.is_none() && args.items == 0 {
+        return Err("--items must be at least 1".into());
+    }
+    if !(args.density > 0.0 && args.density <= 1.0) {
+        return Err(format!("--density must be in (0, 1], got {}", args.density));
+    }
+    if !(0.0..=1.0).contains(&args.member_share) {
+        return Err(format!(
+            "--member-share must be in [0, 1], got {}",
+            args.member_share
+        ));
+    }
+    if !(0.0..1.0).contains(&args.deletes) {
+        return Err(format!("--deletes must be in [0, 1), got {}", args.deletes));
+    }
+    if args.string_len == 0 {
+        return Err("--string-len must be at least 1".into());
+    }
+    if args.queries_file.is_some() && args.keys_file.is_none() {
+        return Err(
+            "--queries-file needs --keys-file (queries are judged against your keys)".into(),
+        );
+    }
+    Ok(())
+}
+
+/// Runs the comparison and returns the report. `progress` is told each phase.
+///
+/// # Errors
+/// A message for bad flags or unreadable, empty or ill-typed input files.
+pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String> {
+    check(args)?;
+    let kind = args.keys.unwrap_or(if args.keys_file.is_some() {
+        KeyKind::String
+    } else {
+        KeyKind::U64
+    });
+    let synthetic = Synthetic {
+        kind,
+        items: args.items,
+        queries: args.queries,
+        member_share: args.member_share,
+        density: args.density,
+        string_len: args.string_len,
+        deletes: args.deletes,
+        seed: args.seed,
+    };
+    progress("preparing keys and queries");
+    let keys = match &args.keys_file {
+        Some(path) => workload::from_files(kind, path, args.queries_file.as_deref(), synthetic)?,
+        None => workload::synthetic(synthetic),
+    };
+    let sizing = Sizing {
+        fpr: args.fpr,
+        unknown_size: args.unknown_size,
+        seed: args.seed,
+    };
+    let source = match &args.keys_file {
+        Some(p) => format!("keys from {}", p.display()),
+        None => "synthetic keys".into(),
+    };
+    let (rows, items, deleted, queries, range) = match &keys {
+        Keys::Int(d) => {
+            let bitmap = d.range.map(|(lo, hi)| {
+                progress(STRUCTURES[5]);
+                measure_bitmap(d, lo, hi)
+            });
+            (
+                measure_all(d, sizing, bitmap, &mut progress),
+                d.keys.len(),
+                d.deleted,
+                (d.members.len(), d.non_members.len()),
+                d.range,
+            )
+        }
+        Keys::Str(d) => (
+            measure_all(d, sizing, None, &mut progress),
+            d.keys.len(),
+            d.deleted,
+            (d.members.len(), d.non_members.len()),
+            None,
+        ),
+    };
+    let mut workload =
+        format!("{items} {source} ({kind:?}), target FPR {}", args.fpr).to_lowercase();
+    if let Some((lo, hi)) = range {
+        workload.push_str(&format!(", range {lo}..={hi}"));
+    }
+    if deleted > 0 {
+        workload.push_str(&format!(", {deleted} deleted after insertion"));
+    }
+    if args.unknown_size {
+        workload.push_str(", item count unknown up front");
+    }
+    let needs = Needs {
+        dense: kind == KeyKind::Dense,
+        deletes: deleted > 0,
+        unknown_size: args.unknown_size,
+        fpr: args.fpr,
+        member_share: queries.0 as f64 / (queries.0 + queries.1).max(1) as f64,
+    };
+    let recommendation = recommend(&rows, &needs);
+    Ok(Report {
+        workload,
+        items: items as u64,
+        deleted: deleted as u64,
+        queries: (queries.0 as u64, queries.1 as u64),
+        needs,
+        optimized: !cfg!(debug_assertions),
+        rows,
+        recommendation,
+    })
+}
+
+/// `cargo xtask compare`: runs, prints, and exits 0, or 2 with a message on bad input, or 1
+/// if any structure had false negatives.
+pub fn main(args: &Args) -> ExitCode {
+    let bar = ProgressBar::with_draw_target(
+        Some(STRUCTURES.len() as u64 + 1),
+        ProgressDrawTarget::stderr(),
+    );
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let result = run(args, |phase| {
+        bar.set_message(phase.to_owned());
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.json {
+        println!("{}", report.json());
+    } else if args.csv {
+        print!("{}", report.csv());
+    } else {
+        print!("{}", report.table());
+    }
+    if let Some(path) = &args.plot {
+        if let Err(e) = report.plot(path) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        eprintln!("plot written to {}", path.display());
+    }
+    if report.defects().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        for d in report.defects() {
+            eprintln!(
+                "DEFECT: {} had {} false negatives",
+                d.structure, d.false_negatives
+            );
+        }
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,297 @@
+//! The recommendation: rules applied to the measured rows, each with its reason.
+
+use serde::Serialize;
+
+use super::measure::Row;
+
+/// What the workload asked for, as far as the rules care.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Needs {
+    /// Keys are dense integers.
+    pub dense: bool,
+    /// Items are removed (`--deletes`).
+    pub deletes: bool,
+    /// The item count is unknown up front (`--unknown-size`).
+    pub unknown_size: bool,
+    /// The target false-positive rate.
+    pub fpr: f64,
+    /// The share of queries that are members.
+    pub member_share: f64,
+}
+
+/// The chosen structure and why.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Recommendation {
+    /// The structure's name, as in the table.
+    pub structure: String,
+    /// One or two sentences, with the measured numbers behind the choice.
+    pub reason: String,
+}
+
+/// A HashSet is recommended when it is at most this many times the memory of the smallest
+/// approximate structure that serves, or under [`SMALL_SET_BYTES`]: exactness is worth that.
+pub const HASHSET_MEMORY_FACTOR: f64 = 4.0;
+/// Below this many bytes, a HashSet is small enough to keep exactly.
+pub const SMALL_SET_BYTES: u64 = 64 * 1024;
+
+fn lookup_ns(row: &Row, needs: &Needs) -> f64 {
+    needs.member_share * row.member_ns + (1.0 - needs.member_share) * row.non_member_ns
+}
+
+fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.structure.starts_with(name) && r.serves() && r.false_negatives == 0)
+}
+
+/// Applies the rules, in order: dense integers -> bitmap; a small set -> HashSet; deletes ->
+/// counting filter; unknown size -> scalable filter; otherwise the classic or blocked filter
+/// with the cheaper lookups on this workload. Structures with false negatives never count.
+pub fn recommend(rows: &[Row], needs: &Needs) -> Recommendation {
+    let usable: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.serves() && r.false_negatives == 0)
+        .collect();
+    let approx: Vec<&Row> = usable.iter().copied().filter(|r| !r.exact).collect();
+    let smallest_approx = approx.iter().min_by_key(|r| r.bytes).copied();
+    let pick = |row: &Row, reason: String| Recommendation {
+        structure: row.structure.clone(),
+        reason,
+    };
+
+    if needs.dense {
+        if let Some(bitmap) = find(rows, "Bitmap") {
+            let vs = smallest_approx.map_or(String::new(), |a| {
+                format!(
+                    ", {:.1}x smaller than the smallest filter ({})",
+                    a.bytes as f64 / bitmap.bytes.max(1) as f64,
+                    a.structure
+                )
+            });
+            if smallest_approx.is_none_or(|a| bitmap.bytes <= a.bytes) {
+                return pick(bitmap, format!(
+                    "Keys are dense integers: the bitmap is exact ({:.2} bits per key{vs}) and answers in {:.1} ns.",
+                    bitmap.bits_per_key,
+                    lookup_ns(bitmap, needs)
+                ));
+            }
+        }
+    }
+    if let Some(set) = find(rows, "HashSet") {
+        let small = set.bytes <= SMALL_SET_BYTES;
+        let close = smallest_approx
+            .is_some_and(|a| set.bytes as f64 <= HASHSET_MEMORY_FACTOR * a.bytes as f64);
+        if small || close || smallest_approx.is_none() {
+            let why = if small {
+                format!("the set is small ({} bytes as a HashSet)", set.bytes)
+            } else if let Some(a) = smallest_approx {
+                format!(
+                    "a HashSet takes only {:.1}x the memory of {}",
+                    set.bytes as f64 / a.bytes as f64,
+                    a.structure
+                )
+            } else {
+                "no approximate structure serves this workload".into()
+            };
+            return pick(set, format!("Exact answers are worth it here: {why}."));
+        }
+    }
+    if needs.deletes {
+        if let Some(c) = find(rows, "CountingBloomFilter") {
+            return pick(c, format!(
+                "Items are removed: the counting filter is the approximate structure that deletes ({:.1} bits per key, measured FPR {:.3}%); hand readers its classic copy (to_classic) if they never remove.",
+                c.bits_per_key,
+                c.measured_fpr * 100.0
+            ));
+        }
+    }
+    if needs.unknown_size {
+        if let Some(s) = find(rows, "ScalableBloomFilter") {
+            return pick(s, format!(
+                "The item count is unknown: the scalable filter grew from a guess 1000x too small and kept its promise (measured FPR {:.3}% for a {:.2}% target), at {:.1} bits per key.",
+                s.measured_fpr * 100.0,
+                needs.fpr * 100.0,
+                s.bits_per_key
+            ));
+        }
+    }
+    let fastest = approx
+        .iter()
+        .filter(|r| r.structure == "BloomFilter" || r.structure == "BlockedBloomFilter")
+        .min_by(|a, b| lookup_ns(a, needs).total_cmp(&lookup_ns(b, needs)));
+    if let Some(best) = fastest {
+        return pick(best, format!(
+            "A known number of items, no deletes: {} has the cheapest lookups on this workload ({:.1} ns, {:.1} bits per key, measured FPR {:.3}%).",
+            best.structure,
+            lookup_ns(best, needs),
+            best.bits_per_key,
+            best.measured_fpr * 100.0
+        ));
+    }
+    match usable.first() {
+        Some(any) => pick(any, "The only structure that serves this workload.".into()),
+        None => Recommendation {
+            structure: "none".into(),
+            reason: "No structure served this workload without a defect.".into(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, bytes: u64, member_ns: f64, non_member_ns: f64, exact: bool) -> Row {
+        Row {
+            structure: name.into(),
+            cannot_serve: None,
+            bytes,
+            bits_per_key: bytes as f64 * 8.0 / 1e6,
+            build_ns: 10.0,
+            member_ns,
+            non_member_ns,
+            measured_fpr: if exact { 0.0 } else { 0.01 },
+            false_negatives: 0,
+            deletes: false,
+            grows: false,
+            exact,
+        }
+    }
+
+    fn table() -> Vec<Row> {
+        vec![
+            row("HashSet (exact)", 36_000_000, 20.0, 15.0, true),
+            row("BloomFilter", 1_200_000, 14.0, 6.0, false),
+            row("BlockedBloomFilter", 1_240_000, 8.0, 7.0, false),
+            row("CountingBloomFilter (4-bit)", 4_800_000, 20.0, 9.0, false),
+            row("ScalableBloomFilter", 1_200_000, 15.0, 7.0, false),
+            row("Bitmap", 250_000, 3.0, 3.0, true),
+        ]
+    }
+
+    fn needs() -> Needs {
+        Needs {
+            dense: false,
+            deletes: false,
+            unknown_size: false,
+            fpr: 0.01,
+            member_share: 0.5,
+        }
+    }
+
+    #[test]
+    fn dense_keys_get_the_bitmap() {
+        let r = recommend(
+            &table(),
+            &Needs {
+                dense: true,
+                ..needs()
+            },
+        );
+        assert_eq!(r.structure, "Bitmap");
+        assert!(r.reason.contains("4.8x smaller"), "{}", r.reason);
+        // A sparse "dense" range where the bitmap is larger than a filter: not the bitmap.
+        let mut t = table();
+        t[5].bytes = 50_000_000;
+        assert_ne!(
+            recommend(
+                &t,
+                &Needs {
+                    dense: true,
+                    ..needs()
+                }
+            )
+            .structure,
+            "Bitmap"
+        );
+    }
+
+    #[test]
+    fn small_sets_get_a_hashset() {
+        let mut t = table();
+        t[0].bytes = 40_000;
+        assert_eq!(recommend(&t, &needs()).structure, "HashSet (exact)");
+        t[0].bytes = 4_000_000; // 3.3x the smallest filter
+        let r = recommend(&t, &needs());
+        assert_eq!(r.structure, "HashSet (exact)");
+        assert!(r.reason.contains("3.3x"), "{}", r.reason);
+    }
+
+    #[test]
+    fn deletes_get_the_counting_filter_and_unknown_sizes_the_scalable_one() {
+        assert_eq!(
+            recommend(
+                &table(),
+                &Needs {
+                    deletes: true,
+                    ..needs()
+                }
+            )
+            .structure,
+            "CountingBloomFilter (4-bit)"
+        );
+        assert_eq!(
+            recommend(
+                &table(),
+                &Needs {
+                    unknown_size: true,
+                    ..needs()
+                }
+            )
+            .structure,
+            "ScalableBloomFilter"
+        );
+    }
+
+    #[test]
+    fn otherwise_the_cheaper_lookups_win_on_this_workload() {
+        // Half members: blocked 7.5 ns against classic 10 ns.
+        assert_eq!(
+            recommend(&table(), &needs()).structure,
+            "BlockedBloomFilter"
+        );
+        // Mostly absent keys: classic 6.4 ns against blocked 7.1 ns.
+        assert_eq!(
+            recommend(
+                &table(),
+                &Needs {
+                    member_share: 0.1,
+                    ..needs()
+                }
+            )
+            .structure,
+            "BloomFilter"
+        );
+    }
+
+    #[test]
+    fn structures_with_false_negatives_never_win() {
+        let mut t = table();
+        t[2].false_negatives = 1;
+        assert_eq!(recommend(&t, &needs()).structure, "BloomFilter");
+        t[5].false_negatives = 3;
+        assert_ne!(
+            recommend(
+                &t,
+                &Needs {
+                    dense: true,
+                    ..needs()
+                }
+            )
+            .structure,
+            "Bitmap"
+        );
+        let mut t = table();
+        t[3].cannot_serve = Some("no".into());
+        assert_ne!(
+            recommend(
+                &t,
+                &Needs {
+                    deletes: true,
+                    ..needs()
+                }
+            )
+            .structure,
+            "CountingBloomFilter (4-bit)"
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! bloomkit's project tasks, run as `cargo xtask <task>` (the alias in `.cargo/config.toml`
+//! builds this crate in release mode, since `compare` measures speed).
+//!
+//! - [`compare`]: measure every structure on a workload (synthetic or your own keys) and
+//!   recommend one.
+
+pub mod compare;

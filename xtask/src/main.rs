@@ -1,0 +1,29 @@
+//! `cargo xtask <task>`: bloomkit's project tasks. This file only dispatches; each task is a
+//! module of the `xtask` library.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    about = "bloomkit's project tasks",
+    bin_name = "cargo xtask"
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Measure every bloomkit structure (and a HashSet) on a workload, and recommend one.
+    Compare(xtask::compare::Args),
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().task {
+        Task::Compare(args) => xtask::compare::main(&args),
+    }
+}

@@ -1,0 +1,257 @@
+//! `cargo xtask compare` on small workloads: every structure's answers are checked through
+//! the JSON report, and bad input gets a message and a non-zero exit.
+
+use std::process::Command;
+
+use clap::Parser;
+use serde_json::Value;
+
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    args: xtask::compare::Args,
+}
+
+fn run(flags: &[&str]) -> Value {
+    let cli = Cli::parse_from(std::iter::once("compare").chain(flags.iter().copied()));
+    let report = xtask::compare::run(&cli.args, |_| {}).expect("compare runs");
+    serde_json::from_str(&report.json()).expect("valid JSON")
+}
+
+fn rows(report: &Value) -> &Vec<Value> {
+    report["rows"].as_array().expect("rows")
+}
+
+fn row<'a>(report: &'a Value, name: &str) -> &'a Value {
+    rows(report)
+        .iter()
+        .find(|r| r["structure"].as_str().unwrap().starts_with(name))
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+/// Every structure that serves: no false negatives; every Bloom variant's measured FPR
+/// within a binomial tolerance of the target (or below it, for the scalable filter, whose
+/// slices are tighter, and after deletes, which leave filters under their design load).
+fn check_rows(report: &Value, fpr: f64) {
+    let probes = report["queries"][1].as_f64().unwrap();
+    let tolerance = 4.0 * (fpr * (1.0 - fpr) / probes).sqrt();
+    for r in rows(report) {
+        if !r["cannot_serve"].is_null() {
+            continue;
+        }
+        let name = r["structure"].as_str().unwrap();
+        assert_eq!(
+            r["false_negatives"].as_u64(),
+            Some(0),
+            "{name}: false negatives"
+        );
+        let measured = r["measured_fpr"].as_f64().unwrap();
+        if r["exact"].as_bool().unwrap() {
+            assert_eq!(measured, 0.0, "{name} is exact");
+        } else if name.starts_with("Scalable") || report["deleted"].as_u64() != Some(0) {
+            // Tighter slices, or a filter left under its design load by deletes: below.
+            assert!(measured <= fpr + tolerance, "{name}: {measured}");
+        } else {
+            assert!(
+                (measured - fpr).abs() <= tolerance + 0.05 * fpr,
+                "{name}: {measured} vs {fpr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn u64_keys() {
+    let report = run(&[
+        "--items",
+        "50000",
+        "--queries",
+        "200000",
+        "--fpr",
+        "0.02",
+        "--seed",
+        "3",
+    ]);
+    check_rows(&report, 0.02);
+    assert!(row(&report, "Bitmap")["cannot_serve"]
+        .as_str()
+        .unwrap()
+        .contains("dense"));
+    let chosen = report["recommendation"]["structure"].as_str().unwrap();
+    assert!(
+        chosen == "BloomFilter" || chosen == "BlockedBloomFilter",
+        "{chosen}"
+    );
+}
+
+#[test]
+fn dense_keys_recommend_the_bitmap() {
+    let report = run(&[
+        "--keys",
+        "dense",
+        "--items",
+        "50000",
+        "--density",
+        "0.5",
+        "--queries",
+        "100000",
+    ]);
+    check_rows(&report, 0.01);
+    let bitmap = row(&report, "Bitmap");
+    assert!(bitmap["cannot_serve"].is_null());
+    assert_eq!(bitmap["measured_fpr"].as_f64(), Some(0.0));
+    assert_eq!(report["recommendation"]["structure"], "Bitmap");
+}
+
+#[test]
+fn deletes_and_unknown_sizes_pick_the_structures_that_can() {
+    // String keys: a HashSet of them is far larger than the counting filter.
+    let report = run(&[
+        "--keys",
+        "string",
+        "--items",
+        "50000",
+        "--queries",
+        "100000",
+        "--deletes",
+        "0.3",
+    ]);
+    check_rows(&report, 0.01);
+    assert!(row(&report, "BloomFilter")["cannot_serve"]
+        .as_str()
+        .unwrap()
+        .contains("remove"));
+    assert!(row(&report, "CountingBloomFilter")["cannot_serve"].is_null());
+    assert_eq!(
+        report["recommendation"]["structure"],
+        "CountingBloomFilter (4-bit)"
+    );
+    // u64 keys: a HashSet is within 4x of the 4-bit counters, and exact.
+    let report = run(&[
+        "--items",
+        "50000",
+        "--queries",
+        "100000",
+        "--deletes",
+        "0.3",
+    ]);
+    check_rows(&report, 0.01);
+    assert_eq!(report["recommendation"]["structure"], "HashSet (exact)");
+
+    let report = run(&["--items", "50000", "--queries", "100000", "--unknown-size"]);
+    check_rows(&report, 0.01);
+    assert!(row(&report, "BloomFilter")["cannot_serve"]
+        .as_str()
+        .unwrap()
+        .contains("count"));
+    assert_eq!(report["recommendation"]["structure"], "ScalableBloomFilter");
+}
+
+#[test]
+fn string_keys_from_files_and_small_sets() {
+    let dir = std::env::temp_dir().join(format!("bloomkit-xtask-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys = dir.join("keys.txt");
+    let queries = dir.join("queries.txt");
+    let words: Vec<String> = (0..20_000).map(|i| format!("word-{i:05}")).collect();
+    std::fs::write(&keys, words.join("\n")).unwrap();
+    let asked: Vec<String> = (10_000..30_000).map(|i| format!("word-{i:05}")).collect();
+    std::fs::write(&queries, asked.join("\r\n")).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let report = run(&[
+        "--keys-file",
+        &path(&keys),
+        "--queries-file",
+        &path(&queries),
+    ]);
+    assert_eq!(report["items"], 20_000);
+    assert_eq!(report["queries"][0], 10_000); // members
+    assert_eq!(report["queries"][1], 10_000); // non-members
+    for r in rows(&report).iter().filter(|r| r["cannot_serve"].is_null()) {
+        assert_eq!(r["false_negatives"], 0, "{}", r["structure"]);
+    }
+    // A small set: exactness is worth the memory.
+    let report = run(&["--items", "500", "--queries", "10000"]);
+    assert_eq!(report["recommendation"]["structure"], "HashSet (exact)");
+}
+
+fn xtask(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .arg("compare")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_gets_a_message_not_a_backtrace() {
+    let dir = std::env::temp_dir().join(format!("bloomkit-xtask-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "\n\n").unwrap();
+    let words = dir.join("words.txt");
+    std::fs::write(&words, "apple\nbanana\n").unwrap();
+    let cases: [(Vec<&str>, &str); 6] = [
+        (
+            vec!["--keys-file", "/nonexistent/keys.txt"],
+            "cannot read key file /nonexistent/keys.txt",
+        ),
+        (vec!["--keys-file", empty.to_str().unwrap()], "has no keys"),
+        (vec!["--fpr", "1.5"], "--fpr must be in (0, 1), got 1.5"),
+        (vec!["--fpr", "0"], "--fpr must be in (0, 1), got 0"),
+        (
+            vec!["--keys", "dense", "--keys-file", words.to_str().unwrap()],
+            "line 1 of",
+        ),
+        (
+            vec!["--queries-file", words.to_str().unwrap()],
+            "--queries-file needs --keys-file",
+        ),
+    ];
+    for (args, message) in cases {
+        let (code, stderr) = xtask(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("backtrace"),
+            "{stderr}"
+        );
+    }
+    let (code, stderr) = xtask(&["--items", "lots"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("invalid value 'lots'"), "{stderr}");
+}
+
+#[test]
+fn json_csv_and_plot() {
+    let dir = std::env::temp_dir().join(format!("bloomkit-xtask-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("plot.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args([
+            "compare",
+            "--items",
+            "20000",
+            "--queries",
+            "20000",
+            "--csv",
+            "--plot",
+        ])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 7, "{csv}");
+    assert!(csv.starts_with("structure,serves,"));
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.starts_with("<svg") && drawn.contains("BloomFilter") && drawn.contains("theory"));
+}
