@@ -86,6 +86,21 @@ pub struct Synthetic {
     pub seed: u64,
 }
 
+/// Keys `make(1), make(2), ...` that are not in `exclude`: made-up non-members.
+fn fresh<'a, K: Hash + Eq + 'a>(
+    exclude: &'a HashSet<K>,
+    make: impl Fn(u64) -> K + 'a,
+) -> impl FnMut(u64) -> K + 'a {
+    let mut j = 0u64;
+    move |_| loop {
+        j += 1;
+        let k = make(j);
+        if !exclude.contains(&k) {
+            break k;
+        }
+    }
+}
+
 /// Splits `queries` into members (drawn from the kept keys) and non-members (drawn from
 /// `fresh` and from deleted keys), in the asked proportion.
 fn split_queries<K: Clone>(
@@ -128,14 +143,7 @@ pub fn synthetic(s: Synthetic) -> Keys {
                 .filter(|k| seen.insert(*k))
                 .take(s.items)
                 .collect();
-            let mut j = 0u64;
-            let fresh = |_| loop {
-                j += 1;
-                let k = mix(!s.seed ^ mix(j));
-                if !seen.contains(&k) {
-                    break k;
-                }
-            };
+            let fresh = fresh(&seen, |j| mix(!s.seed ^ mix(j)));
             let (members, non_members) =
                 split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh);
             Keys::Int(Data {
@@ -185,14 +193,7 @@ pub fn synthetic(s: Synthetic) -> Keys {
                 .filter(|k| seen.insert(k.clone()))
                 .take(s.items)
                 .collect();
-            let mut j = 0u64;
-            let fresh = |_| loop {
-                j += 1;
-                let k = random_string(!s.seed, j, s.string_len);
-                if !seen.contains(&k) {
-                    break k;
-                }
-            };
+            let fresh = fresh(&seen, |j| random_string(!s.seed, j, s.string_len));
             let (members, non_members) =
                 split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh);
             Keys::Str(Data {
@@ -276,15 +277,8 @@ pub fn from_files(
                     q.into_iter().partition(|k| kept.contains(k))
                 }
                 None => {
-                    let all: HashSet<&String> = keys.iter().collect();
-                    let mut j = 0u64;
-                    let fresh = |_| loop {
-                        j += 1;
-                        let k = random_string(!s.seed, j, s.string_len);
-                        if !all.contains(&k) {
-                            break k;
-                        }
-                    };
+                    let all: HashSet<String> = keys.iter().cloned().collect();
+                    let fresh = fresh(&all, |j| random_string(!s.seed, j, s.string_len));
                     split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)
                 }
             };
@@ -311,19 +305,16 @@ pub fn from_files(
                 None => {
                     let all: HashSet<u64> = keys.iter().copied().collect();
                     let span = (hi - lo).saturating_add(1);
-                    let mut j = 0u64;
-                    let fresh = |_| loop {
-                        j += 1;
-                        // Dense keys: non-members from the same range, where a bitmap answers.
-                        let k = if kind == KeyKind::Dense && (all.len() as u64) < span {
-                            lo + mix(!s.seed ^ mix(j)) % span
+                    // Dense keys: non-members from the same range, where a bitmap answers.
+                    let in_range = kind == KeyKind::Dense && (all.len() as u64) < span;
+                    let fresh = fresh(&all, |j| {
+                        let k = mix(!s.seed ^ mix(j));
+                        if in_range {
+                            lo + k % span
                         } else {
-                            mix(!s.seed ^ mix(j))
-                        };
-                        if !all.contains(&k) {
-                            break k;
+                            k
                         }
-                    };
+                    });
                     split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)
                 }
             };
