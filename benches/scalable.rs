@@ -1,6 +1,6 @@
 //! A scalable filter grown 1000x against a classic filter sized for the final n, at 1%:
-//! lookups of members and of non-members. The target (issue: scalable filter) is at most 3x
-//! the classic filter's time per lookup.
+//! lookups of members and of non-members. The target is at most 3x the classic filter's
+//! time per lookup, for members and non-members alike.
 //!
 //! ```text
 //! cargo bench -p bloomkit-benches --bench scalable

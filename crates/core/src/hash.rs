@@ -364,8 +364,8 @@ pub const BLOCK_BITS: u64 = 512;
 
 /// Where a key goes in a blocked Bloom filter (Putze, Sanders & Singler 2007): one 512-bit
 /// block, chosen from the high bits of the key's hash by [`reduce`], and k bit positions in
-/// it, as a mask of eight words, so that a lookup is one cache line and a branch-free
-/// compare.
+/// it, as a mask of eight words (what an insert ORs into the block; lookups test the
+/// positions one at a time with [`block_contains`], stopping early).
 ///
 /// The positions are 9-bit chunks of a stream derived from the hash (seven per 64-bit
 /// word, the stream refilled by a multiplicative mix), drawn uniformly and independently
@@ -395,27 +395,62 @@ impl BlockProbe {
     #[inline]
     pub fn new(hash: u64, blocks: u64, k: u32) -> BlockProbe {
         let mut mask = [0u64; 8];
-        // The first word is the hash times an odd constant: its low 63 bits are a bijection
-        // of the hash's, so its seven 9-bit chunks are uniform and independent. Each further
-        // word is a splitmix64 round of the whole hash (not of the shifted-out remainder,
-        // which by then holds a single bit).
-        let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let mut left_in_word = 7;
-        let mut round = 0u64;
-        for _ in 0..k {
-            if left_in_word == 0 {
-                round += 1;
-                word = splitmix(hash.wrapping_add(round.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
-                left_in_word = 7;
-            }
-            let position = word & (BLOCK_BITS - 1);
+        for position in block_positions(hash, k) {
             mask[(position >> 6) as usize] |= 1 << (position & 63);
-            word >>= 9;
-            left_in_word -= 1;
         }
         BlockProbe {
             block: reduce(hash, blocks),
             mask,
         }
     }
+}
+
+/// The `k` bit positions in `[0, 512)` of the key whose hash is `hash`, inside its block
+/// (see [`BlockProbe`]), one at a time, so a lookup can stop at the first clear bit.
+///
+/// The first word is the hash times an odd constant: its low 63 bits are a bijection of the
+/// hash's, so its seven 9-bit chunks are uniform and independent. Each further word is a
+/// splitmix64 round of the whole hash (not of the shifted-out remainder, which by then holds
+/// a single bit).
+#[inline]
+pub fn block_positions(hash: u64, k: u32) -> impl Iterator<Item = u64> {
+    let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut left_in_word = 7;
+    let mut round = 0u64;
+    (0..k).map(move |_| {
+        if left_in_word == 0 {
+            round += 1;
+            word = splitmix(hash.wrapping_add(round.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+            left_in_word = 7;
+        }
+        let position = word & (BLOCK_BITS - 1);
+        word >>= 9;
+        left_in_word -= 1;
+        position
+    })
+}
+
+/// Whether all `k` positions of the key whose hash is `hash` are set in `block` (its block
+/// of a blocked filter), testing them one at a time and stopping at the first clear one.
+/// The first seven positions come from one multiplication, so testing one block costs one
+/// cache line and, for an absent key, usually one or two bit tests.
+#[inline]
+pub fn block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
+    let has = |p: u64| block[(p >> 6) as usize] & (1 << (p & 63)) != 0;
+    let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    // The first two positions together, with one branch: an absent key fails it three
+    // times in four, and one hard-to-predict branch costs less than two.
+    if k >= 2 {
+        if !(has(word & (BLOCK_BITS - 1)) & has((word >> 9) & (BLOCK_BITS - 1))) {
+            return false;
+        }
+        word >>= 18;
+    }
+    for _ in k.min(2)..k.min(7) {
+        if !has(word & (BLOCK_BITS - 1)) {
+            return false;
+        }
+        word >>= 9;
+    }
+    k <= 7 || block_positions(hash, k).skip(7).all(has)
 }

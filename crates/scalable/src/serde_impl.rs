@@ -1,8 +1,7 @@
 //! Serde impls and the byte format for [`ScalableBloomFilter`]; both decode through
 //! [`ScalableBloomFilter::from_parts`], which validates everything.
 
-use bloomkit_classic::BloomFilter;
-use bloomkit_core::bits::BitArray;
+use bloomkit_classic::BlockedBloomFilter;
 use bloomkit_core::format::{Reader, Writer};
 use bloomkit_core::{Codec, DecodeError, Design, Error, HasherSpec, PortableHasher, Variant};
 use serde::de::Error as _;
@@ -27,7 +26,7 @@ struct Params {
 /// One slice's parameter block, followed in the byte format by its words.
 #[derive(Clone, Copy, Serialize, Deserialize)]
 struct SliceParams {
-    bits: u64,
+    blocks: u64,
     hashes: u32,
     capacity: u64,
     fpr: f64,
@@ -35,16 +34,16 @@ struct SliceParams {
 }
 
 #[derive(Serialize)]
-struct SliceRef<'a> {
+struct SliceRef {
     params: SliceParams,
-    words: &'a [u64],
+    words: Vec<u64>,
 }
 
 #[derive(Serialize)]
-struct ReprRef<'a> {
+struct ReprRef {
     hasher: HasherSpec,
     params: Params,
-    slices: Vec<SliceRef<'a>>,
+    slices: Vec<SliceRef>,
 }
 
 #[derive(Deserialize)]
@@ -82,7 +81,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
 
     fn slice_params(slice: &Slice<S>) -> SliceParams {
         SliceParams {
-            bits: slice.filter.num_bits(),
+            blocks: slice.filter.num_blocks(),
             hashes: slice.filter.num_hashes(),
             capacity: slice.capacity,
             fpr: slice.filter.design().map_or(f64::NAN, |d| d.fpr),
@@ -90,19 +89,22 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
         }
     }
 
-    fn slice_from_parts(hasher: &S, p: SliceParams, words: Vec<u64>) -> Result<Slice<S>, Error> {
+    fn slice_from_parts(hasher: &S, p: SliceParams, words: &[u64]) -> Result<Slice<S>, Error> {
         if p.items > p.capacity {
             return Err(invalid_msg(format!(
                 "slice holds {} items, more than its capacity {}",
                 p.items, p.capacity
             )));
         }
-        if p.bits == 0 {
-            return Err(Error::ZeroBits.into_decode());
+        if p.blocks == 0 || p.blocks.checked_mul(8) != Some(words.len() as u64) {
+            return Err(invalid_msg(format!(
+                "a slice of {} blocks with {} words",
+                p.blocks,
+                words.len()
+            )));
         }
         let design = Design::new(p.capacity, p.fpr).map_err(Error::into_decode)?;
-        let bits = BitArray::from_words(words, p.bits).map_err(Error::into_decode)?;
-        let filter = BloomFilter::from_bit_array(bits, p.hashes, hasher.clone(), Some(design))
+        let filter = BlockedBloomFilter::from_words(words, p.hashes, hasher.clone(), Some(design))
             .map_err(Error::into_decode)?;
         Ok(Slice {
             filter,
@@ -177,7 +179,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
         w.params(&self.params());
         for slice in &self.slices {
             w.params(&Self::slice_params(slice))
-                .words(slice.filter.bits().words());
+                .words(&slice.filter.to_words());
         }
         w.finish()
     }
@@ -191,7 +193,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
         for _ in 0..params.slices {
             let p: SliceParams = reader.params()?;
             let words = reader.words()?;
-            slices.push(Self::slice_from_parts(&hasher, p, words)?);
+            slices.push(Self::slice_from_parts(&hasher, p, &words)?);
         }
         reader.finish()?;
         Self::from_parts(hasher, params, slices)
@@ -229,7 +231,7 @@ impl<S: PortableHasher + Clone> Serialize for ScalableBloomFilter<S> {
                 .iter()
                 .map(|s| SliceRef {
                     params: Self::slice_params(s),
-                    words: s.filter.bits().words(),
+                    words: s.filter.to_words(),
                 })
                 .collect(),
         }
@@ -244,7 +246,7 @@ impl<'de, S: PortableHasher + Clone> Deserialize<'de> for ScalableBloomFilter<S>
         let slices = repr
             .slices
             .into_iter()
-            .map(|s| Self::slice_from_parts(&hasher, s.params, s.words))
+            .map(|s| Self::slice_from_parts(&hasher, s.params, &s.words))
             .collect::<Result<Vec<_>, _>>()
             .map_err(D::Error::custom)?;
         Self::from_parts(hasher, repr.params, slices).map_err(D::Error::custom)
