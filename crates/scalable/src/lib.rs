@@ -52,8 +52,8 @@
 //! newest (largest, most likely to hold a member) first, one cache line each, and shares
 //! the key's positions inside a block across all of them. Measured after 1,000x growth at 1%
 //! against a classic filter sized for the final `n`
-//! (`cargo bench -p bloomkit-benches --bench scalable`): members 0.96x (`s = 2`) and 0.89x
-//! (`s = 4`) its time, absent keys 2.8x and 2.2x.
+//! (`cargo bench -p bloomkit-benches --bench scalable`, three runs): members 0.90-0.96x
+//! (`s = 2`) and 0.87-0.91x (`s = 4`) its time, absent keys 2.5-2.7x and 1.7-1.8x.
 //!
 //! The tightening ratio trades early memory for late: 0.85 (the default) uses less memory
 //! up to about 100x growth, 0.9 from about 1000x on.
