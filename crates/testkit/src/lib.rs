@@ -326,7 +326,8 @@ pub fn reseal(bytes: &mut [u8]) {
 
 /// Checks [`Codec`] on filters from `make`: round trips answer identically and re-encode to
 /// the same bytes; every prefix, single-byte corruptions (with and without a recomputed
-/// checksum; every byte of the first 128 and last 16, a sample of 512 between) and
+/// checksum; every byte up to 8 KiB, beyond that every byte of the first 128 and last 16
+/// and a sample of 512 between) and
 /// `foreign` (bytes of another variant) are rejected or decode to a usable filter, and
 /// never panic.
 pub fn check_codec<F, M>(make: M, foreign: &[u8])
@@ -367,11 +368,12 @@ where
         Error::Decode(DecodeError::TrailingBytes(1))
     );
 
-    // Every byte of the header, the parameters and the start of the payload, the last
-    // bytes (end of payload, checksum), and an even sample of the payload between: all of
-    // the structure, without decoding a large filter a hundred thousand times.
+    // Every byte of encodings up to 8 KiB. For larger ones (a 77 KB filter of u32
+    // counters), every byte of the header, the parameters and the start of the payload, the
+    // last bytes (end of payload, checksum), and an even sample of the payload between: all
+    // of the structure, without decoding a large filter a hundred thousand times.
     let len = bytes.len();
-    let stride = (len / 512).max(1);
+    let stride = if len <= 8 * 1024 { 1 } else { len / 512 };
     let positions = (0..len.min(128))
         .chain((128..len).step_by(stride))
         .chain(len.saturating_sub(16)..len);
