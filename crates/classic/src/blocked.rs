@@ -1,14 +1,11 @@
 //! The cache-line blocked Bloom filter: all k bits of a key in one 512-bit block.
 
-use core::convert::Infallible;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
 use bloomkit_core::hash::{block_contains, reduce, BlockProbe, BLOCK_BITS};
 use bloomkit_core::sizing::{self, check_hashes, Design};
-use bloomkit_core::{
-    check_same_shape, Error, Filter, Intersection, PortableHasher, Union, Xxh3Builder,
-};
+use bloomkit_core::{check_same_shape, Error, Intersection, PortableHasher, Union, Xxh3Builder};
 
 /// One 64-byte block, aligned to a cache line.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
@@ -326,37 +323,7 @@ impl<S: PortableHasher + Clone> Intersection for BlockedBloomFilter<S> {
     }
 }
 
-impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for BlockedBloomFilter<S> {
-    type InsertError = Infallible;
-
-    #[inline]
-    fn hash_key(&self, key: &T) -> u64 {
-        self.hasher.hash_one(key)
-    }
-    #[inline]
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Infallible> {
-        Ok(self.insert_hash(hash))
-    }
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        BlockedBloomFilter::contains_hash(self, hash)
-    }
-    fn clear(&mut self) {
-        BlockedBloomFilter::clear(self);
-    }
-    fn estimated_len(&self) -> f64 {
-        BlockedBloomFilter::estimated_len(self)
-    }
-    fn heap_bytes(&self) -> usize {
-        BlockedBloomFilter::heap_bytes(self)
-    }
-    fn target_fpr(&self) -> Option<f64> {
-        self.design.map(|d| d.fpr)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        BlockedBloomFilter::estimated_fpr(self)
-    }
-}
+bloomkit_core::impl_infallible_filter!([S: BuildHasher] BlockedBloomFilter<S>);
 
 impl<S: fmt::Debug> fmt::Debug for BlockedBloomFilter<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -50,16 +50,13 @@
 //!   [`BloomFilter::to_bytes`] / [`BloomFilter::from_bytes`] in bloomkit's versioned byte
 //!   format (`docs/format.md`).
 
-use core::convert::Infallible;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design};
-use bloomkit_core::{
-    check_same_shape, Error, Filter, Intersection, PortableHasher, Union, Xxh3Builder,
-};
+use bloomkit_core::{check_same_shape, Error, Intersection, PortableHasher, Union, Xxh3Builder};
 
 mod blocked;
 #[cfg(feature = "serde")]
@@ -342,37 +339,7 @@ impl<S: PortableHasher + Clone> Intersection for BloomFilter<S> {
     }
 }
 
-impl<T: Hash + ?Sized, S: BuildHasher> Filter<T> for BloomFilter<S> {
-    type InsertError = Infallible;
-
-    #[inline]
-    fn hash_key(&self, key: &T) -> u64 {
-        self.hasher.hash_one(key)
-    }
-    #[inline]
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Infallible> {
-        Ok(self.insert_hash(hash))
-    }
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        BloomFilter::contains_hash(self, hash)
-    }
-    fn clear(&mut self) {
-        BloomFilter::clear(self);
-    }
-    fn estimated_len(&self) -> f64 {
-        BloomFilter::estimated_len(self)
-    }
-    fn heap_bytes(&self) -> usize {
-        BloomFilter::heap_bytes(self)
-    }
-    fn target_fpr(&self) -> Option<f64> {
-        self.design.map(|d| d.fpr)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        BloomFilter::estimated_fpr(self)
-    }
-}
+bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<S>);
 
 impl<T: Hash, S: BuildHasher> Extend<T> for BloomFilter<S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {

@@ -205,3 +205,48 @@ pub fn check_same_shape(
         None => Ok(()),
     }
 }
+
+/// Implements [`Filter`] for a Bloom-style filter whose inserts never fail, by forwarding to
+/// its inherent methods: `hasher()`, `insert_hash`, `contains_hash`, `clear`,
+/// `estimated_len`, `heap_bytes`, `design()` and `estimated_fpr`. For crates that implement
+/// a variant; the generic parameters go in brackets:
+///
+/// ```ignore
+/// bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<S>);
+/// ```
+#[macro_export]
+macro_rules! impl_infallible_filter {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<T: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $crate::Filter<T> for $ty {
+            type InsertError = ::core::convert::Infallible;
+
+            #[inline]
+            fn hash_key(&self, key: &T) -> u64 {
+                ::core::hash::BuildHasher::hash_one(<$ty>::hasher(self), key)
+            }
+            #[inline]
+            fn try_insert_hash(&mut self, hash: u64) -> ::core::result::Result<bool, ::core::convert::Infallible> {
+                ::core::result::Result::Ok(<$ty>::insert_hash(self, hash))
+            }
+            #[inline]
+            fn contains_hash(&self, hash: u64) -> bool {
+                <$ty>::contains_hash(self, hash)
+            }
+            fn clear(&mut self) {
+                <$ty>::clear(self);
+            }
+            fn estimated_len(&self) -> f64 {
+                <$ty>::estimated_len(self)
+            }
+            fn heap_bytes(&self) -> usize {
+                <$ty>::heap_bytes(self)
+            }
+            fn target_fpr(&self) -> ::core::option::Option<f64> {
+                <$ty>::design(self).map(|d| d.fpr)
+            }
+            fn estimated_fpr(&self) -> f64 {
+                <$ty>::estimated_fpr(self)
+            }
+        }
+    };
+}

@@ -69,7 +69,6 @@
 //!   [`CountingBloomFilter::to_bytes`] / [`CountingBloomFilter::from_bytes`] in bloomkit's
 //!   versioned byte format.
 
-use core::convert::Infallible;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
@@ -77,7 +76,7 @@ use bloomkit_classic::BloomFilter;
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
-use bloomkit_core::{check_same_shape, Error, Filter, PortableHasher, Remove, Union, Xxh3Builder};
+use bloomkit_core::{check_same_shape, Error, PortableHasher, Remove, Union, Xxh3Builder};
 
 mod counter;
 #[cfg(feature = "serde")]
@@ -421,37 +420,7 @@ impl<C: Counter, S: PortableHasher + Clone> Union for CountingBloomFilter<C, S> 
     }
 }
 
-impl<T: Hash + ?Sized, C: Counter, S: BuildHasher> Filter<T> for CountingBloomFilter<C, S> {
-    type InsertError = Infallible;
-
-    #[inline]
-    fn hash_key(&self, key: &T) -> u64 {
-        self.hasher.hash_one(key)
-    }
-    #[inline]
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Infallible> {
-        Ok(self.insert_hash(hash))
-    }
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        CountingBloomFilter::contains_hash(self, hash)
-    }
-    fn clear(&mut self) {
-        CountingBloomFilter::clear(self);
-    }
-    fn estimated_len(&self) -> f64 {
-        CountingBloomFilter::estimated_len(self)
-    }
-    fn heap_bytes(&self) -> usize {
-        CountingBloomFilter::heap_bytes(self)
-    }
-    fn target_fpr(&self) -> Option<f64> {
-        self.design.map(|d| d.fpr)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        CountingBloomFilter::estimated_fpr(self)
-    }
-}
+bloomkit_core::impl_infallible_filter!([C: Counter, S: BuildHasher] CountingBloomFilter<C, S>);
 
 impl<T: Hash + ?Sized, C: Counter, S: BuildHasher> Remove<T> for CountingBloomFilter<C, S> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
