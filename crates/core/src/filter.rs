@@ -211,7 +211,7 @@ pub fn check_same_shape(
 /// `estimated_len`, `heap_bytes`, `design()` and `estimated_fpr`. For crates that implement
 /// a variant; the generic parameters go in brackets:
 ///
-/// ```ignore
+/// ```text
 /// bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<S>);
 /// ```
 #[macro_export]

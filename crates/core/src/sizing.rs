@@ -290,6 +290,17 @@ pub fn hashing_floor(n: u64, m: u64, k: u32) -> Result<f64, Error> {
 /// # Ok::<(), bloomkit_core::Error>(())
 /// ```
 pub fn plan(n: u64, p: f64) -> Result<Plan, Error> {
+    check_plan(n, p)?;
+    let k_max = ((-p.log2()).ceil() as u32)
+        .saturating_add(2)
+        .clamp(1, MAX_HASHES);
+    best_over_k(1..=k_max, |k| {
+        bits_for(n, p, k).and_then(|m| coprime_bits(m, k))
+    })
+}
+
+/// The checks every planner makes: items, rate, and a rate above the 64-bit hash's floor.
+fn check_plan(n: u64, p: f64) -> Result<(), Error> {
     check_items(n)?;
     check_fpr(p)?;
     let floor = n as f64 / TWO_POW_64;
@@ -300,12 +311,19 @@ pub fn plan(n: u64, p: f64) -> Result<Plan, Error> {
             floor,
         });
     }
-    let k_opt = -p.log2();
-    let k_max = ((k_opt.ceil() as u32).saturating_add(2)).clamp(1, MAX_HASHES);
+    Ok(())
+}
+
+/// The cheapest plan over the probe counts `ks`: `size_for(k)` is the size needed with k
+/// probes (bits or blocks); the smallest wins, ties going to the smaller, faster k.
+fn best_over_k(
+    ks: core::ops::RangeInclusive<u32>,
+    size_for: impl Fn(u32) -> Result<u64, Error>,
+) -> Result<Plan, Error> {
     let mut best: Option<Plan> = None;
     let mut last_err = None;
-    for k in 1..=k_max {
-        match bits_for(n, p, k).and_then(|m| coprime_bits(m, k)) {
+    for k in ks {
+        match size_for(k) {
             Ok(bits) if best.map_or(true, |b| bits < b.bits) => {
                 best = Some(Plan { bits, hashes: k });
             }
@@ -326,22 +344,34 @@ fn bits_for(n: u64, p: f64, k: u32) -> Result<u64, Error> {
     // Invert fpr_exact: (1 - 1/m)^(kn) >= 1 - p^(1/k)  <=>  m >= 1 / -expm1(ln(1 - p^(1/k)) / kn).
     let per_probe = (-p.powf(1.0 / f64::from(k))).ln_1p() / (f64::from(k) * n as f64);
     let start = bits_from_f64(1.0 / -per_probe.exp_m1())?;
-    let ok = |m: u64| fpr_model(n, m, k).map(|f| f <= p);
-    // Bracket the answer in (lo, hi] with !ok(lo) and ok(hi), then bisect. The closed form
-    // is within a hair of the answer unless the hashing floor binds, which needs more bits.
+    smallest_satisfying(start, MAX_BITS, 1, |m| fpr_model(n, m, k).map(|f| f <= p))
+}
+
+/// The smallest size in `[1, max]` (in units of `unit_bits` bits) for which `ok` holds, `ok`
+/// being false below some size and true from it on, searched from the guess `start`: a
+/// bracket just below the guess, doubling while `ok` fails (past `max`, [`Error::TooLarge`]),
+/// then bisection. The closed forms the planners guess from are within a hair of the answer
+/// unless the hashing floor or block loads need more.
+fn smallest_satisfying(
+    start: u64,
+    max: u64,
+    unit_bits: u64,
+    ok: impl Fn(u64) -> Result<bool, Error>,
+) -> Result<u64, Error> {
+    let start = start.clamp(1, max);
     let (mut lo, mut hi) = (start - start / 64 - 1, start);
     while !ok(hi)? {
-        lo = hi;
-        hi = hi
-            .checked_mul(2)
-            .filter(|&h| h <= MAX_BITS)
-            .ok_or(Error::TooLarge {
-                bits: hi as f64 * 2.0,
+        if hi >= max {
+            return Err(Error::TooLarge {
+                bits: hi as f64 * 2.0 * unit_bits as f64,
                 max: MAX_BITS,
-            })?;
+            });
+        }
+        lo = hi;
+        hi = hi.saturating_mul(2).min(max);
     }
     if lo > 0 && ok(lo)? {
-        lo = 0; // The closed form was further off than expected: search from the bottom.
+        lo = 0; // The guess was further off than expected: search from the bottom.
     }
     bisect(lo, hi, ok)
 }
@@ -448,57 +478,15 @@ fn ln_factorial(j: f64) -> f64 {
 ///
 /// (`bits` in the returned [`Plan`] counts blocks.)
 pub fn blocked_plan(n: u64, p: f64) -> Result<Plan, Error> {
-    check_items(n)?;
-    check_fpr(p)?;
-    if n as f64 / TWO_POW_64 >= p {
-        return Err(Error::UnreachableFpr {
-            fpr: p,
-            items: n,
-            floor: n as f64 / TWO_POW_64,
-        });
-    }
-    let max_blocks = MAX_BITS / BLOCK_BITS;
+    check_plan(n, p)?;
     let k_opt = -p.log2();
     let lo_k = (k_opt.floor() as u32).saturating_sub(3).max(1);
     let hi_k = (k_opt.ceil() as u32 + 1).clamp(1, MAX_HASHES);
-    let mut best: Option<Plan> = None;
-    let mut last_err = None;
-    for k in lo_k..=hi_k {
-        let ok = |b: u64| blocked_fpr_model(n, b, k).map(|f| f <= p);
-        // Start from the classic size and double until the model is met.
-        let start = bits_for(n, p, k)
-            .map(|m| m.div_ceil(BLOCK_BITS))
-            .unwrap_or(1)
-            .max(1);
-        let mut hi = start;
-        let found = loop {
-            match ok(hi) {
-                Ok(true) => break Ok(hi),
-                Ok(false) if hi < max_blocks => hi = hi.saturating_mul(2).min(max_blocks),
-                Ok(false) => {
-                    break Err(Error::TooLarge {
-                        bits: f64::INFINITY,
-                        max: MAX_BITS,
-                    })
-                }
-                Err(e) => break Err(e),
-            }
-        };
-        match found.and_then(|hi| bisect(hi / 2, hi, ok)) {
-            Ok(blocks) if best.map_or(true, |b| blocks < b.bits) => {
-                best = Some(Plan {
-                    bits: blocks,
-                    hashes: k,
-                });
-            }
-            Ok(_) => {}
-            Err(e) => last_err = Some(e),
-        }
-    }
-    best.ok_or_else(|| {
-        last_err.unwrap_or(Error::TooLarge {
-            bits: f64::INFINITY,
-            max: MAX_BITS,
+    best_over_k(lo_k..=hi_k, |k| {
+        // From the classic size for this k; block loads need a little more.
+        let start = bits_for(n, p, k).map_or(1, |m| m.div_ceil(BLOCK_BITS));
+        smallest_satisfying(start, MAX_BITS / BLOCK_BITS, BLOCK_BITS, |b| {
+            blocked_fpr_model(n, b, k).map(|f| f <= p)
         })
     })
 }
