@@ -134,7 +134,7 @@ fn split_queries<K: Clone>(
 
 /// Builds a synthetic workload.
 pub fn synthetic(s: Synthetic) -> Keys {
-    let deleted = (s.items as f64 * s.deletes).floor() as usize;
+    let deleted = deleted_of(s.items, s.deletes);
     match s.kind {
         KeyKind::U64 => {
             let mut seen = HashSet::with_capacity(s.items);
@@ -207,6 +207,17 @@ pub fn synthetic(s: Synthetic) -> Keys {
     }
 }
 
+/// How many of `len` keys `--deletes` removes.
+fn deleted_of(len: usize, share: f64) -> usize {
+    (len as f64 * share).floor() as usize
+}
+
+/// The user's queries, split by the truth: members of the keys kept after deletes, or not.
+fn judge<K: Hash + Eq>(keys: &[K], deleted: usize, queries: Vec<K>) -> (Vec<K>, Vec<K>) {
+    let kept: HashSet<&K> = keys[deleted..].iter().collect();
+    queries.into_iter().partition(|k| kept.contains(k))
+}
+
 fn read_lines(path: &Path, what: &str) -> Result<Vec<String>, String> {
     let text =
         std::fs::read(path).map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
@@ -270,12 +281,9 @@ pub fn from_files(
     match kind {
         KeyKind::String => {
             let keys = distinct(lines);
-            let deleted = (keys.len() as f64 * s.deletes).floor() as usize;
+            let deleted = deleted_of(keys.len(), s.deletes);
             let (members, non_members) = match queries {
-                Some(q) => {
-                    let kept: HashSet<&String> = keys[deleted..].iter().collect();
-                    q.into_iter().partition(|k| kept.contains(k))
-                }
+                Some(q) => judge(&keys, deleted, q),
                 None => {
                     let all: HashSet<String> = keys.iter().cloned().collect();
                     let fresh = fresh(&all, |j| random_string(!s.seed, j, s.string_len));
@@ -292,16 +300,16 @@ pub fn from_files(
         }
         KeyKind::U64 | KeyKind::Dense => {
             let keys = distinct(parse_ints(lines, keys_path)?);
-            let deleted = (keys.len() as f64 * s.deletes).floor() as usize;
+            let deleted = deleted_of(keys.len(), s.deletes);
             let lo = keys.iter().copied().min().unwrap_or(0);
             let hi = keys.iter().copied().max().unwrap_or(0);
             let range = (kind == KeyKind::Dense).then_some((lo, hi));
             let (members, non_members) = match queries {
-                Some(q) => {
-                    let q = parse_ints(q, queries_path.unwrap_or(keys_path))?;
-                    let kept: HashSet<u64> = keys[deleted..].iter().copied().collect();
-                    q.into_iter().partition(|k| kept.contains(k))
-                }
+                Some(q) => judge(
+                    &keys,
+                    deleted,
+                    parse_ints(q, queries_path.unwrap_or(keys_path))?,
+                ),
                 None => {
                     let all: HashSet<u64> = keys.iter().copied().collect();
                     let span = (hi - lo).saturating_add(1);
