@@ -42,6 +42,13 @@ fn hashing(c: &mut Criterion) {
                 .fold(0u64, |acc, w| acc ^ builder.hash_one(black_box(w.as_str())))
         });
     });
+    group.bench_function("36-byte str via XXH3 one-shot on its bytes", |b| {
+        b.iter(|| {
+            words.iter().fold(0u64, |acc, w| {
+                acc ^ twox_hash::XxHash3_64::oneshot_with_seed(7, black_box(w.as_bytes()))
+            })
+        });
+    });
     group.finish();
 }
 

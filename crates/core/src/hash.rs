@@ -171,23 +171,21 @@ pub struct Xxh3Hasher {
     spill: Vec<u8>,
 }
 
-impl Hasher for Xxh3Hasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let end = self.len + bytes.len();
-        if self.spill.is_empty() && end <= INLINE {
-            self.inline[self.len..end].copy_from_slice(bytes);
-        } else {
-            if self.spill.is_empty() {
-                self.spill.extend_from_slice(&self.inline[..self.len]);
-            }
-            self.spill.extend_from_slice(bytes);
+impl Xxh3Hasher {
+    /// The rest of [`Hasher::write`]: the key outgrew the inline buffer.
+    #[cold]
+    #[inline(never)]
+    fn write_spilled(&mut self, bytes: &[u8]) {
+        if self.spill.is_empty() {
+            self.spill.extend_from_slice(&self.inline[..self.len]);
         }
-        self.len = end;
+        self.spill.extend_from_slice(bytes);
+        self.len += bytes.len();
     }
 
-    #[inline]
-    fn finish(&self) -> u64 {
+    /// XXH3 of every byte written, for keys that are not one short integer.
+    #[inline(never)]
+    fn finish_bytes(&self) -> u64 {
         let bytes = if self.spill.is_empty() {
             &self.inline[..self.len]
         } else {
@@ -195,36 +193,92 @@ impl Hasher for Xxh3Hasher {
         };
         XxHash3_64::oneshot_with_seed(self.seed, bytes)
     }
+}
 
-    #[inline]
+// The methods are `inline(always)`: a key that writes one integer then folds, through
+// `hash_one`, to the arithmetic of `xxh3_4to8` (the buffer and the length disappear), which
+// LLVM's inliner does not find on its own (measured: 2.9 ns per u64 key with `#[inline]`).
+impl Hasher for Xxh3Hasher {
+    #[inline(always)]
+    fn write(&mut self, bytes: &[u8]) {
+        let end = self.len + bytes.len();
+        if self.spill.is_empty() && end <= INLINE {
+            self.inline[self.len..end].copy_from_slice(bytes);
+            self.len = end;
+        } else {
+            self.write_spilled(bytes);
+        }
+    }
+
+    #[inline(always)]
+    fn finish(&self) -> u64 {
+        if self.spill.is_empty() && (4..=8).contains(&self.len) {
+            // Integer keys: when the key's `Hash` writes one integer, the length is known
+            // here and this folds to a few multiplies.
+            xxh3_4to8(self.seed, &self.inline[..self.len])
+        } else {
+            self.finish_bytes()
+        }
+    }
+
+    #[inline(always)]
     fn write_u8(&mut self, i: u8) {
         self.write(&[i]);
     }
-    #[inline]
+    #[inline(always)]
     fn write_u16(&mut self, i: u16) {
         self.write(&i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_u32(&mut self, i: u32) {
         self.write(&i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_u64(&mut self, i: u64) {
         self.write(&i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_u128(&mut self, i: u128) {
         self.write(&i.to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_usize(&mut self, i: usize) {
         // 64 bits on every platform, so 32- and 64-bit machines agree.
         self.write(&(i as u64).to_le_bytes());
     }
-    #[inline]
+    #[inline(always)]
     fn write_isize(&mut self, i: isize) {
         self.write(&(i as i64).to_le_bytes());
     }
+}
+
+/// XXH3-64 of 4 to 8 bytes with `seed`: the same value as
+/// `XxHash3_64::oneshot_with_seed(seed, bytes)` (tested against it for every length and many
+/// seeds), written out so that hashing one integer key compiles to straight-line code instead
+/// of a dispatch on a length the compiler cannot see through.
+#[inline(always)]
+fn xxh3_4to8(seed: u64, bytes: &[u8]) -> u64 {
+    /// Bytes 8..16 and 16..24 of XXH3's default secret, little-endian.
+    const SECRET_8: u64 = 0x1cad_21f7_2c81_017c;
+    const SECRET_16: u64 = 0xdb97_9083_e96d_d4de;
+    const PRIME_MX2: u64 = 0x9fb2_1c65_1e98_df25;
+    let len = bytes.len();
+    debug_assert!((4..=8).contains(&len));
+    let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let last = u32::from_le_bytes([
+        bytes[len - 4],
+        bytes[len - 3],
+        bytes[len - 2],
+        bytes[len - 1],
+    ]);
+    let seed = seed ^ (u64::from((seed as u32).swap_bytes()) << 32);
+    let combined = u64::from(last) | (u64::from(first) << 32);
+    let mut v = (SECRET_8 ^ SECRET_16).wrapping_sub(seed) ^ combined;
+    v ^= v.rotate_left(49) ^ v.rotate_left(24);
+    v = v.wrapping_mul(PRIME_MX2);
+    v ^= (v >> 35).wrapping_add(len as u64);
+    v = v.wrapping_mul(PRIME_MX2);
+    v ^ (v >> 28)
 }
 
 /// Maps a 64-bit value to `[0, n)` with Lemire's multiply-shift ("fastrange"): the high 64
@@ -453,4 +507,54 @@ pub fn block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
         word >>= 9;
     }
     k <= 7 || block_positions(hash, k).skip(7).all(has)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The written-out 4-to-8-byte path agrees with twox-hash's XXH3 for every length it
+    /// serves, on many inputs and seeds (including seeds whose low half is zero or all ones).
+    #[test]
+    fn xxh3_4to8_matches_twox_hash() {
+        let mut state = 0x0123_4567_89ab_cdef_u64;
+        let mut next = || {
+            state = splitmix(state);
+            state
+        };
+        let mut seeds = vec![0, 1, u64::MAX, 0xffff_ffff, 0xffff_ffff_0000_0000];
+        seeds.extend((0..20).map(|_| next()));
+        for seed in seeds {
+            for _ in 0..200 {
+                let bytes = next().to_le_bytes();
+                for len in 4..=8 {
+                    let input = &bytes[..len];
+                    assert_eq!(
+                        xxh3_4to8(seed, input),
+                        XxHash3_64::oneshot_with_seed(seed, input),
+                        "seed {seed:#x}, input {input:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Through the `Hash` trait, integer keys of every width hash to XXH3 of their
+    /// little-endian bytes, whichever path `finish` takes.
+    #[test]
+    fn integer_keys_hash_to_xxh3_of_their_bytes() {
+        let b = Xxh3Builder::with_seed(99);
+        let xxh = |bytes: &[u8]| XxHash3_64::oneshot_with_seed(99, bytes);
+        for x in [0u64, 1, 42, u64::MAX, 0x8000_0000_0000_0000] {
+            assert_eq!(b.hash_one(x), xxh(&x.to_le_bytes()));
+            assert_eq!(b.hash_one(x as u32), xxh(&(x as u32).to_le_bytes()));
+            assert_eq!(b.hash_one(x as u16), xxh(&(x as u16).to_le_bytes()));
+            assert_eq!(b.hash_one(x as u8), xxh(&[x as u8]));
+            assert_eq!(b.hash_one(x as i64), xxh(&x.to_le_bytes()));
+            assert_eq!(b.hash_one(x as usize), xxh(&x.to_le_bytes()));
+            assert_eq!(b.hash_one(u128::from(x)), xxh(&u128::from(x).to_le_bytes()));
+            let pair = [(x as u32).to_le_bytes(), 7u32.to_le_bytes()].concat();
+            assert_eq!(b.hash_one((x as u32, 7u32)), xxh(&pair));
+        }
+    }
 }
