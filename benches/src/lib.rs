@@ -1,6 +1,8 @@
 //! Shared workloads for bloomkit's benchmarks: fixed key streams, so every structure in a
 //! group is measured on the same keys.
 
+#![forbid(unsafe_code)]
+
 /// splitmix64: a fixed, fast stream of well-mixed 64-bit keys.
 pub fn key(i: u64) -> u64 {
     let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -28,4 +30,45 @@ pub const BATCH: usize = 1_024;
 pub fn sample(keys: &[u64]) -> Vec<u64> {
     let step = (keys.len() / BATCH).max(1);
     keys.iter().step_by(step).take(BATCH).copied().collect()
+}
+
+/// Whether the bench runs as a smoke test (`cargo bench -- --test`, as CI does): then the
+/// benches build small structures, since nothing is timed.
+pub fn smoke() -> bool {
+    std::env::args().any(|a| a == "--test")
+}
+
+/// Walks a probe set `BATCH` keys at a time, wrapping around, so consecutive iterations
+/// of a benchmark ask different keys and a large filter's lines are not left in the cache
+/// by the previous iteration.
+pub struct Cycle<'a, T> {
+    keys: &'a [T],
+    at: usize,
+}
+
+impl<'a, T> Cycle<'a, T> {
+    /// A walk over `keys` (at least `BATCH` of them, or all of them if fewer).
+    pub fn new(keys: &'a [T]) -> Self {
+        Cycle { keys, at: 0 }
+    }
+
+    /// The next `BATCH` keys (fewer only if the set is smaller than `BATCH`).
+    pub fn next_batch(&mut self) -> &'a [T] {
+        let len = BATCH.min(self.keys.len());
+        if self.at + len > self.keys.len() {
+            self.at = 0;
+        }
+        let out = &self.keys[self.at..self.at + len];
+        self.at += len;
+        out
+    }
+}
+
+/// A string key of 16 to 32 bytes (hex digits; the length varies with the key): distinct for
+/// distinct `i`, like [`key`].
+pub fn string_key(i: u64) -> String {
+    let (a, b) = (key(i), key(i ^ 0x5bd1_e995));
+    let mut s = format!("{a:016x}{b:016x}");
+    s.truncate(16 + (b % 17) as usize);
+    s
 }

@@ -1,6 +1,8 @@
 //! `cargo xtask <task>`: bloomkit's project tasks. This file only dispatches; each task is a
 //! module of the `xtask` library.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

@@ -58,6 +58,8 @@
 //! - `serde` (default): `Serialize`/`Deserialize` (validated on the way in), and
 //!   [`Bitmap::to_bytes`] / [`Bitmap::from_bytes`] in bloomkit's versioned byte format.
 
+#![forbid(unsafe_code)]
+
 use core::fmt;
 use core::hash::Hash;
 use core::ops::RangeInclusive;

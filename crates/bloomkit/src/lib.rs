@@ -80,6 +80,8 @@
 //!
 //! The hashing and sizing layers are always available as [`hash`] and [`sizing`].
 
+#![forbid(unsafe_code)]
+
 pub use bloomkit_core as core;
 pub use bloomkit_core::{
     bits, check_fpr, hash, sizing, DecodeError, Design, Error, Filter, HasherSpec, Intersection,

@@ -50,9 +50,12 @@
 //!   [`BloomFilter::to_bytes`] / [`BloomFilter::from_bytes`] in bloomkit's versioned byte
 //!   format (`docs/format.md`).
 
+#![forbid(unsafe_code)]
+
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
+use bloomkit_core::batch::pipeline;
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design};
@@ -214,6 +217,62 @@ impl<S: BuildHasher> BloomFilter<S> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         Probes::new(hash, self.bits.len(), self.hashes).all(|i| self.bits.get(i))
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
+    /// of [`contains`](Self::contains), with the k cache lines of a group of keys requested
+    /// before any is probed ([`bloomkit_core::batch`]), so that in a filter larger than the
+    /// cache their misses overlap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    ///
+    /// let mut f = BloomFilter::new(1_000, 0.01)?;
+    /// assert_eq!(f.insert_batch(["a", "b", "a"]), 2);
+    /// let mut found = Vec::new();
+    /// f.contains_batch(["a", "b"], &mut found);
+    /// assert_eq!(found, [true, true]);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn contains_batch<'k, T: Hash + ?Sized + 'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k T>,
+        out: &mut Vec<bool>,
+    ) {
+        pipeline(
+            out,
+            keys,
+            |_, key| self.locate(self.hash_key(key)),
+            |out, hash| out.push(self.contains_hash(hash)),
+        );
+    }
+
+    /// Inserts every key of `keys`, requesting their cache lines a group at a time as
+    /// [`contains_batch`](Self::contains_batch) does. Returns how many were certainly new
+    /// (as [`insert`](Self::insert) counts them one at a time).
+    pub fn insert_batch<'k, T: Hash + ?Sized + 'k>(
+        &mut self,
+        keys: impl IntoIterator<Item = &'k T>,
+    ) -> usize {
+        let mut new = 0;
+        pipeline(
+            self,
+            keys,
+            |f, key| f.locate(f.hash_key(key)),
+            |f, hash| new += usize::from(f.insert_hash(hash)),
+        );
+        new
+    }
+
+    /// Requests the cache lines of the key whose hash is `hash`; returns the hash.
+    #[inline]
+    fn locate(&self, hash: u64) -> u64 {
+        for i in Probes::new(hash, self.bits.len(), self.hashes) {
+            self.bits.prefetch(i);
+        }
+        hash
     }
 
     /// Removes every key.

@@ -130,6 +130,16 @@ impl BitArray {
         self.words[(i >> 6) as usize] & (1 << (i & 63)) != 0
     }
 
+    /// Requests the cache line holding bit `i` ([`crate::batch::prefetch`]): a hint that
+    /// changes nothing.
+    ///
+    /// # Panics
+    /// If `i` is not below [`len`](Self::len).
+    #[inline]
+    pub fn prefetch(&self, i: u64) {
+        crate::batch::prefetch(&self.words[(i >> 6) as usize]);
+    }
+
     /// Sets bit `i`; returns `true` if it was clear before.
     ///
     /// # Panics

@@ -100,6 +100,33 @@ pub trait Filter<T: ?Sized> {
         self.contains_hash(self.hash_key(key))
     }
 
+    /// Whether each of `keys` may be in the filter, appended to `out` in key order: the
+    /// answers [`contains`](Filter::contains) gives one key at a time.
+    ///
+    /// Variants whose lookups miss the cache (the Bloom filters) override it to hash a group
+    /// of keys, prefetch their cache lines, then probe ([`crate::batch`]), so the misses of a
+    /// filter larger than the cache overlap. (`Self: Sized`: not callable through `dyn`.)
+    fn contains_batch<'k, I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator<Item = &'k T>,
+        T: 'k,
+        Self: Sized,
+    {
+        out.extend(keys.into_iter().map(|key| self.contains(key)));
+    }
+
+    /// Inserts every key of `keys` into a filter that never refuses an insert, returning how
+    /// many were certainly new (as [`insert`](Filter::insert) counts them one at a time).
+    /// Bloom variants override it as they do [`contains_batch`](Filter::contains_batch).
+    fn insert_batch<'k, I>(&mut self, keys: I) -> usize
+    where
+        I: IntoIterator<Item = &'k T>,
+        T: 'k,
+        Self: Sized + Filter<T, InsertError = Infallible>,
+    {
+        keys.into_iter().filter(|key| self.insert(key)).count()
+    }
+
     /// Inserts `key` into a filter that never refuses an insert. Returns `true` if the key
     /// was certainly not present before, `false` if it may already have been.
     ///
@@ -207,7 +234,8 @@ pub fn check_same_shape(
 }
 
 /// Implements [`Filter`] for a Bloom-style filter whose inserts never fail, by forwarding to
-/// its inherent methods: `hasher()`, `insert_hash`, `contains_hash`, `clear`,
+/// its inherent methods: `hasher()`, `insert_hash`, `contains_hash`, `contains_batch`,
+/// `insert_batch`, `clear`,
 /// `estimated_len`, `heap_bytes`, `design()` and `estimated_fpr`. For crates that implement
 /// a variant; the generic parameters go in brackets:
 ///
@@ -231,6 +259,22 @@ macro_rules! impl_infallible_filter {
             #[inline]
             fn contains_hash(&self, hash: u64) -> bool {
                 <$ty>::contains_hash(self, hash)
+            }
+            #[inline]
+            fn contains_batch<'k, I>(&self, keys: I, out: &mut ::std::vec::Vec<bool>)
+            where
+                I: ::core::iter::IntoIterator<Item = &'k T>,
+                T: 'k,
+            {
+                <$ty>::contains_batch(self, keys, out);
+            }
+            #[inline]
+            fn insert_batch<'k, I>(&mut self, keys: I) -> usize
+            where
+                I: ::core::iter::IntoIterator<Item = &'k T>,
+                T: 'k,
+            {
+                <$ty>::insert_batch(self, keys)
             }
             fn clear(&mut self) {
                 <$ty>::clear(self);

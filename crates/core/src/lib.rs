@@ -50,12 +50,14 @@
 //! - `serde` (default): serde derives on the shared types, and the [`format`](mod@format) module with [`Codec`]
 //!   (bincode 2).
 
+pub mod batch;
 pub mod bits;
 mod error;
 mod filter;
 #[cfg(feature = "serde")]
 pub mod format;
 pub mod hash;
+mod prefetch;
 pub mod sizing;
 
 pub use error::{check_fpr, DecodeError, Error, Variant};

@@ -77,6 +77,8 @@ pub trait CounterArray: Clone + PartialEq + Eq + Debug + Send + Sync {
     }
     /// Counter `i`.
     fn get(&self, i: u64) -> u64;
+    /// Requests the cache line holding counter `i` (a hint that changes nothing).
+    fn prefetch(&self, i: u64);
     /// Sets counter `i` to `value` (at most the ceiling).
     fn set(&mut self, i: u64, value: u64);
     /// Zeroes every counter.
@@ -148,6 +150,10 @@ impl CounterArray for Nibbles {
         u64::from((self.bytes[(i >> 1) as usize] >> ((i & 1) * 4)) & 0x0f)
     }
     #[inline]
+    fn prefetch(&self, i: u64) {
+        bloomkit_core::batch::prefetch(&self.bytes[(i >> 1) as usize]);
+    }
+    #[inline]
     fn set(&mut self, i: u64, value: u64) {
         debug_assert!(value <= 15);
         let shift = (i & 1) * 4;
@@ -196,6 +202,10 @@ impl<T: Wide> CounterArray for Vec<T> {
     #[inline]
     fn get(&self, i: u64) -> u64 {
         self[i as usize].as_()
+    }
+    #[inline]
+    fn prefetch(&self, i: u64) {
+        bloomkit_core::batch::prefetch(&self[i as usize]);
     }
     #[inline]
     fn set(&mut self, i: u64, value: u64) {

@@ -69,10 +69,13 @@
 //!   [`CountingBloomFilter::to_bytes`] / [`CountingBloomFilter::from_bytes`] in bloomkit's
 //!   versioned byte format.
 
+#![forbid(unsafe_code)]
+
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
 use bloomkit_classic::BloomFilter;
+use bloomkit_core::batch::pipeline;
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
@@ -289,6 +292,47 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
             .map(|&(i, times)| self.counters.get(i) / times)
             .min()
             .unwrap_or(0)
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
+    /// of [`contains`](Self::contains), with the counters of a group of keys requested
+    /// before any is read ([`bloomkit_core::batch`]).
+    pub fn contains_batch<'k, T: Hash + ?Sized + 'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k T>,
+        out: &mut Vec<bool>,
+    ) {
+        pipeline(
+            out,
+            keys,
+            |_, key| self.locate(self.hash_key(key)),
+            |out, hash| out.push(self.contains_hash(hash)),
+        );
+    }
+
+    /// Inserts every key of `keys`, requesting their counters a group at a time. Returns how
+    /// many were certainly new (as [`insert`](Self::insert) counts them one at a time).
+    pub fn insert_batch<'k, T: Hash + ?Sized + 'k>(
+        &mut self,
+        keys: impl IntoIterator<Item = &'k T>,
+    ) -> usize {
+        let mut new = 0;
+        pipeline(
+            self,
+            keys,
+            |f, key| f.locate(f.hash_key(key)),
+            |f, hash| new += usize::from(f.insert_hash(hash)),
+        );
+        new
+    }
+
+    /// Requests the cache lines of the key's counters; returns the hash.
+    #[inline]
+    fn locate(&self, hash: u64) -> u64 {
+        for i in self.probes(hash) {
+            self.counters.prefetch(i);
+        }
+        hash
     }
 
     /// Removes every item, and unsticks every counter.

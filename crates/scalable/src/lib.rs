@@ -64,6 +64,8 @@
 //!   [`ScalableBloomFilter::to_bytes`] / [`ScalableBloomFilter::from_bytes`] in bloomkit's
 //!   versioned byte format.
 
+#![forbid(unsafe_code)]
+
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 

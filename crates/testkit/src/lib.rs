@@ -9,6 +9,8 @@
 //! constructor of the variant under test. Set `BLOOMKIT_QC_SEED` to replay a failure; set
 //! `BLOOMKIT_QC_CASES` to run more cases.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashSet;
 use std::fmt::Debug;
 
@@ -113,6 +115,57 @@ impl Arbitrary for Op {
             Op::Insert(k) => Box::new(k.shrink().map(Op::Insert)),
             Op::Check(k) => Box::new(k.shrink().map(Op::Check).chain([Op::Insert(k)])),
             Op::Clear => Box::new(std::iter::empty()),
+        }
+    }
+}
+
+/// Checks a filter's batched calls against its one-at-a-time calls, on random key lists
+/// (repeats included) and group-boundary lengths: `insert_batch` leaves the same filter as
+/// `insert` key by key and counts the same new keys; `contains_batch` appends exactly the
+/// answers of `contains`, `true` for every inserted key (no false negatives).
+pub fn check_batch<F, M>(make: M)
+where
+    F: Filter<u64, InsertError = std::convert::Infallible> + PartialEq + Debug,
+    M: Fn() -> F,
+{
+    let lanes = bloomkit_core::batch::LANES as u64;
+    let check = |keys: &[u64], probes: &[u64]| -> Outcome {
+        let mut one = make();
+        let single_new = keys.iter().filter(|k| one.insert(k)).count();
+        let mut batched = make();
+        let batch_new = batched.insert_batch(keys);
+        ensure(single_new == batch_new, || {
+            format!("insert counted {single_new} new keys, insert_batch {batch_new}")
+        })?;
+        ensure(one == batched, || {
+            "insert_batch left a different filter".into()
+        })?;
+        let mut out = vec![true]; // appended to, not overwritten
+        batched.contains_batch(keys.iter().chain(probes), &mut out);
+        let expected: Vec<bool> = std::iter::once(true)
+            .chain(keys.iter().chain(probes).map(|k| one.contains(k)))
+            .collect();
+        ensure(out == expected, || {
+            "contains_batch differs from contains".into()
+        })?;
+        ensure(out[1..=keys.len()].iter().all(|&x| x), || {
+            "contains_batch missed an inserted key".into()
+        })
+    };
+    forall(200, |(keys, probes): &(Vec<u64>, Vec<u64>)| {
+        check(keys, probes)
+    });
+    // Under miri (thousands of times slower) the group boundaries only.
+    let sizes: &[u64] = if cfg!(miri) {
+        &[0, 1, lanes + 1]
+    } else {
+        &[0, 1, lanes - 1, lanes, lanes + 1, 5 * lanes + 3]
+    };
+    for &n in sizes {
+        let keys: Vec<u64> = (0..n).map(member).collect();
+        let probes: Vec<u64> = (0..n).map(non_member).collect();
+        if let Err(msg) = check(&keys, &probes) {
+            panic!("{n} keys: {msg}");
         }
     }
 }

@@ -1,0 +1,104 @@
+//! Batched lookups and inserts: hash a group of keys, prefetch their cache lines, then probe.
+//!
+//! One lookup into a filter much larger than the last-level cache waits for a miss to DRAM
+//! (about 100 ns). A loop of single lookups overlaps some misses, as far as the CPU can
+//! speculate past the previous key's branches. Batched calls make the overlap explicit:
+//! [`pipeline`] runs a *stage* on [`LANES`] keys (hash, find the cache lines, [`prefetch`]
+//! them), then a *finish* on the same keys in the same order (test or set the bits), by which
+//! time the lines are arriving. Every Bloom variant's `contains_batch` and `insert_batch` is
+//! built on it.
+
+pub use crate::prefetch::prefetch;
+
+/// Keys staged ahead of their probes: enough to cover a DRAM miss with the work of hashing
+/// and prefetching the others, few enough that the lines are still in L1 when the finish
+/// comes (chosen by measurement in `benches/`, see `docs/performance.md`).
+pub const LANES: usize = 64;
+
+/// Runs `stage` on each key and `finish` on each staged value, [`LANES`] keys at a time:
+/// `stage` for a whole group first, then `finish` for that group, in key order. Both get the
+/// context `ctx`, `stage` to read (the filter, to hash and prefetch), `finish` to change (the
+/// filter for inserts, the output for lookups).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::batch::{pipeline, prefetch};
+///
+/// let table = vec![10u64, 20, 30, 40];
+/// let mut out = Vec::new();
+/// pipeline(
+///     &mut out,
+///     [3usize, 0, 2],
+///     |_, i| {
+///         prefetch(&table[i]);
+///         i
+///     },
+///     |out, i| out.push(table[i]),
+/// );
+/// assert_eq!(out, [40, 10, 30]);
+/// ```
+#[inline]
+pub fn pipeline<C: ?Sized, K, P: Copy + Default>(
+    ctx: &mut C,
+    keys: impl IntoIterator<Item = K>,
+    mut stage: impl FnMut(&C, K) -> P,
+    mut finish: impl FnMut(&mut C, P),
+) {
+    let mut staged = [P::default(); LANES];
+    let mut keys = keys.into_iter();
+    loop {
+        let mut len = 0;
+        for (slot, key) in staged.iter_mut().zip(keys.by_ref()) {
+            *slot = stage(ctx, key);
+            len += 1;
+        }
+        for &p in &staged[..len] {
+            finish(ctx, p);
+        }
+        if len < LANES {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pipeline, LANES};
+
+    /// Every key is finished once, in order, whatever the count's remainder modulo the
+    /// group size.
+    #[test]
+    fn finishes_every_key_once_in_order() {
+        for n in [0, 1, LANES - 1, LANES, LANES + 1, 3 * LANES + 5] {
+            let mut finished = Vec::new();
+            pipeline(
+                &mut finished,
+                0..n,
+                |_, k| k,
+                |f: &mut Vec<usize>, k| f.push(k),
+            );
+            assert_eq!(finished, (0..n).collect::<Vec<_>>());
+        }
+    }
+
+    /// A whole group is staged before any of it is finished.
+    #[test]
+    fn a_group_is_staged_before_it_is_finished() {
+        let mut events = Vec::new();
+        let staged = core::cell::Cell::new(0usize);
+        pipeline(
+            &mut events,
+            0..2 * LANES + 3,
+            |_, k| {
+                staged.set(staged.get() + 1);
+                k
+            },
+            |events: &mut Vec<(usize, usize)>, k| events.push((k, staged.get())),
+        );
+        for (k, staged_then) in events {
+            let group_end = ((k / LANES + 1) * LANES).min(2 * LANES + 3);
+            assert_eq!(staged_then, group_end, "key {k}");
+        }
+    }
+}
