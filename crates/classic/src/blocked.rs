@@ -4,7 +4,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
 use bloomkit_core::batch::{pipeline, prefetch};
-use bloomkit_core::hash::{block_contains, reduce, BlockProbe, BLOCK_BITS};
+use bloomkit_core::hash::{block_contains_all, reduce, BlockProbe, BLOCK_BITS};
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{check_same_shape, Error, Intersection, PortableHasher, Union, Xxh3Builder};
 
@@ -15,8 +15,9 @@ pub(crate) struct Block(pub(crate) [u64; 8]);
 
 /// A Bloom filter whose k bits per key all fall in one 512-bit block (Putze, Sanders &
 /// Singler 2007): a lookup touches one cache line, where a classic filter touches up to k,
-/// and tests the key's positions inside it, stopping at the first clear one
-/// ([`bloomkit_core::hash::block_contains`]).
+/// and tests the key's positions inside it without a branch on any of them
+/// ([`bloomkit_core::hash::block_contains_all`]), so that consecutive lookups' cache misses
+/// overlap.
 ///
 /// The price is accuracy at equal size: block loads vary, so it needs about 3% more bits
 /// than the classic filter at 1% (9.9 bits/key) and 8% more at 0.1%. It is sized with the
@@ -201,12 +202,11 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
         self.contains_hash(self.hash_key(key))
     }
 
-    /// [`contains`](Self::contains) by hash: one block (one cache line), whose bits are
-    /// tested one position at a time, stopping at the first clear one: an absent key usually
-    /// stops after one or two, all in the line already loaded.
+    /// [`contains`](Self::contains) by hash: one block (one cache line), whose k bits are
+    /// all tested, with no branch on them ([`block_contains_all`]).
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        block_contains(self.block_of(hash), hash, self.hashes)
+        block_contains_all(self.block_of(hash), hash, self.hashes)
     }
 
     /// Whether each of `keys` may be in the filter, appended to `out` in order: the same
@@ -236,7 +236,7 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
             keys,
             |_, key| self.locate(self.hash_key(key)),
             |out, (hash, block)| {
-                out.push(block_contains(&self.blocks[block].0, hash, self.hashes));
+                out.push(block_contains_all(&self.blocks[block].0, hash, self.hashes));
             },
         );
     }

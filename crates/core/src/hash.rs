@@ -370,11 +370,8 @@ impl Probes {
 #[inline]
 fn add_mod(a: u64, b: u64, m: u64) -> u64 {
     let s = a + b;
-    if s >= m {
-        s - m
-    } else {
-        s
-    }
+    // Below m, `s - m` wraps above s; otherwise it is the reduced value and below s.
+    s.min(s.wrapping_sub(m))
 }
 
 impl Iterator for Probes {
@@ -482,6 +479,33 @@ pub fn block_positions(hash: u64, k: u32) -> impl Iterator<Item = u64> {
         left_in_word -= 1;
         position
     })
+}
+
+/// Whether all `k` positions of the key whose hash is `hash` are set in `block`, testing
+/// every position without a branch on any of them.
+///
+/// The blocked filter's lookup. Testing k bits in a line already loaded costs a few
+/// instructions each; what costs is a branch on them, which for absent keys is
+/// unpredictable and, mispredicted, keeps the CPU from starting the next key's cache miss
+/// early. Measured on filters out of L2 (`docs/performance.md`): 1.7-1.8x the throughput of
+/// [`block_contains`]'s early exit on absent keys at 10^6 and 10^7 keys, members within noise.
+#[inline]
+pub fn block_contains_all(block: &[u64; 8], hash: u64, k: u32) -> bool {
+    let has = |p: u64| block[(p >> 6) as usize] & (1 << (p & 63)) != 0;
+    // The first seven positions straight from one word (as `block_positions` draws them),
+    // without the iterator's refill bookkeeping; the rest, for k > 7, through it.
+    let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut all = true;
+    for _ in 0..k.min(7) {
+        all &= has(word & (BLOCK_BITS - 1));
+        word >>= 9;
+    }
+    if k > 7 {
+        all &= block_positions(hash, k)
+            .skip(7)
+            .fold(true, |all, p| all & has(p));
+    }
+    all
 }
 
 /// Whether all `k` positions of the key whose hash is `hash` are set in `block` (its block
