@@ -70,6 +70,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
 use bloomkit_classic::BlockedBloomFilter;
+use bloomkit_core::batch::{pipeline, prefetch};
 use bloomkit_core::hash::block_contains;
 use bloomkit_core::{check_fpr, sizing, Error, Filter, PortableHasher, Union, Xxh3Builder};
 
@@ -339,6 +340,43 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
             .any(|s| block_contains(s.filter.block_of(hash), hash, s.filter.num_hashes()))
     }
 
+    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
+    /// of [`contains`](Self::contains), with the key's block in every slice requested for a
+    /// group of keys before any is probed ([`bloomkit_core::batch`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_scalable::ScalableBloomFilter;
+    ///
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..1_000u64 {
+    ///     f.insert(&i)?;
+    /// }
+    /// let mut found = Vec::new();
+    /// f.contains_batch(&[1u64, 500, 999], &mut found);
+    /// assert_eq!(found, [true, true, true]);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn contains_batch<'k, T: Hash + ?Sized + 'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k T>,
+        out: &mut Vec<bool>,
+    ) {
+        pipeline(
+            out,
+            keys,
+            |_, key| {
+                let hash = self.hash_key(key);
+                for slice in &self.slices {
+                    prefetch(slice.filter.block_of(hash));
+                }
+                hash
+            },
+            |out, hash| out.push(self.contains_hash(hash)),
+        );
+    }
+
     /// The 64-bit hash of `key` that the `*_hash` methods take.
     #[inline]
     pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
@@ -499,6 +537,13 @@ impl<T: Hash + ?Sized, S: BuildHasher + Clone> Filter<T> for ScalableBloomFilter
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         ScalableBloomFilter::contains_hash(self, hash)
+    }
+    fn contains_batch<'k, I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator<Item = &'k T>,
+        T: 'k,
+    {
+        ScalableBloomFilter::contains_batch(self, keys, out);
     }
     fn clear(&mut self) {
         ScalableBloomFilter::clear(self);

@@ -37,3 +37,9 @@ fn codec_round_trips_across_slices_and_rejects_damage() {
         Union::union_with,
     );
 }
+
+#[test]
+fn batched_lookups_answer_as_single_ones() {
+    // Started at 4 items so the random key lists grow it through several slices.
+    kit::check_contains_batch(|| ScalableBloomFilter::new(4, 0.01).unwrap());
+}

@@ -140,17 +140,7 @@ where
         ensure(one == batched, || {
             "insert_batch left a different filter".into()
         })?;
-        let mut out = vec![true]; // appended to, not overwritten
-        batched.contains_batch(keys.iter().chain(probes), &mut out);
-        let expected: Vec<bool> = std::iter::once(true)
-            .chain(keys.iter().chain(probes).map(|k| one.contains(k)))
-            .collect();
-        ensure(out == expected, || {
-            "contains_batch differs from contains".into()
-        })?;
-        ensure(out[1..=keys.len()].iter().all(|&x| x), || {
-            "contains_batch missed an inserted key".into()
-        })
+        same_batched_answers(&batched, keys, probes)
     };
     forall(200, |(keys, probes): &(Vec<u64>, Vec<u64>)| {
         check(keys, probes)
@@ -168,6 +158,38 @@ where
             panic!("{n} keys: {msg}");
         }
     }
+}
+
+/// `contains_batch` on `keys` then `probes` appends exactly the answers of `contains`, and
+/// `true` for every key of `keys` (which the caller inserted into `f`).
+fn same_batched_answers<F: Filter<u64>>(f: &F, keys: &[u64], probes: &[u64]) -> Outcome {
+    let mut out = vec![true]; // appended to, not overwritten
+    f.contains_batch(keys.iter().chain(probes), &mut out);
+    let expected: Vec<bool> = std::iter::once(true)
+        .chain(keys.iter().chain(probes).map(|k| f.contains(k)))
+        .collect();
+    ensure(out == expected, || {
+        "contains_batch differs from contains".into()
+    })?;
+    ensure(out[1..=keys.len()].iter().all(|&x| x), || {
+        "contains_batch missed an inserted key".into()
+    })
+}
+
+/// For variants whose inserts can fail (so without `insert_batch`): `contains_batch` answers
+/// as `contains` does, on filters filled with random keys through `try_insert`.
+pub fn check_contains_batch<F, M>(make: M)
+where
+    F: Filter<u64>,
+    M: Fn() -> F,
+{
+    forall(100, |(keys, probes): &(Vec<u64>, Vec<u64>)| {
+        let mut f = make();
+        for k in keys {
+            f.try_insert(k).map_err(|e| format!("insert {k}: {e}"))?;
+        }
+        same_batched_answers(&f, keys, probes)
+    });
 }
 
 /// Keys that tests insert: `0, 1, 2, ...` (the hash spreads them).
