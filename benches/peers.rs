@@ -448,6 +448,8 @@ fn pair<S: Structure<u64>>(n: u64) -> (S, S) {
 
 fn union(c: &mut Criterion) {
     let mut group = c.benchmark_group("union, u64");
+    // A union of two 10^7-key HashSets takes over a second: ten samples, as for inserts.
+    group.sample_size(10);
     for n in sizes().0 {
         group.throughput(Throughput::Elements(n));
         macro_rules! bench_union {
@@ -495,6 +497,7 @@ fn serialize(c: &mut Criterion) {
         }
 
         let mut group = c.benchmark_group("serialize, u64");
+        group.sample_size(10);
         group.throughput(Throughput::Elements(n));
         let id = |name: &str| BenchmarkId::new(name, n);
         group.bench_function(id("bloomkit BloomFilter"), |b| {
@@ -519,6 +522,7 @@ fn serialize(c: &mut Criterion) {
         group.finish();
 
         let mut group = c.benchmark_group("deserialize, u64");
+        group.sample_size(10);
         group.throughput(Throughput::Elements(n));
         let bytes = classic.to_bytes();
         group.bench_function(id("bloomkit BloomFilter"), |b| {
@@ -627,6 +631,7 @@ fn dense(c: &mut Criterion) {
         group.finish();
 
         let mut group = c.benchmark_group("dense u32 ids: union");
+        group.sample_size(10);
         group.throughput(Throughput::Elements(ids.len() as u64));
         group.bench_function(id("bloomkit Bitmap"), |b| {
             b.iter_batched_ref(
@@ -645,6 +650,7 @@ fn dense(c: &mut Criterion) {
         group.finish();
 
         let mut group = c.benchmark_group("dense u32 ids: serialize + deserialize");
+        group.sample_size(10);
         group.throughput(Throughput::Elements(ids.len() as u64));
         group.bench_function(id("bloomkit Bitmap"), |b| {
             b.iter(|| Bitmap::<u32>::from_bytes(&bitmap.to_bytes()).expect("valid"))

@@ -4,7 +4,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
 use bloomkit_core::batch::{pipeline, prefetch};
-use bloomkit_core::hash::{block_contains_all, reduce, BlockProbe, BLOCK_BITS};
+use bloomkit_core::hash::{block_contains_all, block_positions, reduce, BlockProbe, BLOCK_BITS};
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{check_same_shape, Error, Intersection, PortableHasher, Union, Xxh3Builder};
 
@@ -184,15 +184,18 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
     /// Sets the key's bits in `block`, the block its hash maps to.
     #[inline]
     fn insert_at(&mut self, hash: u64, block: usize) -> bool {
-        let probe = self.probe(hash);
-        debug_assert_eq!(probe.block as usize, block);
+        debug_assert_eq!(self.probe(hash).block as usize, block);
         let block = &mut self.blocks[block].0;
-        let mut new_bits = 0;
-        for (word, mask) in block.iter_mut().zip(probe.mask) {
-            new_bits += (mask & !*word).count_ones();
-            *word |= mask;
+        // Bit by bit, counting the ones that were clear: no mask to build and no popcount
+        // (which the baseline x86-64 target does in software, eight times per insert).
+        // Coinciding positions are counted once: the second finds its bit set.
+        let mut new_bits = 0u64;
+        for p in block_positions(hash, self.hashes) {
+            let (word, bit) = (&mut block[(p >> 6) as usize], 1u64 << (p & 63));
+            new_bits += u64::from(*word & bit == 0);
+            *word |= bit;
         }
-        self.ones += u64::from(new_bits);
+        self.ones += new_bits;
         new_bits > 0
     }
 

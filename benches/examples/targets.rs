@@ -1,0 +1,220 @@
+//! The speed issue's targets, measured as ratios of interleaved timings: on a shared machine
+//! criterion's groups run each structure for seconds, one after another, so a neighbour's
+//! burst lands on one structure and not the other. Here every round times each structure
+//! on the same 2^16 probes, back to back, and the ratio is taken per round; the report gives
+//! the median over rounds and the range of the middle half. Criterion (`--bench peers`) has
+//! the absolute times.
+//!
+//! ```text
+//! cargo run --release -p bloomkit-benches --example targets
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use bloomkit::{Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter};
+use bloomkit_benches::key;
+
+const ROUNDS: usize = 31;
+const CHUNK: usize = 1 << 16;
+
+/// A named lookup over a slice of keys, returning how many were found.
+type Lookup<'a, K> = (&'a str, Box<dyn Fn(&[K]) -> usize + 'a>);
+
+/// Median ns per key of each lookup, and per round the ratio of `reference` to each.
+fn race<K>(probes: &[K], lookups: &[Lookup<'_, K>], reference: usize) -> Vec<(f64, f64, f64, f64)> {
+    let mut times = vec![Vec::new(); lookups.len()];
+    for round in 0..ROUNDS {
+        let start = (round * CHUNK) % (probes.len() - CHUNK + 1);
+        let chunk = &probes[start..start + CHUNK];
+        // Rotate the order so no structure always runs first.
+        for j in 0..lookups.len() {
+            let i = (j + round) % lookups.len();
+            let t = Instant::now();
+            black_box((lookups[i].1)(black_box(chunk)));
+            times[i].push(t.elapsed().as_nanos() as f64 / CHUNK as f64);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[v.len() / 4], v[3 * v.len() / 4])
+    };
+    (0..lookups.len())
+        .map(|i| {
+            let mut ratios: Vec<f64> = (0..ROUNDS)
+                .map(|r| times[reference][r] / times[i][r])
+                .collect();
+            let (ns, _, _) = median(&mut times[i].clone());
+            let (mid, lo, hi) = median(&mut ratios);
+            (ns, mid, lo, hi)
+        })
+        .collect()
+}
+
+fn report<K>(title: &str, probes: &[K], lookups: &[Lookup<'_, K>], reference: usize) {
+    println!(
+        "\n{title} (ratio = {}'s time / this one's)",
+        lookups[reference].0
+    );
+    for ((name, _), (ns, mid, lo, hi)) in lookups.iter().zip(race(probes, lookups, reference)) {
+        println!("  {name:<40} {ns:>7.1} ns   {mid:>5.2}x  [{lo:.2} - {hi:.2}]");
+    }
+}
+
+fn bloom_filters(n: u64) {
+    let mut classic = BloomFilter::new(n, 0.01).expect("valid");
+    let mut blocked = BlockedBloomFilter::new(n, 0.01).expect("valid");
+    let mut counting = CountingBloomFilter::new(n, 0.01).expect("valid");
+    let mut fast = fastbloom::BloomFilter::with_false_pos(0.01).expected_items(n as usize);
+    let keys: Vec<u64> = (0..n).map(key).collect();
+    blocked.insert_batch(&keys);
+    classic.insert_batch(&keys);
+    counting.insert_batch(&keys);
+    for k in &keys {
+        fast.insert(k);
+    }
+    drop(keys);
+    let count = 1u64 << 20;
+    let members: Vec<u64> = (0..count)
+        .map(|i| key(i * (n / count).max(1) % n))
+        .collect();
+    let absent: Vec<u64> = (0..count).map(|i| key((1 << 62) | i)).collect();
+    println!(
+        "\nn = {n}: bytes: classic {}, blocked {}, counting {}, fastbloom {}",
+        classic.heap_bytes(),
+        blocked.heap_bytes(),
+        counting.heap_bytes(),
+        fast.num_bits() / 8
+    );
+    for (what, probes) in [("members", &members), ("non-members", &absent)] {
+        let lookups: Vec<Lookup<'_, u64>> = vec![
+            (
+                "fastbloom 0.17",
+                Box::new(|ks: &[u64]| ks.iter().filter(|k| fast.contains(*k)).count()),
+            ),
+            (
+                "bloomkit BloomFilter",
+                Box::new(|ks: &[u64]| ks.iter().filter(|k| classic.contains(*k)).count()),
+            ),
+            (
+                "bloomkit BlockedBloomFilter",
+                Box::new(|ks: &[u64]| ks.iter().filter(|k| blocked.contains(*k)).count()),
+            ),
+            (
+                "bloomkit CountingBloomFilter",
+                Box::new(|ks: &[u64]| ks.iter().filter(|k| counting.contains(*k)).count()),
+            ),
+            (
+                "bloomkit BlockedBloomFilter batch",
+                Box::new(|ks: &[u64]| {
+                    let mut out = Vec::with_capacity(ks.len());
+                    blocked.contains_batch(ks, &mut out);
+                    out.iter().filter(|&&x| x).count()
+                }),
+            ),
+            (
+                "bloomkit BloomFilter batch",
+                Box::new(|ks: &[u64]| {
+                    let mut out = Vec::with_capacity(ks.len());
+                    classic.contains_batch(ks, &mut out);
+                    out.iter().filter(|&&x| x).count()
+                }),
+            ),
+            (
+                "bloomkit CountingBloomFilter batch",
+                Box::new(|ks: &[u64]| {
+                    let mut out = Vec::with_capacity(ks.len());
+                    counting.contains_batch(ks, &mut out);
+                    out.iter().filter(|&&x| x).count()
+                }),
+            ),
+        ];
+        report(
+            &format!("contains {what}, u64, n = {n}, p = 1%"),
+            probes,
+            &lookups,
+            0,
+        );
+        report(
+            &format!("contains {what}, u64, n = {n}: against the classic filter"),
+            probes,
+            &lookups,
+            1,
+        );
+    }
+}
+
+fn dense(n: u64) {
+    let range = (n * 5 / 4) as u32;
+    let mut bitmap = Bitmap::new(0..=range - 1).expect("valid");
+    let mut roaring = roaring::RoaringBitmap::new();
+    for i in (0..range).filter(|&i| key(u64::from(i)) % 5 != 0) {
+        bitmap.insert(i).expect("in range");
+        roaring.insert(i);
+    }
+    let queries: Vec<u32> = (0..1u64 << 20)
+        .map(|i| (key(i ^ 0xd1) % u64::from(range)) as u32)
+        .collect();
+    let lookups: Vec<Lookup<'_, u32>> = vec![
+        (
+            "roaring 0.12",
+            Box::new(|qs: &[u32]| qs.iter().filter(|&&q| roaring.contains(q)).count()),
+        ),
+        (
+            "bloomkit Bitmap",
+            Box::new(|qs: &[u32]| qs.iter().filter(|&&q| bitmap.contains(q)).count()),
+        ),
+    ];
+    report(
+        &format!("dense u32 ids, 80% of 0..{range}"),
+        &queries,
+        &lookups,
+        0,
+    );
+}
+
+fn batch_dram() {
+    let n = 100_000_000u64;
+    let mut blocked = BlockedBloomFilter::new(n, 0.01).expect("valid");
+    let keys: Vec<u64> = (0..n).map(key).collect();
+    blocked.insert_batch(&keys);
+    drop(keys);
+    let count = 1u64 << 22;
+    let members: Vec<u64> = (0..count).map(|i| key(i * (n / count) % n)).collect();
+    let absent: Vec<u64> = (0..count).map(|i| key((1 << 62) | i)).collect();
+    for (what, probes) in [("members", &members), ("non-members", &absent)] {
+        let lookups: Vec<Lookup<'_, u64>> = vec![
+            (
+                "one at a time",
+                Box::new(|ks: &[u64]| ks.iter().filter(|k| blocked.contains(*k)).count()),
+            ),
+            (
+                "contains_batch",
+                Box::new(|ks: &[u64]| {
+                    let mut out = Vec::with_capacity(ks.len());
+                    blocked.contains_batch(ks, &mut out);
+                    out.iter().filter(|&&x| x).count()
+                }),
+            ),
+        ];
+        report(
+            &format!(
+                "blocked filter of 10^8 keys ({} bytes), {what}",
+                blocked.heap_bytes()
+            ),
+            probes,
+            &lookups,
+            0,
+        );
+    }
+}
+
+fn main() {
+    for n in [1_000_000, 10_000_000] {
+        bloom_filters(n);
+    }
+    for n in [1_000_000, 10_000_000] {
+        dense(n);
+    }
+    batch_dram();
+}
