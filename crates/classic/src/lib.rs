@@ -65,7 +65,7 @@ mod blocked;
 #[cfg(feature = "serde")]
 mod serde_impl;
 
-pub use blocked::BlockedBloomFilter;
+pub use blocked::{BlockedBloomFilter, BRANCH_FREE_MAX_BYTES};
 
 /// A classic Bloom filter over keys of any `Hash` type.
 ///
