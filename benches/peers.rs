@@ -315,20 +315,19 @@ where
     ]
 }
 
+/// Prints the structures' bytes and FPR for u64 keys at size `n`, then runs the lookups.
+fn measure_u64(c: &mut Criterion, n: u64, built: &[Built<u64>], keys: &[u64]) {
+    let (members, absent) = probe_sets(keys, |i| key((1 << 62) | i));
+    let fpr_probes: Vec<u64> = (0..1_000_000).map(|i| key((1 << 61) | i)).collect();
+    describe(&format!("u64 keys, n = {n}, p = 1%"), built, n, &fpr_probes);
+    lookups(c, "u64", n, built, &members, &absent);
+}
+
 fn contains_u64(c: &mut Criterion) {
     let (sizes, dram) = sizes();
     for n in sizes {
         let keys: Vec<u64> = (0..n).map(key).collect();
-        let built = all_structures(n, &keys);
-        let (members, absent) = probe_sets(&keys, |i| key((1 << 62) | i));
-        let fpr_probes: Vec<u64> = (0..1_000_000).map(|i| key((1 << 61) | i)).collect();
-        describe(
-            &format!("u64 keys, n = {n}, p = 1%"),
-            &built,
-            n,
-            &fpr_probes,
-        );
-        lookups(c, "u64", n, &built, &members, &absent);
+        measure_u64(c, n, &all_structures(n, &keys), &keys);
     }
     // DRAM: the Bloom filters a user would pick for speed.
     let n = dram;
@@ -338,16 +337,7 @@ fn contains_u64(c: &mut Criterion) {
         build::<u64, BlockedBloomFilter>(n, &keys),
         build::<u64, fastbloom::BloomFilter>(n, &keys),
     ];
-    let (members, absent) = probe_sets(&keys, |i| key((1 << 62) | i));
-    drop(keys);
-    let fpr_probes: Vec<u64> = (0..1_000_000).map(|i| key((1 << 61) | i)).collect();
-    describe(
-        &format!("u64 keys, n = {n}, p = 1%"),
-        &built,
-        n,
-        &fpr_probes,
-    );
-    lookups(c, "u64", n, &built, &members, &absent);
+    measure_u64(c, n, &built, &keys);
 }
 
 fn contains_str(c: &mut Criterion) {
