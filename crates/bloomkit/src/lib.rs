@@ -35,7 +35,9 @@
 //! fn count_new<F: Filter<str>>(filter: &mut F, keys: &[&str]) -> Result<usize, F::InsertError> {
 //!     let mut new = 0;
 //!     for key in keys {
-//!         new += usize::from(filter.try_insert(key)?);
+//!         if filter.try_insert(key)? {
+//!             new += 1;
+//!         }
 //!     }
 //!     Ok(new)
 //! }

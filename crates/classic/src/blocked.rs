@@ -195,12 +195,14 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
         let block = &mut self.blocks[block].0;
         // Bit by bit, counting the ones that were clear: no mask to build and no popcount
         // (which the baseline x86-64 target does in software, eight times per insert).
-        // Coinciding positions are counted once: the second finds its bit set.
+        // Coinciding positions are counted once: the second finds its bit set. The count
+        // comes from the bit itself, not from a bool cast to an integer, which
+        // rust-lang/rust#158206 miscompiles in release builds (see `BitArray::set`).
         let mut new_bits = 0u64;
         for p in block_positions(hash, self.hashes) {
-            let (word, bit) = (&mut block[(p >> 6) as usize], 1u64 << (p & 63));
-            new_bits += u64::from(*word & bit == 0);
-            *word |= bit;
+            let (word, shift) = (&mut block[(p >> 6) as usize], p & 63);
+            new_bits += !(*word >> shift) & 1;
+            *word |= 1 << shift;
         }
         self.ones += new_bits;
         new_bits > 0
@@ -276,7 +278,13 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
             self,
             keys,
             |f, key| f.locate(f.hash_key(key)),
-            |f, (hash, block)| new += usize::from(f.insert_at(hash, block)),
+            |f, (hash, block)| {
+                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
+                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
+                if f.insert_at(hash, block) {
+                    new += 1;
+                }
+            },
         );
         new
     }

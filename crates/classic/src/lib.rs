@@ -261,7 +261,13 @@ impl<S: BuildHasher> BloomFilter<S> {
             self,
             keys,
             |f, key| f.locate(f.hash_key(key)),
-            |f, hash| new += usize::from(f.insert_hash(hash)),
+            |f, hash| {
+                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
+                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
+                if f.insert_hash(hash) {
+                    new += 1;
+                }
+            },
         );
         new
     }

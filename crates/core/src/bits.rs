@@ -148,11 +148,17 @@ impl BitArray {
     pub fn set(&mut self, i: u64) -> bool {
         debug_assert!(i < self.len);
         let word = &mut self.words[(i >> 6) as usize];
-        let mask = 1 << (i & 63);
-        let was_clear = *word & mask == 0;
-        *word |= mask;
-        self.ones += u64::from(was_clear);
-        was_clear
+        let shift = i & 63;
+        let old = *word;
+        *word = old | (1 << shift);
+        // The count comes from the word's bit, and the flag from the count: no bool is cast
+        // to an integer. `ones += u64::from(was_clear); was_clear` is miscompiled in release
+        // builds by rustc 1.95 and nightly 1.97 (rust-lang/rust#158206, a MIR optimisation:
+        // the increment is dropped when the caller branches on the flag). Do not
+        // "simplify" this back; `count_survives_callers_that_branch_on_the_flag` tests it.
+        let added = !(old >> shift) & 1;
+        self.ones += added;
+        added != 0
     }
 
     /// Clears bit `i`; returns `true` if it was set before.
@@ -163,11 +169,14 @@ impl BitArray {
     pub fn unset(&mut self, i: u64) -> bool {
         debug_assert!(i < self.len);
         let word = &mut self.words[(i >> 6) as usize];
-        let mask = 1 << (i & 63);
-        let was_set = *word & mask != 0;
-        *word &= !mask;
-        self.ones -= u64::from(was_set);
-        was_set
+        let shift = i & 63;
+        let old = *word;
+        *word = old & !(1 << shift);
+        // As in `set`: no bool-to-integer cast next to the returned flag
+        // (rust-lang/rust#158206).
+        let removed = (old >> shift) & 1;
+        self.ones -= removed;
+        removed != 0
     }
 
     /// Clears every bit, keeping the allocation.
@@ -359,6 +368,44 @@ mod tests {
         assert_eq!(b.count_ones(), 1);
         b.clear();
         assert_eq!(b.count_ones(), 0);
+    }
+
+    /// Regression for rust-lang/rust#158206: in release builds (no overflow checks), a
+    /// `set` of the shape `ones += u64::from(was_clear); was_clear`, inlined into a caller
+    /// that branches on the flag, lost the increment, so `count_ones` stayed 0. The callers
+    /// here are `#[inline(never)]` loops that branch on the result, the shape that triggered
+    /// it; run the suite with `--release` to test what users build.
+    #[test]
+    fn count_survives_callers_that_branch_on_the_flag() {
+        #[inline(never)]
+        fn set_all(b: &mut BitArray, n: u64) -> u64 {
+            let mut new = 0;
+            for i in 0..n {
+                if b.set(std::hint::black_box(i)) {
+                    new += 1;
+                }
+            }
+            new
+        }
+        #[inline(never)]
+        fn unset_all(b: &mut BitArray, n: u64) -> u64 {
+            let mut gone = 0;
+            for i in 0..n {
+                if b.unset(std::hint::black_box(i)) {
+                    gone += 1;
+                }
+            }
+            gone
+        }
+        let mut b = BitArray::new(1_000).unwrap();
+        assert_eq!(set_all(&mut b, 1_000), 1_000);
+        assert_eq!(b.count_ones(), 1_000);
+        assert_eq!(set_all(&mut b, 1_000), 0);
+        assert_eq!(b.count_ones(), 1_000);
+        assert_eq!(unset_all(&mut b, 500), 500);
+        assert_eq!(b.count_ones(), 500);
+        let popcount: u64 = b.words().iter().map(|w| u64::from(w.count_ones())).sum();
+        assert_eq!(popcount, 500);
     }
 
     #[test]

@@ -321,7 +321,13 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
             self,
             keys,
             |f, key| f.locate(f.hash_key(key)),
-            |f, hash| new += usize::from(f.insert_hash(hash)),
+            |f, hash| {
+                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
+                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
+                if f.insert_hash(hash) {
+                    new += 1;
+                }
+            },
         );
         new
     }
@@ -428,8 +434,13 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
         let (mut nonzero, mut saturated) = (0, 0);
         for i in 0..self.counters.len() {
             let c = self.counters.get(i);
-            nonzero += u64::from(c > 0);
-            saturated += u64::from(c == C::MAX);
+            // `if`, not `+= u64::from(flag)` (rust-lang/rust#158206; see `BitArray::set`).
+            if c > 0 {
+                nonzero += 1;
+            }
+            if c == C::MAX {
+                saturated += 1;
+            }
         }
         self.nonzero = nonzero;
         self.saturated = saturated;
