@@ -1,7 +1,8 @@
 //! The shared conformance suite, run on the blocked filter; and its bad inputs.
 
-use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
-use bloomkit_core::{Error, Intersection, Union};
+use bloomkit_classic::{BlockedBloomFilter, BloomFilter, BRANCH_FREE_MAX_BYTES};
+use bloomkit_core::hash::BlockProbe;
+use bloomkit_core::{Error, Filter, Intersection, Union};
 use bloomkit_testkit as kit;
 
 fn make() -> BlockedBloomFilter {
@@ -69,5 +70,51 @@ fn sized_with_the_blocked_model() {
         let ratio = b.num_bits() as f64 / c.num_bits() as f64;
         assert!((lo..hi).contains(&ratio), "{p}: {ratio}");
         assert!(b.fpr_at(1_000_000) <= p);
+    }
+}
+
+/// Whether the key whose hash is `hash` has all its bits set, from first principles: its
+/// `BlockProbe` mask against its block.
+fn reference(f: &BlockedBloomFilter, hash: u64) -> bool {
+    let probe = BlockProbe::new(hash, f.num_blocks(), f.num_hashes());
+    let block = f.block_of(hash);
+    probe.mask.iter().zip(block).all(|(m, b)| m & b == *m)
+}
+
+/// Every lookup path (one at a time, by hash, batched) answers as the reference for every
+/// k, on both sides of the branch-free/early-exit switch, with no false negatives, and the
+/// measured rate of keys never inserted matches the rate the filter's fill implies.
+/// Regression: with k = 1, filters above 8 MiB answered `true` for every key.
+#[test]
+fn every_lookup_path_agrees_for_every_k() {
+    let above = (BRANCH_FREE_MAX_BYTES / 64) as u64 + 1;
+    let ks: Vec<u32> = (1..=12).chain([16, 24, 33, 64]).collect();
+    for (blocks, items) in [(8u64, 400u64), (above, 2 * above)] {
+        for &k in &ks {
+            let mut f = BlockedBloomFilter::with_blocks(blocks, k).unwrap();
+            let members: Vec<u64> = (0..items).map(kit::member).collect();
+            f.insert_batch(&members);
+            let probes: Vec<u64> = (0..20_000).map(kit::non_member).collect();
+            let mut batched = Vec::new();
+            f.contains_batch(members.iter().chain(&probes), &mut batched);
+            let mut positives = 0u64;
+            for (key, &in_batch) in members.iter().chain(&probes).zip(&batched) {
+                let one = f.contains(key);
+                let expected = reference(&f, f.hash_key(key));
+                assert_eq!(one, expected, "k = {k}, {blocks} blocks, key {key}");
+                assert_eq!(in_batch, expected, "k = {k}, {blocks} blocks, key {key}");
+                if expected && *key >= 1 << 63 {
+                    positives += 1;
+                }
+            }
+            assert!(batched[..members.len()].iter().all(|&b| b), "k = {k}");
+            // The fill-implied rate is exact in expectation for keys never inserted.
+            let expected = f.estimated_fpr() * probes.len() as f64;
+            let sd = expected.sqrt().max(1.0);
+            assert!(
+                (positives as f64 - expected).abs() <= 5.0 * sd + 2.0,
+                "k = {k}, {blocks} blocks: {positives} positives, expected {expected:.1}"
+            );
+        }
     }
 }

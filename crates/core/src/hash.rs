@@ -516,14 +516,17 @@ pub fn block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
     let has = |p: u64| block[(p >> 6) as usize] & (1 << (p & 63)) != 0;
     let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     // The first two positions together, with one branch: an absent key fails it three
-    // times in four, and one hard-to-predict branch costs less than two.
+    // times in four, and one hard-to-predict branch costs less than two. With k = 1 the
+    // loop below tests the one position (it once tested none, and every key was found).
+    let mut tested = 0;
     if k >= 2 {
         if !(has(word & (BLOCK_BITS - 1)) & has((word >> 9) & (BLOCK_BITS - 1))) {
             return false;
         }
         word >>= 18;
+        tested = 2;
     }
-    for _ in k.min(2)..k.min(7) {
+    for _ in tested..k.min(7) {
         if !has(word & (BLOCK_BITS - 1)) {
             return false;
         }
@@ -559,6 +562,56 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// Both block tests agree with the key's mask (a key is present when every bit of its
+    /// `BlockProbe` mask is set) for every k bloomkit supports, on blocks from nearly
+    /// empty to nearly full. Regression: with k = 1, `block_contains` tested no bit and
+    /// answered `true` for every key.
+    #[test]
+    fn block_tests_agree_with_the_mask_for_every_k() {
+        let mut state = 0x5eed_u64;
+        let mut next = || {
+            state = splitmix(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            state
+        };
+        for k in 1..=crate::sizing::MAX_HASHES {
+            let (mut present, mut absent) = (0, 0);
+            for round in 0..2_000u64 {
+                // Density from 1/64 to about 7/8 of the bits set.
+                let mut block = [0u64; 8];
+                for w in &mut block {
+                    for _ in 0..(round % 3 + 1) {
+                        *w |= next() & next() & next();
+                    }
+                    if round % 7 == 0 {
+                        *w |= next() | next();
+                    }
+                    if round % 11 == 0 {
+                        *w |= !(next() & next() & next() & next());
+                    }
+                }
+                let hash = next();
+                let mask = BlockProbe::new(hash, 1, k).mask;
+                let expected = mask.iter().zip(&block).all(|(m, b)| m & b == *m);
+                assert_eq!(block_contains(&block, hash, k), expected, "k = {k}");
+                assert_eq!(block_contains_all(&block, hash, k), expected, "k = {k}");
+                // A key whose bits are all set is always found.
+                let mut with_key = block;
+                for (w, m) in with_key.iter_mut().zip(mask) {
+                    *w |= m;
+                }
+                assert!(block_contains(&with_key, hash, k), "k = {k}");
+                assert!(block_contains_all(&with_key, hash, k), "k = {k}");
+                if expected {
+                    present += 1;
+                } else {
+                    absent += 1;
+                }
+            }
+            // Both answers occurred, so the comparison tested something.
+            assert!(present > 0 && absent > 0, "k = {k}: {present} / {absent}");
         }
     }
 

@@ -1,5 +1,6 @@
 //! Growth, limits, union and bad parameters.
 
+use bloomkit_core::hash::BlockProbe;
 use bloomkit_core::{Error, Union};
 use bloomkit_scalable::ScalableBloomFilter;
 use bloomkit_testkit::{ensure, forall, member, non_member, Outcome};
@@ -204,4 +205,58 @@ fn clear_keeps_the_slices() {
         f.insert(&member(i)).unwrap();
     }
     assert!((0..1_000).all(|i| f.contains(&member(i))));
+}
+
+/// Whether any slice has all the bits of the key whose hash is `hash`, from first
+/// principles: each slice's `BlockProbe` mask against the key's block in it.
+fn reference(f: &ScalableBloomFilter, hash: u64) -> bool {
+    f.slices().any(|s| {
+        let mask = BlockProbe::new(hash, s.num_blocks(), s.num_hashes()).mask;
+        mask.iter().zip(s.block_of(hash)).all(|(m, b)| m & b == *m)
+    })
+}
+
+/// Slices with one probe per key (loose targets) answer like the reference, one at a time
+/// and batched, and an insert says "new" exactly when the reference had not found the key.
+/// Regression: with k = 1 every lookup answered `true`, so every insert returned
+/// `Ok(false)` (a de-duplicating caller dropped every item) and `len` stayed 0.
+#[test]
+fn one_probe_slices_answer_like_the_reference() {
+    let mut f = ScalableBloomFilter::builder(1_000, 0.9)
+        .tightening(0.5)
+        .build()
+        .unwrap();
+    assert_eq!(f.slices().next().unwrap().num_hashes(), 1);
+    let mut new = 0u64;
+    for i in 0..20_000 {
+        let key = member(i);
+        let before = reference(&f, f.hash_key(&key));
+        let said_new = f.insert(&key).unwrap();
+        assert_eq!(said_new, !before, "key {key}");
+        if said_new {
+            new += 1;
+        }
+    }
+    assert_eq!(f.len(), new);
+    assert!(f.slices().any(|s| s.num_hashes() == 1) && f.slice_count() >= 3);
+    let keys: Vec<u64> = (0..20_000)
+        .map(member)
+        .chain((0..20_000).map(non_member))
+        .collect();
+    let mut batched = Vec::new();
+    f.contains_batch(&keys, &mut batched);
+    let mut positives = 0;
+    for (key, &in_batch) in keys.iter().zip(&batched) {
+        let expected = reference(&f, f.hash_key(key));
+        assert_eq!(f.contains(key), expected, "key {key}");
+        assert_eq!(in_batch, expected, "key {key}");
+        if *key < 20_000 {
+            assert!(expected, "false negative {key}");
+        } else if expected {
+            positives += 1;
+        }
+    }
+    // Far from "every key": the guarantee is the sum of the slices' rates.
+    let rate = f64::from(positives) / 20_000.0;
+    assert!(rate <= f.fpr_bound() + 0.02, "{rate} > {}", f.fpr_bound());
 }
