@@ -278,8 +278,11 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     }
 
     /// An estimate of how many times `key` was inserted (and not removed): the smallest of
-    /// its counters. Never below the true count while no counter is saturated (a stuck
-    /// counter reads as its ceiling); above it when other keys share all its counters.
+    /// its counters (each divided by the number of the key's probes that land on it, which
+    /// is more than one only in tiny filters). Never below the true count or the ceiling,
+    /// whichever is smaller: a counter stuck at the ceiling reads as the ceiling, since it
+    /// no longer tells how often it was raised. Above the true count when other keys share
+    /// all its counters.
     pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u64 {
         self.count_hash(self.hash_key(key))
     }
@@ -289,7 +292,16 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
         let (runs, len) = self.runs(hash);
         runs[..len]
             .iter()
-            .map(|&(i, times)| self.counters.get(i) / times)
+            .map(|&(i, times)| {
+                let c = self.counters.get(i);
+                // Stuck: it was raised at least this often, perhaps far more; dividing it by
+                // `times` could read below the key's own count.
+                if c == C::MAX {
+                    C::MAX
+                } else {
+                    c / times
+                }
+            })
             .min()
             .unwrap_or(0)
     }

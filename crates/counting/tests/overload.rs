@@ -168,3 +168,31 @@ fn memory_per_item_at_one_percent() {
     assert!((rows[2].1 - 2.0 * 9.593).abs() < 0.01);
     assert!((rows[3].1 - 4.0 * 9.593).abs() < 0.01);
 }
+
+/// `count` never reads below `min(true count, ceiling)`, also when a key's probes coincide
+/// on a counter that saturates. Regression: a saturated counter was divided by the number
+/// of the key's probes on it, so one position probed 4 times read 15 / 4 = 3 after 4
+/// inserts, and with 64 coinciding probes a key inserted once read 15 / 64 = 0.
+#[test]
+fn count_of_coinciding_probes_on_a_saturated_counter() {
+    let hasher = Xxh3Builder::default;
+    // One counter: every probe of every key lands on it.
+    let mut f = CountingBloomFilter::<U4>::with_counters_and_hasher(1, 4, hasher()).unwrap();
+    for n in 1..=20u64 {
+        f.insert(&1u64);
+        assert!(
+            f.count(&1u64) >= n.min(15),
+            "after {n} inserts: {}",
+            f.count(&1u64)
+        );
+    }
+    let mut f = CountingBloomFilter::<U4>::with_counters_and_hasher(1, 64, hasher()).unwrap();
+    f.insert(&1u64);
+    assert_eq!(f.count(&1u64), 15, "a stuck counter reads as its ceiling");
+    assert!(f.contains(&1u64));
+    let mut f = CountingBloomFilter::<u8>::with_counters_and_hasher(1, 64, hasher()).unwrap();
+    for n in 1..=5u64 {
+        f.insert(&1u64);
+        assert!(f.count(&1u64) >= n.min(255), "u8, after {n} inserts");
+    }
+}
