@@ -241,7 +241,14 @@ pub fn fpr_approx(n: u64, m: u64, k: u32) -> Result<f64, Error> {
 pub fn fpr_model(n: u64, m: u64, k: u32) -> Result<f64, Error> {
     let classic = fpr_exact(n, m, k)?;
     let floor = hashing_floor(n, m, k)?;
-    Ok(1.0 - (1.0 - classic) * (1.0 - floor))
+    Ok(either(classic, floor))
+}
+
+/// The probability that at least one of two independent events happens,
+/// `1 - (1 - a)(1 - b)`, computed as `a + b - ab`: the product form cancels to 0 when both
+/// are below f64's epsilon (about 1.1e-16), and sizing would then ignore targets that low.
+fn either(a: f64, b: f64) -> f64 {
+    (a + b - a * b).clamp(0.0, 1.0)
 }
 
 /// The floor that one 64-bit hash and double hashing put under any filter's false-positive
@@ -442,7 +449,7 @@ pub fn blocked_fpr_model(n: u64, blocks: u64, k: u32) -> Result<f64, Error> {
         j -= 1.0;
     }
     let floor = n as f64 / TWO_POW_64;
-    Ok((1.0 - (1.0 - total.min(1.0)) * (1.0 - floor)).min(1.0))
+    Ok(either(total.min(1.0), floor.min(1.0)))
 }
 
 /// `ln(j!)`, exactly for small `j` and by Stirling's series beyond.
@@ -680,6 +687,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Targets far below f64's epsilon are honoured, not rounded away. Regression:
+    /// `fpr_model` computed `1 - (1 - a)(1 - b)`, which cancels to 0 below about 5.5e-17,
+    /// so `plan(1, 1e-19)` returned the plan for 1e-17: 555x its target by its own model.
+    #[test]
+    fn tiny_targets_are_resolved() {
+        let mut last_bits = 0;
+        for p in [1e-15, 1e-16, 1e-17, 1e-18, 1e-19] {
+            for n in [1u64, 2, 1_000] {
+                if n as f64 / TWO_POW_64 >= p {
+                    continue;
+                }
+                let plan = plan(n, p).unwrap();
+                let model = fpr_model(n, plan.bits, plan.hashes).unwrap();
+                assert!(
+                    model > 0.0 && model <= p,
+                    "n={n} p={p}: {plan:?} gives {model}"
+                );
+                let blocked = blocked_plan(n, p).unwrap();
+                let model = blocked_fpr_model(n, blocked.bits, blocked.hashes).unwrap();
+                assert!(
+                    model > 0.0 && model <= p,
+                    "n={n} p={p}: {blocked:?} gives {model}"
+                );
+            }
+            let bits = plan(1, p).unwrap().bits;
+            assert!(
+                bits > last_bits,
+                "p={p}: {bits} bits, as for a looser target"
+            );
+            last_bits = bits;
+        }
+        // The model is the union of two events, without cancellation.
+        let (m, k) = (1u64 << 40, 40);
+        let (a, b) = (fpr_exact(1, m, k).unwrap(), hashing_floor(1, m, k).unwrap());
+        let got = fpr_model(1, m, k).unwrap();
+        assert!(
+            got > 0.0 && (got - (a + b - a * b)).abs() <= 1e-12 * got,
+            "{got}"
+        );
     }
 
     #[test]
