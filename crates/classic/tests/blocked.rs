@@ -118,3 +118,19 @@ fn every_lookup_path_agrees_for_every_k() {
         }
     }
 }
+
+/// Huge loads: errors or answers, never a hang. Regression: `new(5e18, 0.5)` and
+/// `fpr_at(u64::MAX)` never returned, and a one-block filter's `fpr_at(1e13)` was 0.98.
+#[test]
+fn huge_loads_answer() {
+    assert!(matches!(
+        BlockedBloomFilter::new(5_000_000_000_000_000_000, 0.5),
+        Err(Error::AllocationFailed { .. } | Error::TooLarge { .. })
+    ));
+    let one = BlockedBloomFilter::with_blocks(1, 7).unwrap();
+    assert!(one.fpr_at(10_000_000_000_000) > 1.0 - 1e-9);
+    assert_eq!(one.fpr_at(u64::MAX), 1.0);
+    let big = BlockedBloomFilter::new(1_000_000, 0.01).unwrap();
+    assert_eq!(big.fpr_at(u64::MAX), 1.0);
+    assert!(big.fpr_at(1_000_000) <= 0.01);
+}

@@ -436,8 +436,18 @@ pub fn blocked_fpr_model(n: u64, blocks: u64, k: u32) -> Result<f64, Error> {
         };
         Ok(pmf * fpr_exact(j as u64, BLOCK_BITS, k)?)
     };
-    let mut total = term(mode)?;
     let spread = 12.0 * lambda.sqrt() + 20.0;
+    // Past about 19,000 keys a 512-bit block has every bit set (for any k, `fpr_exact` is 1
+    // in f64): once the lightest load in the window is that heavy, so is every term, and the
+    // mixture is 1. This also bounds the work: below that load the window is at most a few
+    // thousand terms, where summing it up to `n / blocks` would take `24 sqrt(n / blocks)`
+    // steps and, past 2^53, never end (`j += 1.0` stops advancing). Stirling's terms at
+    // such loads no longer sum to 1 either (0.98 on one block at 10^13 items).
+    let lightest = (mode - spread).max(0.0);
+    if fpr_exact(lightest as u64, BLOCK_BITS, k)? >= 1.0 {
+        return Ok(1.0);
+    }
+    let mut total = term(mode)?;
     let mut j = mode + 1.0;
     while j <= mode + spread {
         total += term(j)?;
@@ -779,6 +789,63 @@ mod tests {
         assert!(blocked_plan(0, 0.1).is_err() && blocked_plan(10, 2.0).is_err());
         let tiny = blocked_plan(1, 0.01).unwrap();
         assert_eq!(tiny.bits, 1);
+    }
+
+    /// Runs `f` on another thread and fails if it has not returned within a minute: what a
+    /// hang looks like in a test, without timing anything that merely runs slowly.
+    fn returns<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(f()));
+        rx.recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("{what} did not return"))
+    }
+
+    /// The blocked model at any load: bounded work, and a rate that rises to 1. Regression:
+    /// past 2^53 items per block `j += 1.0` stopped advancing and the sum never ended
+    /// (`fpr_at(u64::MAX)`, `BlockedBloomFilter::new(5e18, 0.5)`); below that it summed
+    /// `24 sqrt(n / blocks)` terms; and on one block at 10^13 items it returned 0.98, its
+    /// Stirling terms no longer summing to 1.
+    #[test]
+    fn blocked_model_at_huge_loads() {
+        for k in [1, 2, 7, 30, 64] {
+            let mut last = 0.0;
+            for n in [
+                1u64,
+                100,
+                1_000,
+                10_000,
+                30_000,
+                1 << 20,
+                10_u64.pow(13),
+                1 << 53,
+            ]
+            .into_iter()
+            .chain([(1 << 53) + 1, 1 << 60, u64::MAX])
+            {
+                let got = returns("blocked_fpr_model", move || {
+                    blocked_fpr_model(n, 1, k).unwrap()
+                });
+                assert!(got >= last && got <= 1.0, "k={k} n={n}: {got} after {last}");
+                last = got;
+            }
+            assert_eq!(last, 1.0, "k={k}");
+            let at = returns("blocked_fpr_model", move || {
+                blocked_fpr_model(10_u64.pow(13), 1, k).unwrap()
+            });
+            assert!(at > 1.0 - 1e-9, "k={k}: {at}");
+        }
+        let plan = returns("blocked_plan", || {
+            blocked_plan(5_000_000_000_000_000_000, 0.5)
+        });
+        assert!(
+            plan.is_ok() || matches!(plan, Err(Error::TooLarge { .. })),
+            "{plan:?}"
+        );
+        let plan = returns("blocked_plan", || blocked_plan(u64::MAX / 4, 0.9));
+        assert!(
+            plan.is_ok() || matches!(plan, Err(Error::TooLarge { .. })),
+            "{plan:?}"
+        );
     }
 
     #[test]
