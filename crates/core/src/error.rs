@@ -13,7 +13,7 @@ pub enum Error {
     #[error("expected number of items must be at least 1, got 0")]
     ZeroItems,
     /// A false-positive rate outside the open interval (0, 1), or NaN.
-    #[error("false-positive rate must be in (0, 1), got {0}")]
+    #[error("false-positive rate must be in (0, 1), got {}", Num(*.0))]
     InvalidFpr(f64),
     /// A filter of zero bits (or zero counters, or an empty key range).
     #[error("number of bits must be at least 1, got 0")]
@@ -27,7 +27,7 @@ pub enum Error {
         max: u32,
     },
     /// More bits than this platform can address (see [`crate::bits::MAX_BITS`]).
-    #[error("a filter of {bits} bits is larger than the maximum of {max} bits on this platform")]
+    #[error("a filter of {} bits is larger than the maximum of {max} bits on this platform", Num(*.bits))]
     TooLarge {
         /// The number of bits asked for (a float because it may exceed `u64`).
         bits: f64,
@@ -36,7 +36,7 @@ pub enum Error {
     },
     /// A false-positive rate no filter can reach for this many items, because two of them
     /// share their whole 64-bit hash with probability `items / 2^64`.
-    #[error("false-positive rate {fpr} is unreachable for {items} items: a 64-bit hash alone gives at least {floor:e}")]
+    #[error("false-positive rate {} is unreachable for {items} items: a 64-bit hash alone gives at least {}", Num(*.fpr), Num(*.floor))]
     UnreachableFpr {
         /// The rate asked for.
         fpr: f64,
@@ -98,7 +98,7 @@ pub enum Error {
         limit: u64,
     },
     /// A growth factor or tightening ratio a scalable filter cannot use.
-    #[error("{what} must be {expected}, got {got}")]
+    #[error("{what} must be {expected}, got {}", Num(*.got))]
     InvalidGrowth {
         /// Which parameter: "growth" or "tightening ratio".
         what: &'static str,
@@ -106,6 +106,35 @@ pub enum Error {
         expected: &'static str,
         /// The value given.
         got: f64,
+    },
+    /// Two filters whose settings differ, so their union would keep neither's promise (two
+    /// scalable filters with different targets, growth or tightening).
+    #[error("cannot combine filters: {what} differ ({} vs {})", Num(*.left), Num(*.right))]
+    IncompatibleSettings {
+        /// Which setting differs: "target false-positive rates", "growth factors", ...
+        what: &'static str,
+        /// The value in the left-hand filter.
+        left: f64,
+        /// The value in the right-hand filter.
+        right: f64,
+    },
+    /// A scalable filter could not add the slice a new item needed; nothing was inserted.
+    /// The slice's rate is its share of the filter's target (the target times the
+    /// tightening ratio to the slice's position, times `1 - ratio`).
+    #[error(
+        "the scalable filter cannot grow: its slice {slice} would hold {capacity} items at a \
+         false-positive rate of {}; {source}",
+        Num(*.fpr)
+    )]
+    GrowthStopped {
+        /// The position of the slice in the filter's sequence (0 for the first).
+        slice: u32,
+        /// The items the slice would be sized for.
+        capacity: u64,
+        /// The slice's own false-positive rate.
+        fpr: f64,
+        /// Why the slice cannot be had: its size or rate, or the allocator.
+        source: Box<Error>,
     },
     /// A removal of an item that is certainly not in the filter; nothing was changed.
     #[error("the item is not in the filter; nothing was removed")]
@@ -122,6 +151,22 @@ impl Error {
         match self {
             Error::Decode(_) => self,
             other => Error::Decode(DecodeError::Invalid(other.to_string())),
+        }
+    }
+}
+
+/// A number as a person reads it in a message: plain between 1e-4 and 1e15, in scientific
+/// notation outside (`{}` on an `f64` would print 1e-300 as a 300-digit decimal).
+#[derive(Clone, Copy)]
+pub(crate) struct Num(pub(crate) f64);
+
+impl fmt::Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let x = self.0;
+        if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
+            write!(f, "{x}")
+        } else {
+            write!(f, "{x:e}")
         }
     }
 }
@@ -263,5 +308,40 @@ pub fn check_fpr(p: f64) -> Result<f64, Error> {
         Ok(p)
     } else {
         Err(Error::InvalidFpr(p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rates and sizes print as a person reads them. Regression: 1e-300 printed as a
+    /// 300-digit decimal, and `UnreachableFpr` mixed the two notations.
+    #[test]
+    fn numbers_in_messages_are_readable() {
+        let shown = |x: f64| Num(x).to_string();
+        assert_eq!(shown(1.5), "1.5");
+        assert_eq!(shown(0.01), "0.01");
+        assert_eq!(shown(0.0001), "0.0001");
+        assert_eq!(shown(1e-7), "1e-7");
+        assert_eq!(shown(9.000000000000014e-16), "9.000000000000014e-16");
+        assert_eq!(shown(1e-300), "1e-300");
+        assert_eq!(shown(f64::INFINITY), "inf");
+        assert_eq!(shown(f64::NAN), "NaN");
+        assert_eq!(shown(18446744073709551615.0), "1.8446744073709552e19");
+        assert_eq!(
+            Error::InvalidFpr(1e-300).to_string(),
+            "false-positive rate must be in (0, 1), got 1e-300"
+        );
+        let e = Error::UnreachableFpr {
+            fpr: 1e-19,
+            items: 1 << 60,
+            floor: 0.0625,
+        };
+        assert_eq!(
+            e.to_string(),
+            "false-positive rate 1e-19 is unreachable for 1152921504606846976 items: a 64-bit hash alone gives at least 0.0625"
+        );
+        assert!(Error::InvalidFpr(1e-300).to_string().len() < 60);
     }
 }

@@ -81,6 +81,15 @@ mod serde_impl;
 pub const DEFAULT_GROWTH: u32 = 2;
 /// The tightening ratio used unless set: each slice's rate is 0.85 times the last's.
 pub const DEFAULT_TIGHTENING: f64 = 0.85;
+/// The largest growth factor: each slice holds at most 16 times the items of the last, so
+/// no insert allocates more than 16 times what the filter already holds. (Almeida et al.
+/// use 2 and 4.)
+pub const MAX_GROWTH: u32 = 16;
+/// The tightening ratios a filter accepts, `[0.5, 0.95]`. Below 0.5 the slices' rates
+/// shrink so fast that after a few dozen slices no 64-bit hash can reach them and the
+/// filter stops growing; above 0.95 the first slice must be 20 times tighter than the
+/// target, for little gain. (Almeida et al. recommend 0.8 to 0.9; RedisBloom halves.)
+pub const TIGHTENING_RANGE: core::ops::RangeInclusive<f64> = 0.5..=0.95;
 
 /// A scalable Bloom filter over keys of any `Hash` type, made of blocked slices.
 #[derive(Clone, PartialEq)]
@@ -119,22 +128,44 @@ impl Config {
             return Err(Error::ZeroItems);
         }
         check_fpr(self.fpr)?;
-        if self.growth < 2 {
+        if !(2..=MAX_GROWTH).contains(&self.growth) {
             return Err(Error::InvalidGrowth {
                 what: "growth",
-                expected: "at least 2",
+                expected: "in 2..=16",
                 got: f64::from(self.growth),
             });
         }
-        if !(self.tightening > 0.0 && self.tightening < 1.0) {
+        if !TIGHTENING_RANGE.contains(&self.tightening) {
             return Err(Error::InvalidGrowth {
                 what: "tightening ratio",
-                expected: "in (0, 1)",
+                expected: "in [0.5, 0.95]",
                 got: self.tightening,
             });
         }
         check_fpr(self.first_fpr())?;
         Ok(self)
+    }
+
+    /// [`Error::IncompatibleSettings`] naming the first setting that differs from `other`'s
+    /// (limits aside).
+    fn check_same_settings(&self, other: &Config) -> Result<(), Error> {
+        let differ = |what, left, right| Err(Error::IncompatibleSettings { what, left, right });
+        if self.fpr != other.fpr {
+            return differ("target false-positive rates", self.fpr, other.fpr);
+        }
+        if self.initial_capacity != other.initial_capacity {
+            // As f64 for the message only; the comparison is exact.
+            let (l, r) = (self.initial_capacity as f64, other.initial_capacity as f64);
+            return differ("initial capacities", l, r);
+        }
+        if self.growth != other.growth {
+            let (l, r) = (f64::from(self.growth), f64::from(other.growth));
+            return differ("growth factors", l, r);
+        }
+        if self.tightening != other.tightening {
+            return differ("tightening ratios", self.tightening, other.tightening);
+        }
+        Ok(())
     }
 
     /// `p0 = p * (1 - r)`: the rate of the first slice, so that the sum over all slices,
@@ -164,15 +195,16 @@ pub struct Builder<S = Xxh3Builder> {
 }
 
 impl<S> Builder<S> {
-    /// Each new slice holds `growth` times the items of the last: at least 2. 2 (the
-    /// default) uses the least memory; 4 makes fewer slices, so faster lookups, in about 25%
-    /// more memory.
+    /// Each new slice holds `growth` times the items of the last: 2 to [`MAX_GROWTH`]. 2
+    /// (the default) uses the least memory; 4 makes fewer slices, so faster lookups, in
+    /// about 25% more memory.
     pub fn growth(mut self, growth: u32) -> Self {
         self.config.growth = growth;
         self
     }
 
-    /// Each new slice's rate is `tightening` times the last's: in (0, 1), default 0.85.
+    /// Each new slice's rate is `tightening` times the last's: in [`TIGHTENING_RANGE`],
+    /// default 0.85.
     pub fn tightening(mut self, ratio: f64) -> Self {
         self.config.tightening = ratio;
         self
@@ -209,8 +241,9 @@ impl<S: BuildHasher + Clone> Builder<S> {
     ///
     /// # Errors
     /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::InvalidGrowth`] for a growth
-    /// below 2 or a tightening ratio outside (0, 1), [`Error::LimitReached`] when the first
-    /// slice alone exceeds `max_bytes`, and the errors of sizing and allocation.
+    /// outside `2..=`[`MAX_GROWTH`] or a tightening ratio outside [`TIGHTENING_RANGE`],
+    /// [`Error::LimitReached`] when the first slice alone exceeds `max_bytes`, and the
+    /// errors of sizing and allocation.
     pub fn build(self) -> Result<ScalableBloomFilter<S>, Error> {
         let mut filter = ScalableBloomFilter {
             slices: Vec::new(),
@@ -253,8 +286,27 @@ impl ScalableBloomFilter {
 
 impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     /// Adds the next slice of the sequence, unless a limit or an error stops it; then the
-    /// filter is unchanged.
+    /// filter is unchanged. Past the first slice, a slice that cannot be sized or allocated
+    /// is [`Error::GrowthStopped`], which names the slice, so the caller is not left with a
+    /// rate or a size they never asked for.
     fn grow(&mut self) -> Result<(), Error> {
+        let slice = self.next;
+        let result = self.try_grow();
+        match result {
+            Err(e) if slice > 0 && !matches!(e, Error::LimitReached { .. }) => {
+                let (capacity, fpr) = self.config.slice(slice).unwrap_or((u64::MAX, 0.0));
+                Err(Error::GrowthStopped {
+                    slice,
+                    capacity,
+                    fpr,
+                    source: Box::new(e),
+                })
+            }
+            other => other,
+        }
+    }
+
+    fn try_grow(&mut self) -> Result<(), Error> {
         let (capacity, fpr) = self.config.slice(self.next)?;
         if let Some(max) = self.config.max_bytes {
             let plan = sizing::blocked_plan(capacity, fpr)?;
@@ -312,6 +364,8 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
         if self.current().items >= self.current().capacity {
             self.grow()?;
         }
+        // A slice holds at most its capacity, and the capacities of the slices, whose bits
+        // this filter holds, sum to far less than 2^64: neither count can overflow.
         let current = self.slices.last_mut().expect("a filter always has a slice");
         current.filter.insert_hash(hash);
         current.items += 1;
@@ -404,9 +458,12 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
         self.len == 0
     }
 
-    /// The number of items the current slices hold at their design rates.
+    /// The number of items the current slices hold at their design rates (saturating at
+    /// `u64::MAX`, which no filter that fits in memory reaches).
     pub fn capacity(&self) -> u64 {
-        self.slices.iter().map(|s| s.capacity).sum()
+        self.slices
+            .iter()
+            .fold(0u64, |sum, s| sum.saturating_add(s.capacity))
     }
 
     /// The number of slices.
@@ -420,13 +477,15 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     }
 
     /// The false-positive rate this filter guarantees now: the sum of its slices' design
-    /// rates. At most the target for a filter built by itself, however far it grows; the sum
-    /// of the two bounds after a [`union`](Union::union_with).
+    /// rates, at most 1. At most the target for a filter built by itself, however far it
+    /// grows; the sum of the two bounds after a [`union`](Union::union_with).
     pub fn fpr_bound(&self) -> f64 {
-        self.slices
+        let sum: f64 = self
+            .slices
             .iter()
             .map(|s| s.filter.design().map_or(1.0, |d| d.fpr))
-            .sum()
+            .sum();
+        sum.min(1.0)
     }
 
     /// The false-positive rate now, from the slices' fill: `1 - prod(1 - fpr_i)`.
@@ -474,9 +533,13 @@ impl<S: PortableHasher + Clone> Union for ScalableBloomFilter<S> {
     /// the two bounds (each slice keeps its own rate; nothing is re-hashed). New items keep
     /// going into `self`'s newest slice.
     ///
+    /// The two must have the same target, initial capacity, growth and tightening (their
+    /// limits may differ: `self`'s apply to the result).
+    ///
     /// # Errors
-    /// [`Error::Incompatible`] for another hasher or seed; [`Error::LimitReached`] when the
-    /// result would exceed `self`'s limits. `self` is then unchanged.
+    /// [`Error::Incompatible`] for another hasher or seed, [`Error::IncompatibleSettings`]
+    /// for other settings; [`Error::LimitReached`] when the result would exceed `self`'s
+    /// limits. `self` is then unchanged.
     fn union_with(&mut self, other: &Self) -> Result<(), Error> {
         let (a, b) = (self.hasher.spec(), other.hasher.spec());
         if a.id != b.id {
@@ -493,16 +556,18 @@ impl<S: PortableHasher + Clone> Union for ScalableBloomFilter<S> {
                 right: b.seed,
             });
         }
-        if let Some(max) = self.config.max_items {
-            if self.len + other.len > max {
-                return Err(Error::LimitReached {
-                    what: "items",
-                    limit: max,
-                });
-            }
-        }
+        self.config.check_same_settings(&other.config)?;
+        let len = self.len.checked_add(other.len);
+        let max_items = self.config.max_items.unwrap_or(u64::MAX);
+        let Some(len) = len.filter(|&len| len <= max_items) else {
+            return Err(Error::LimitReached {
+                what: "items",
+                limit: max_items,
+            });
+        };
         if let Some(max) = self.config.max_bytes {
-            if (self.heap_bytes() + other.heap_bytes()) as u64 > max {
+            let bytes = (self.heap_bytes() as u64).saturating_add(other.heap_bytes() as u64);
+            if bytes > max {
                 return Err(Error::LimitReached {
                     what: "bytes",
                     limit: max,
@@ -519,7 +584,7 @@ impl<S: PortableHasher + Clone> Union for ScalableBloomFilter<S> {
         slices.extend(other.slices.iter().cloned());
         slices.append(&mut self.slices);
         self.slices = slices;
-        self.len += other.len;
+        self.len = len;
         Ok(())
     }
 }
@@ -579,18 +644,25 @@ mod tests {
 
     #[test]
     fn slice_sizes_that_overflow_are_errors() {
-        let config = Config {
+        let config = |growth| Config {
             initial_capacity: 3,
             fpr: 0.01,
-            growth: u32::MAX,
+            growth,
             tightening: 0.85,
             max_items: None,
             max_bytes: None,
+        };
+        // Regression: growth 2^31 was accepted, and a filter's second slice asked for
+        // gigabytes.
+        for growth in [0, 1, MAX_GROWTH + 1, 1 << 31, u32::MAX] {
+            assert!(matches!(
+                config(growth).check(),
+                Err(Error::InvalidGrowth { what: "growth", .. })
+            ));
         }
-        .check()
-        .unwrap();
-        assert_eq!(config.slice(1).unwrap().0, 3 * u64::from(u32::MAX));
-        assert!(matches!(config.slice(2), Err(Error::TooLarge { .. })));
+        let config = config(MAX_GROWTH).check().unwrap();
+        assert_eq!(config.slice(15).unwrap().0, 3 * 16u64.pow(15));
+        assert!(matches!(config.slice(16), Err(Error::TooLarge { .. })));
         assert!(matches!(
             config.slice(u32::MAX),
             Err(Error::TooLarge { .. })

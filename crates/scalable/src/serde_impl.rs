@@ -3,7 +3,9 @@
 
 use bloomkit_classic::BlockedBloomFilter;
 use bloomkit_core::format::{Reader, Writer};
-use bloomkit_core::{Codec, DecodeError, Design, Error, HasherSpec, PortableHasher, Variant};
+use bloomkit_core::{
+    sizing, Codec, DecodeError, Design, Error, HasherSpec, PortableHasher, Variant,
+};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -61,6 +63,64 @@ struct Repr {
 
 fn invalid_msg(msg: String) -> Error {
     Error::Decode(DecodeError::Invalid(msg))
+}
+
+/// Checks that `slices` are what this filter and the filters unioned into it could have
+/// built: runs of its configuration's sequence `slice(0), slice(1), ...` (capacity and
+/// rate), one per filter merged in, the last run (its own) exactly `next` long, and every
+/// slice large enough for its rate at its capacity. This bounds what a decoded filter does
+/// next: its next slice is `growth` times its largest, whose bits are in the input.
+fn check_sequence<S: core::hash::BuildHasher>(
+    config: Config,
+    next: u32,
+    slices: &[Slice<S>],
+) -> Result<(), Error> {
+    let mut position: Option<u32> = None;
+    for (i, s) in slices.iter().enumerate() {
+        let design = s.filter.design().map_or(f64::NAN, |d| d.fpr);
+        let expected = |j: u32| config.slice(j).ok();
+        let matches = |j: u32| {
+            expected(j).is_some_and(|(capacity, fpr)| {
+                capacity == s.capacity && (fpr - design).abs() <= 1e-9 * fpr
+            })
+        };
+        let j = if matches(0) {
+            0
+        } else {
+            match position.map(|p| p + 1).filter(|&j| matches(j)) {
+                Some(j) => j,
+                None => {
+                    return Err(invalid_msg(format!(
+                        "slice {i} ({} items at rate {design}) does not follow the filter's \
+                         sequence (initial capacity {}, growth {}, tightening {})",
+                        s.capacity, config.initial_capacity, config.growth, config.tightening
+                    )))
+                }
+            }
+        };
+        let model =
+            sizing::blocked_fpr_model(s.capacity, s.filter.num_blocks(), s.filter.num_hashes())
+                .map_err(Error::into_decode)?;
+        // A hair of slack, so that a refinement of the sizing model does not make files
+        // written before it unreadable; a slice sized for another rate is far off.
+        if model > design * 1.01 {
+            return Err(invalid_msg(format!(
+                "slice {i} is too small for its rate: {} blocks, {} probes give {model:e} at \
+                 {} items, above {design:e}",
+                s.filter.num_blocks(),
+                s.filter.num_hashes(),
+                s.capacity
+            )));
+        }
+        position = Some(j);
+    }
+    let own = position.map_or(0, |p| p + 1);
+    if own != next {
+        return Err(invalid_msg(format!(
+            "the filter's own slices are {own}, it says it made {next}"
+        )));
+    }
+    Ok(())
 }
 
 impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
@@ -133,13 +193,11 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
                 slices.len()
             )));
         }
-        if params.next == 0 {
-            return Err(invalid_msg(
-                "no slice of the sequence was ever created".into(),
-            ));
-        }
-        config.slice(params.next - 1).map_err(Error::into_decode)?;
-        let items: u64 = slices.iter().map(|s| s.items).sum();
+        check_sequence(config, params.next, &slices)?;
+        let items = slices
+            .iter()
+            .try_fold(0u64, |sum, s| sum.checked_add(s.items))
+            .ok_or_else(|| invalid_msg("the slices' item counts overflow".into()))?;
         if items != params.len {
             return Err(invalid_msg(format!(
                 "slices hold {items} items, the filter says {}",

@@ -134,27 +134,146 @@ fn bad_parameters_are_typed_errors() {
             "{p}"
         );
     }
-    for g in [0, 1] {
+    // Regression: growth up to u32::MAX was accepted, and `builder(1, 0.01).growth(u32::MAX)`
+    // asked for 8 GB on its second insert.
+    for g in [0, 1, 17, 1 << 31, u32::MAX] {
         let err = ScalableBloomFilter::builder(10, 0.01)
             .growth(g)
             .build()
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("growth must be at least 2, got {g}")
+            format!("growth must be in 2..=16, got {g}")
         );
     }
-    for r in [0.0, 1.0, 1.5, -0.1, f64::NAN] {
+    for r in [0.0, 0.1, 0.49, 0.96, 1.0, 1.5, -0.1, f64::NAN] {
         let err = ScalableBloomFilter::builder(10, 0.01)
             .tightening(r)
             .build()
             .unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("tightening ratio must be in (0, 1), got"),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            format!("tightening ratio must be in [0.5, 0.95], got {r}")
         );
     }
+    for (g, r) in [(2, 0.5), (16, 0.95), (4, 0.9)] {
+        let mut f = ScalableBloomFilter::builder(10, 0.01)
+            .growth(g)
+            .tightening(r)
+            .build()
+            .unwrap();
+        for i in 0..1_000 {
+            f.insert(&member(i)).unwrap();
+        }
+        assert!((0..1_000).all(|i| f.contains(&member(i))));
+    }
+}
+
+/// A filter that cannot add a slice says which slice and why, in its own terms, and the
+/// filter is unchanged. Regression: growth stopped with "false-positive rate
+/// 0.0000000000000009000000000000014 is unreachable", a rate the user never set.
+#[test]
+fn growth_that_cannot_continue_names_the_slice() {
+    // Slice i holds 16^i items at 1e-12 * 0.5 * 0.5^i: slice 5, 2^20 items at 1.6e-14, is
+    // below what a 64-bit hash can tell apart (2^20 / 2^64 = 5.7e-14).
+    let mut f = ScalableBloomFilter::builder(1, 1e-12)
+        .growth(16)
+        .tightening(0.5)
+        .build()
+        .unwrap();
+    let mut i = 0;
+    let err = loop {
+        let before = (f.len(), f.slice_count());
+        match f.insert(&member(i)) {
+            Ok(_) => i += 1,
+            Err(e) => {
+                assert_eq!((f.len(), f.slice_count()), before);
+                assert!(!f.contains(&member(i)) || f.len() == 0);
+                break e;
+            }
+        }
+        assert!(i < 200_000, "never stopped");
+    };
+    assert_eq!(f.len(), 1 + 16 + 256 + 4_096 + 65_536);
+    let Error::GrowthStopped {
+        slice,
+        capacity,
+        fpr,
+        ref source,
+    } = err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!((slice, capacity), (5, 1 << 20));
+    assert!((fpr - 1e-12 * 0.5f64.powi(6)).abs() < 1e-24, "{fpr}");
+    assert!(matches!(**source, Error::UnreachableFpr { .. }));
+    assert_eq!(
+        err.to_string(),
+        "the scalable filter cannot grow: its slice 5 would hold 1048576 items at a \
+         false-positive rate of 1.5625e-14; false-positive rate 1.5625e-14 is unreachable \
+         for 1048576 items: a 64-bit hash alone gives at least 5.684341886080802e-14"
+    );
+    assert!((0..i).all(|k| f.contains(&member(k))));
+}
+
+/// Unions need the same settings (limits aside), and never overflow a count or report a
+/// bound above 1. Regression: unions of filters with other targets or growth were accepted
+/// silently, and repeated self-unions reported `fpr_bound() > 1`.
+#[test]
+fn union_checks_settings_and_bounds() {
+    let base = ScalableBloomFilter::new(100, 0.01).unwrap();
+    let others = [
+        (
+            ScalableBloomFilter::new(100, 0.02).unwrap(),
+            "target false-positive rates differ (0.01 vs 0.02)",
+        ),
+        (
+            ScalableBloomFilter::new(200, 0.01).unwrap(),
+            "initial capacities differ (100 vs 200)",
+        ),
+        (
+            ScalableBloomFilter::builder(100, 0.01)
+                .growth(4)
+                .build()
+                .unwrap(),
+            "growth factors differ (2 vs 4)",
+        ),
+        (
+            ScalableBloomFilter::builder(100, 0.01)
+                .tightening(0.9)
+                .build()
+                .unwrap(),
+            "tightening ratios differ (0.85 vs 0.9)",
+        ),
+    ];
+    for (other, message) in others {
+        let mut a = base.clone();
+        let err = a.union_with(&other).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("cannot combine filters: {message}")
+        );
+        assert_eq!(a, base);
+    }
+    let capped = ScalableBloomFilter::builder(100, 0.01)
+        .max_items(10)
+        .build()
+        .unwrap();
+    assert!(base.union(&capped).is_ok(), "limits may differ");
+    let mut f = ScalableBloomFilter::new(10, 0.3).unwrap();
+    for i in 0..100 {
+        f.insert(&member(i)).unwrap();
+    }
+    for _ in 0..8 {
+        let g = f.clone();
+        f.union_with(&g).unwrap();
+        assert!(f.fpr_bound() <= 1.0, "{}", f.fpr_bound());
+    }
+    assert_eq!(f.fpr_bound(), 1.0);
+    // The union of unions decodes: its slices are runs of the sequence.
+    let back = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(back, f);
+    assert!((0..100).all(|i| back.contains(&member(i))));
 }
 
 #[test]

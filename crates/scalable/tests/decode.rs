@@ -1,0 +1,97 @@
+//! Hostile bytes: decoded filters are checked against their own configuration, so nothing
+//! decoded can make its next operations hang, overflow or allocate without bound.
+//!
+//! The four `data/regressions/*.bin` inputs (valid headers and checksums) were accepted by
+//! the decoder of commit b4e8125 and then mishandled; each is now refused.
+
+use bloomkit_core::{DecodeError, Error};
+use bloomkit_scalable::ScalableBloomFilter;
+use bloomkit_testkit::{member, reseal};
+
+/// Decoding `bytes` is refused with a structural error whose message contains `needle`.
+fn refused(bytes: &[u8], needle: &str) {
+    match ScalableBloomFilter::from_bytes(bytes) {
+        Err(Error::Decode(DecodeError::Invalid(msg))) => {
+            assert!(msg.contains(needle), "{msg:?} does not say {needle:?}");
+        }
+        other => panic!("expected a refusal naming {needle:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_shared_regression_inputs_are_refused() {
+    // Growth 2^31: the first insert allocated about 4 GB.
+    refused(
+        include_bytes!("data/regressions/scalable-growth-bomb.bin"),
+        "growth must be in 2..=16, got 2147483648",
+    );
+    // Growth 3.5e9 and a target of 0.999: the first insert never returned.
+    refused(
+        include_bytes!("data/regressions/scalable-hang.bin"),
+        "growth must be in 2..=16, got 3500000000",
+    );
+    // Two slices of 2^63 items: an overflow panic in debug, len 0 in release.
+    refused(
+        include_bytes!("data/regressions/scalable-items-overflow.bin"),
+        "slice 0 (9223372036854775808 items at rate 0.01) does not follow",
+    );
+    // Two slices of u64::MAX items: `capacity()` overflowed.
+    refused(
+        include_bytes!("data/regressions/scalable-capacity-overflow.bin"),
+        "slice 0 (18446744073709551615 items at rate 0.01) does not follow",
+    );
+}
+
+/// A filter of three slices (capacities 10, 20, 40) with default settings and no limits.
+fn grown() -> ScalableBloomFilter {
+    let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
+    let mut i = 0;
+    while f.slice_count() < 3 {
+        f.insert(&member(i)).unwrap();
+        i += 1;
+    }
+    f
+}
+
+// Offsets in the byte format (docs/format.md): the parameter block starts at 24.
+const GROWTH: usize = 40;
+const TIGHTENING: usize = 44;
+const NEXT: usize = 54; // after two absent options (one byte each)
+const FIRST_SLICE: usize = 74;
+const SLICE_HASHES: usize = FIRST_SLICE + 8;
+const SLICE_CAPACITY: usize = FIRST_SLICE + 12;
+
+fn patched(at: usize, value: &[u8]) -> Vec<u8> {
+    let mut bytes = grown().to_bytes();
+    bytes[at..at + value.len()].copy_from_slice(value);
+    reseal(&mut bytes);
+    bytes
+}
+
+#[test]
+fn decoded_slices_must_follow_the_configuration() {
+    let f = grown();
+    assert_eq!(ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap(), f);
+    assert_eq!(f.to_bytes()[NEXT..NEXT + 4], 3u32.to_le_bytes());
+    // The filter says it made more slices than it holds: its next insert would skip ahead
+    // to a slice far larger than anything in the input.
+    refused(
+        &patched(NEXT, &30u32.to_le_bytes()),
+        "own slices are 3, it says it made 30",
+    );
+    // Settings the slices do not follow.
+    refused(&patched(GROWTH, &3u32.to_le_bytes()), "does not follow");
+    refused(
+        &patched(TIGHTENING, &0.3f64.to_le_bytes()),
+        "tightening ratio must be in [0.5, 0.95], got 0.3",
+    );
+    refused(
+        &patched(SLICE_CAPACITY, &11u64.to_le_bytes()),
+        "slice 0 (11 items",
+    );
+    // A slice too small for its rate: one probe instead of the planned count.
+    refused(
+        &patched(SLICE_HASHES, &1u32.to_le_bytes()),
+        "too small for its rate",
+    );
+}
