@@ -100,8 +100,8 @@ const OUTSIDE: u64 = u64::MAX;
 pub struct Bitmap<K> {
     lo: K,
     hi: K,
-    /// `lo` widened, so offsets are `key - base`.
-    base: i128,
+    /// `ordinal(lo)`, so offsets are `ordinal(key) - base`.
+    base: u128,
     bits: BitArray,
 }
 
@@ -118,7 +118,7 @@ impl<K: Key> Bitmap<K> {
         Ok(Bitmap {
             lo,
             hi,
-            base: widen(lo).ok_or_else(|| too_large(lo, hi))?,
+            base: ordinal(lo).ok_or_else(|| too_large(lo, hi))?,
             bits: BitArray::new(keys)?,
         })
     }
@@ -145,15 +145,13 @@ impl<K: Key> Bitmap<K> {
                 hi: hi.to_string(),
             });
         }
-        let span = widen(lo).zip(widen(hi)).and_then(|(l, h)| h.checked_sub(l));
-        let Some(span) = span else {
-            return Err(too_large(lo, hi));
-        };
-        let keys = span as u128 + 1;
-        if keys > u128::from(MAX_BITS) {
-            return Err(too_large(lo, hi));
+        // `hi - lo` as ordinals: at most u128::MAX, so checking it against MAX_BITS - 1
+        // first keeps the `+ 1` from overflowing.
+        let span = ordinal(lo).zip(ordinal(hi)).map(|(l, h)| h - l);
+        match span {
+            Some(span) if span < u128::from(MAX_BITS) => Ok(span as u64 + 1),
+            _ => Err(too_large(lo, hi)),
         }
-        Ok(keys as u64)
     }
 
     /// The bit of `key`, if it is in the range.
@@ -162,13 +160,13 @@ impl<K: Key> Bitmap<K> {
         if key < self.lo || key > self.hi {
             return None;
         }
-        Some((widen(key)? - self.base) as u64)
+        Some((ordinal(key)? - self.base) as u64)
     }
 
     /// The key of bit `offset`, which is below `len`.
     #[inline]
     fn key_at(&self, offset: u64) -> K {
-        K::from_i128(self.base + i128::from(offset))
+        from_ordinal(self.base + u128::from(offset))
             .expect("every offset below the range length is a key of the range")
     }
 
@@ -395,16 +393,40 @@ impl<K: Key> Bitmap<K> {
     }
 }
 
-/// `key` as an `i128`, if it fits (every primitive integer but large `u128`s does).
+/// Whether `K` has negative values (a constant for each key type).
 #[inline]
-fn widen<K: Key>(key: K) -> Option<i128> {
-    key.to_i128()
+fn is_signed<K: Key>() -> bool {
+    K::min_value() < K::zero()
+}
+
+/// `key`'s place among all values of its type, as a `u128` that keeps their order: an
+/// unsigned key as it is, a signed one offset by 2^127 (its sign bit flipped). Every
+/// primitive integer has one, `u128::MAX` and `i128::MIN` included, and the distance between
+/// two keys is the difference of their ordinals. (`None` only for a `Key` type that is not
+/// a primitive integer and does not fit.)
+#[inline]
+fn ordinal<K: Key>(key: K) -> Option<u128> {
+    if is_signed::<K>() {
+        key.to_i128().map(|k| (k as u128) ^ (1 << 127))
+    } else {
+        key.to_u128()
+    }
+}
+
+/// The key whose [`ordinal`] is `o`, if `K` has one.
+#[inline]
+fn from_ordinal<K: Key>(o: u128) -> Option<K> {
+    if is_signed::<K>() {
+        K::from_i128((o ^ (1 << 127)) as i128)
+    } else {
+        K::from_u128(o)
+    }
 }
 
 fn too_large<K: Key>(lo: K, hi: K) -> Error {
-    let bits = hi.to_f64().unwrap_or(f64::INFINITY) - lo.to_f64().unwrap_or(0.0) + 1.0;
+    let span = ordinal(lo).zip(ordinal(hi)).map(|(l, h)| (h - l) as f64);
     Error::TooLarge {
-        bits,
+        bits: span.map_or(f64::INFINITY, |s| s + 1.0),
         max: MAX_BITS,
     }
 }

@@ -16,8 +16,31 @@ struct Params {
     /// back as a `Bitmap<i64>`.
     key_bits: u32,
     key_signed: bool,
+    /// The bounds: a signed key's value, an unsigned key's value as the `i128` with the same
+    /// bits (`u128` bounds above `i128::MAX` read as negative), see [`to_wire`].
     lo: i128,
     hi: i128,
+}
+
+/// A bound as the format writes it: its value as an `i128` for signed keys, its bits as an
+/// `i128` for unsigned ones. That is the value itself for every bound that fits an `i128`
+/// (all that 0.1.0 could write), and a bit-for-bit copy for `u128` bounds above `i128::MAX`.
+fn to_wire<K: Key>(key: K) -> i128 {
+    let o = crate::ordinal(key).expect("a bitmap's bounds have ordinals");
+    if crate::is_signed::<K>() {
+        (o ^ (1 << 127)) as i128
+    } else {
+        o as i128
+    }
+}
+
+/// The bound [`to_wire`] wrote, if it is a `K`.
+fn from_wire<K: Key>(v: i128) -> Option<K> {
+    if crate::is_signed::<K>() {
+        K::from_i128(v)
+    } else {
+        K::from_u128(v as u128)
+    }
 }
 
 #[derive(Serialize)]
@@ -50,8 +73,8 @@ impl<K: Key> Bitmap<K> {
         Params {
             key_bits,
             key_signed,
-            lo: self.base,
-            hi: self.base + i128::from(self.bits.len()) - 1,
+            lo: to_wire(self.lo),
+            hi: to_wire(self.hi),
         }
     }
 
@@ -66,7 +89,7 @@ impl<K: Key> Bitmap<K> {
             )));
         }
         let bound = |v: i128| {
-            K::from_i128(v).ok_or_else(|| {
+            from_wire::<K>(v).ok_or_else(|| {
                 invalid(format!(
                     "range bound {v} is not a {}",
                     type_name(expected.0, expected.1)
@@ -78,7 +101,7 @@ impl<K: Key> Bitmap<K> {
         Ok(Bitmap {
             lo,
             hi,
-            base: params.lo,
+            base: crate::ordinal(lo).ok_or_else(|| invalid("a bound has no ordinal".into()))?,
             bits: BitArray::from_words(words, keys)?,
         })
     }

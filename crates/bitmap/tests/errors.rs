@@ -88,3 +88,60 @@ fn decoding_checks_the_key_type_and_range() {
         .to_string()
         .contains("empty"));
 }
+
+/// Ranges at the very ends of the widest key types work, encode and decode. Regression:
+/// `Bitmap<i128>` ending at `i128::MAX` overflowed in `to_bytes` (`base + len - 1`), and
+/// `Bitmap::new(u128::MAX..=u128::MAX)`, one bit, was "larger than the maximum".
+#[test]
+fn ranges_at_the_ends_of_the_widest_types() {
+    fn round_trip<K: bloomkit_bitmap::Key>(range: std::ops::RangeInclusive<K>, keys: &[K]) {
+        let mut b = Bitmap::new(range.clone()).unwrap();
+        for &k in keys {
+            assert!(b.insert(k).unwrap(), "{k}");
+            assert!(b.contains(k));
+        }
+        assert_eq!(b.len(), keys.len() as u64);
+        assert_eq!(b.iter().collect::<Vec<_>>(), keys);
+        assert_eq!(
+            (b.min(), b.max()),
+            (keys.first().copied(), keys.last().copied())
+        );
+        assert_eq!(b.range(), range);
+        let back = Bitmap::<K>::from_bytes(&b.to_bytes()).unwrap();
+        assert_eq!(back, b);
+        let via_serde: Bitmap<K> = bincode::serde::decode_from_slice(
+            &bincode::serde::encode_to_vec(&b, bincode::config::standard()).unwrap(),
+            bincode::config::standard(),
+        )
+        .unwrap()
+        .0;
+        assert_eq!(via_serde, b);
+    }
+    round_trip(
+        i128::MAX - 10..=i128::MAX,
+        &[i128::MAX - 10, i128::MAX - 1, i128::MAX],
+    );
+    round_trip(i128::MIN..=i128::MIN + 3, &[i128::MIN, i128::MIN + 3]);
+    round_trip(u128::MAX..=u128::MAX, &[u128::MAX]);
+    round_trip(u128::MAX - 10..=u128::MAX, &[u128::MAX - 10, u128::MAX]);
+    round_trip(
+        i128::MAX as u128 - 2..=i128::MAX as u128 + 2,
+        &[i128::MAX as u128, i128::MAX as u128 + 1],
+    );
+    round_trip(i64::MAX - 1..=i64::MAX, &[i64::MAX]);
+    round_trip(u64::MAX - 1..=u64::MAX, &[u64::MAX - 1, u64::MAX]);
+    round_trip(i8::MIN..=i8::MAX, &[-128, -1, 0, 127]);
+    assert!(matches!(
+        Bitmap::new(0u128..=u128::MAX),
+        Err(Error::TooLarge { .. })
+    ));
+    assert!(matches!(
+        Bitmap::new(i128::MIN..=i128::MAX),
+        Err(Error::TooLarge { .. })
+    ));
+    // A u128 bitmap's bytes are the ones earlier versions wrote, where they could.
+    let small = Bitmap::from_keys(5u128..=9, [6]).unwrap();
+    let bytes = small.to_bytes();
+    assert_eq!(bytes[29..45], 5i128.to_le_bytes());
+    assert_eq!(bytes[45..61], 9i128.to_le_bytes());
+}
