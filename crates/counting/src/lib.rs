@@ -386,9 +386,20 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
         self.nonzero
     }
 
-    /// Counter `i` (below [`num_counters`](Self::num_counters)), for inspection.
-    pub fn counter(&self, i: u64) -> u64 {
-        self.counters.get(i)
+    /// Counter `i`, for inspection; `None` past [`num_counters`](Self::num_counters).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_counting::CountingBloomFilter;
+    ///
+    /// let f = CountingBloomFilter::with_counters(10, 3)?;
+    /// assert_eq!(f.counter(0), Some(0));
+    /// assert_eq!(f.counter(f.num_counters()), None);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn counter(&self, i: u64) -> Option<u64> {
+        (i < self.counters.len()).then(|| self.counters.get(i))
     }
 
     /// The hasher.

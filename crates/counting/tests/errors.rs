@@ -62,3 +62,16 @@ fn bytes_of_another_width_or_with_bad_padding() {
     );
     assert!(err.to_string().contains("padding"), "{err}");
 }
+
+/// Regression: `counter(i)` panicked past the end, with no `# Panics` section.
+#[test]
+fn counter_past_the_end_is_none() {
+    let mut f =
+        CountingBloomFilter::<u8>::with_counters_and_hasher(7, 2, Xxh3Builder::default()).unwrap();
+    f.insert(&1u64);
+    let m = f.num_counters();
+    assert_eq!((0..m).filter_map(|i| f.counter(i)).sum::<u64>(), 2);
+    for i in [m, m + 1, u64::MAX] {
+        assert_eq!(f.counter(i), None);
+    }
+}
