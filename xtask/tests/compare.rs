@@ -226,6 +226,50 @@ fn bad_input_gets_a_message_not_a_backtrace() {
     assert!(stderr.contains("invalid value 'lots'"), "{stderr}");
 }
 
+/// Sizes no machine of ours can hold get a message and exit 2, before anything is
+/// allocated, and no message repeats a huge input. Regression: each of these aborted
+/// (allocation failure or capacity overflow), one 100 MB key line was cloned into every
+/// query, and a bad `--keys u64` line was echoed whole.
+#[test]
+fn sizes_too_large_for_the_machine_are_refused() {
+    let dir = std::env::temp_dir().join(format!("bloomkit-xtask-huge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let long_line = dir.join("long-line.txt");
+    std::fs::write(&long_line, "x".repeat(100 << 20) + "\nshort\n").unwrap();
+    let junk = dir.join("junk.txt");
+    std::fs::write(&junk, "y".repeat(60_000) + "\n").unwrap();
+    let cases: [(Vec<&str>, &str); 6] = [
+        (
+            vec!["--keys-file", long_line.to_str().unwrap()],
+            "line 1 of",
+        ),
+        (vec!["--items", "10000000000"], "needs about"),
+        (vec!["--keys", "dense", "--density", "1e-12"], "needs about"),
+        (vec!["--queries", "10000000000"], "needs about"),
+        (
+            vec!["--keys", "string", "--string-len", "100000000"],
+            "--string-len must be at most 65536",
+        ),
+        (
+            vec!["--keys", "u64", "--keys-file", junk.to_str().unwrap()],
+            "line 1 of",
+        ),
+    ];
+    for (args, message) in cases {
+        let (code, stderr) = xtask(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(
+            stderr.len() < 1_000,
+            "{args:?}: {} bytes of stderr",
+            stderr.len()
+        );
+    }
+    let (_, stderr) = xtask(&["--keys-file", long_line.to_str().unwrap()]);
+    assert!(stderr.contains("104857600 bytes long"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn json_csv_and_plot() {
     let dir = std::env::temp_dir().join(format!("bloomkit-xtask-out-{}", std::process::id()));

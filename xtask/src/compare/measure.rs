@@ -34,6 +34,9 @@ pub struct Row {
     pub measured_fpr: f64,
     /// Members reported absent: must be 0; anything else is a defect.
     pub false_negatives: u64,
+    /// Whether the measured rate is above the target by more than chance explains
+    /// ([`super::recommend::misses_target`]): such a structure is never recommended.
+    pub misses_target: bool,
     /// Whether it supports removal.
     pub deletes: bool,
     /// Whether it grows past its initial size.
@@ -61,6 +64,7 @@ impl Row {
             non_member_ns: 0.0,
             measured_fpr: 0.0,
             false_negatives: 0,
+            misses_target: false,
             deletes,
             grows,
             exact,
@@ -135,9 +139,11 @@ impl HeapSize for u64 {
         0
     }
 }
-impl HeapSize for String {
+impl HeapSize for super::workload::Str {
+    /// The string and its reference counts: what the set holds per key (a user's
+    /// `HashSet<String>` would hold about the same).
     fn heap(&self) -> usize {
-        self.capacity()
+        self.len() + 16
     }
 }
 
@@ -246,6 +252,7 @@ pub fn measure<K, S: Structure<K>>(
             positives as f64 / data.non_members.len() as f64
         },
         false_negatives,
+        misses_target: false, // judged against the target by the caller, who knows it
         deletes,
         grows,
         exact,

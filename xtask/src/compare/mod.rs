@@ -9,6 +9,7 @@
 //! cargo xtask compare --deletes 0.3 --plot memory.svg
 //! ```
 
+pub mod budget;
 pub mod measure;
 pub mod recommend;
 pub mod report;
@@ -100,6 +101,13 @@ fn check(args: &Args) -> Result<(), String> {
     if args.string_len == 0 {
         return Err("--string-len must be at least 1".into());
     }
+    if args.string_len > budget::MAX_KEY_BYTES {
+        return Err(format!(
+            "--string-len must be at most {}, got {}",
+            budget::MAX_KEY_BYTES,
+            args.string_len
+        ));
+    }
     if args.queries_file.is_some() && args.keys_file.is_none() {
         return Err(
             "--queries-file needs --keys-file (queries are judged against your keys)".into(),
@@ -128,11 +136,16 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
         string_len: args.string_len,
         deletes: args.deletes,
         seed: args.seed,
+        filter_bits_per_key: -args.fpr.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2),
     };
     progress("preparing keys and queries");
     let keys = match &args.keys_file {
         Some(path) => workload::from_files(kind, path, args.queries_file.as_deref(), synthetic)?,
-        None => workload::synthetic(synthetic),
+        None => {
+            let estimate = workload::synthetic_estimate(&synthetic, synthetic.filter_bits_per_key);
+            budget::check(&estimate)?;
+            workload::synthetic(synthetic)?
+        }
     };
     let sizing = Sizing {
         fpr: args.fpr,
@@ -147,7 +160,17 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
         Keys::Int(d) => {
             let bitmap = d.range.map(|(lo, hi)| {
                 progress(STRUCTURES[5]);
-                measure_bitmap(d, lo, hi)
+                let bytes = u128::from(hi - lo) / 8 + 1;
+                match budget::available_bytes() {
+                    Some(have) if bytes > u128::from(have) => measure::Row::cannot(
+                        STRUCTURES[5],
+                        format!("a bitmap of {lo}..={hi} needs {bytes} bytes, more than available"),
+                        true,
+                        false,
+                        true,
+                    ),
+                    _ => measure_bitmap(d, lo, hi),
+                }
             });
             (
                 measure_all(d, sizing, bitmap, &mut progress),
@@ -182,7 +205,12 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
         unknown_size: args.unknown_size,
         fpr: args.fpr,
         member_share: queries.0 as f64 / (queries.0 + queries.1).max(1) as f64,
+        non_members: queries.1 as u64,
     };
+    let mut rows = rows;
+    for row in &mut rows {
+        row.misses_target = recommend::misses_target(row, &needs);
+    }
     let recommendation = recommend(&rows, &needs);
     Ok(Report {
         workload,

@@ -17,6 +17,8 @@ pub struct Needs {
     pub fpr: f64,
     /// The share of queries that are members.
     pub member_share: f64,
+    /// How many non-member queries measured each rate.
+    pub non_members: u64,
 }
 
 /// The chosen structure and why.
@@ -34,23 +36,63 @@ pub const HASHSET_MEMORY_FACTOR: f64 = 4.0;
 /// Below this many bytes, a HashSet is small enough to keep exactly.
 pub const SMALL_SET_BYTES: u64 = 64 * 1024;
 
+/// How far above the target a measured rate may be before it counts as a miss: 10% (a
+/// single filter's fill is a few percent lucky or unlucky), plus [`MISS_Z`] binomial
+/// standard deviations of the measurement.
+pub const MISS_MARGIN: f64 = 0.10;
+/// Standard deviations of the measurement allowed above the target.
+pub const MISS_Z: f64 = 4.0;
+
+/// Whether `row`, an approximate structure that serves, measured a false-positive rate
+/// above the target by more than [`MISS_MARGIN`] and [`MISS_Z`] standard deviations.
+pub fn misses_target(row: &Row, needs: &Needs) -> bool {
+    if row.exact || !row.serves() || needs.non_members == 0 {
+        return false;
+    }
+    let p = needs.fpr;
+    let sd = (p * (1.0 - p) / needs.non_members as f64).sqrt();
+    row.measured_fpr > p * (1.0 + MISS_MARGIN) + MISS_Z * sd
+}
+
 fn lookup_ns(row: &Row, needs: &Needs) -> f64 {
     needs.member_share * row.member_ns + (1.0 - needs.member_share) * row.non_member_ns
 }
 
+/// A structure that may be recommended: it serves, has no false negatives, and honours
+/// the target.
+fn eligible(row: &Row) -> bool {
+    row.serves() && row.false_negatives == 0 && !row.misses_target
+}
+
 fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
     rows.iter()
-        .find(|r| r.structure.starts_with(name) && r.serves() && r.false_negatives == 0)
+        .find(|r| r.structure.starts_with(name) && eligible(r))
 }
 
 /// Applies the rules, in order: dense integers -> bitmap; a small set -> HashSet; deletes ->
 /// counting filter; unknown size -> scalable filter; otherwise the classic or blocked filter
-/// with the cheaper lookups on this workload. Structures with false negatives never count.
+/// with the cheaper lookups on this workload. Structures with false negatives, or whose
+/// measured rate misses the target ([`Row::misses_target`]), never count, and the reason
+/// says which missed it.
 pub fn recommend(rows: &[Row], needs: &Needs) -> Recommendation {
-    let usable: Vec<&Row> = rows
+    let mut r = choose(rows, needs);
+    let missed: Vec<String> = rows
         .iter()
-        .filter(|r| r.serves() && r.false_negatives == 0)
+        .filter(|r| r.misses_target)
+        .map(|r| format!("{} ({:.3}%)", r.structure, r.measured_fpr * 100.0))
         .collect();
+    if !missed.is_empty() {
+        r.reason.push_str(&format!(
+            " Not considered, because they measured a false-positive rate above the {}% target: {}.",
+            needs.fpr * 100.0,
+            missed.join(", ")
+        ));
+    }
+    r
+}
+
+fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
+    let usable: Vec<&Row> = rows.iter().filter(|r| eligible(r)).collect();
     let approx: Vec<&Row> = usable.iter().copied().filter(|r| !r.exact).collect();
     let smallest_approx = approx.iter().min_by_key(|r| r.bytes).copied();
     let pick = |row: &Row, reason: String| Recommendation {
@@ -151,6 +193,7 @@ mod tests {
             non_member_ns,
             measured_fpr: if exact { 0.0 } else { 0.01 },
             false_negatives: 0,
+            misses_target: false,
             deletes: false,
             grows: false,
             exact,
@@ -175,7 +218,62 @@ mod tests {
             unknown_size: false,
             fpr: 0.01,
             member_share: 0.5,
+            non_members: 500_000,
         }
+    }
+
+    /// Regression: with k = 1 the blocked filter measured a 100% rate for a 50% target and
+    /// was recommended for its fast lookups. A structure that misses the target is never
+    /// recommended, and the reason says so.
+    #[test]
+    fn structures_that_miss_the_target_are_not_recommended() {
+        let judged = |mut t: Vec<Row>, needs: &Needs| {
+            for r in &mut t {
+                r.misses_target = misses_target(r, needs);
+            }
+            t
+        };
+        let mut t = table();
+        t[2].measured_fpr = 1.0; // the blocked filter, otherwise the winner
+        let t = judged(t, &needs());
+        assert!(t[2].misses_target && !t[1].misses_target);
+        let r = recommend(&t, &needs());
+        assert_eq!(r.structure, "BloomFilter");
+        assert!(
+            r.reason.ends_with(
+                "Not considered, because they measured a false-positive rate above the 1% target: BlockedBloomFilter (100.000%)."
+            ),
+            "{}",
+            r.reason
+        );
+        // The tolerance: 10% and 4 standard deviations above 1% at 500,000 probes is
+        // 1.1% + 0.056%; chance and fill luck stay inside it.
+        let at = |rate: f64| {
+            let mut t = table();
+            t[1].measured_fpr = rate;
+            misses_target(&t[1], &needs())
+        };
+        assert!(!at(0.0115) && at(0.0117));
+        assert!(
+            !misses_target(
+                &table()[0],
+                &Needs {
+                    fpr: 1e-9,
+                    ..needs()
+                }
+            ),
+            "exact"
+        );
+        // Every structure missing: no approximate recommendation, and it says why.
+        let mut t = table();
+        for r in &mut t[1..5] {
+            r.measured_fpr = 0.5;
+        }
+        t[0].bytes = 1 << 40;
+        let t = judged(t, &needs());
+        let r = recommend(&t, &needs());
+        assert_eq!(r.structure, "HashSet (exact)");
+        assert!(r.reason.contains("Not considered"), "{}", r.reason);
     }
 
     #[test]

@@ -92,6 +92,15 @@ impl Report {
                         yes(r.deletes),
                         yes(r.grows)
                     );
+                    if r.misses_target {
+                        let _ = writeln!(
+                            out,
+                            "{:<28} ^ MISSES THE TARGET: {:.4}% measured for a {}% target",
+                            "",
+                            r.measured_fpr * 100.0,
+                            self.needs.fpr * 100.0
+                        );
+                    }
                 }
             }
         }
@@ -113,13 +122,13 @@ impl Report {
     /// CSV, one line per structure.
     pub fn csv(&self) -> String {
         let mut out = String::from(
-            "structure,serves,reason,bytes,bits_per_key,build_ns,member_ns,non_member_ns,measured_fpr,false_negatives,deletes,grows,exact\n",
+            "structure,serves,reason,bytes,bits_per_key,build_ns,member_ns,non_member_ns,measured_fpr,false_negatives,misses_target,deletes,grows,exact\n",
         );
         for r in &self.rows {
             let quoted = r.cannot_serve.as_deref().unwrap_or("").replace('"', "\"\"");
             let _ = writeln!(
                 out,
-                "{},{},\"{quoted}\",{},{:.4},{:.2},{:.2},{:.2},{:.6},{},{},{},{}",
+                "{},{},\"{quoted}\",{},{:.4},{:.2},{:.2},{:.2},{:.6},{},{},{},{},{}",
                 r.structure,
                 r.serves(),
                 r.bytes,
@@ -129,6 +138,7 @@ impl Report {
                 r.non_member_ns,
                 r.measured_fpr,
                 r.false_negatives,
+                r.misses_target,
                 r.deletes,
                 r.grows,
                 r.exact

@@ -3,8 +3,15 @@
 use std::collections::HashSet;
 use std::hash::Hash;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
+
+use super::budget::{self, vec_with_capacity, MAX_KEY_BYTES};
+
+/// A string key, shared: member queries and sets hold a pointer to the one copy. It hashes
+/// exactly as the `String` or `&str` a user would insert (`Hash` for `Arc<str>` is `str`'s).
+pub type Str = Arc<str>;
 
 /// The kind of keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -39,7 +46,7 @@ pub enum Keys {
     /// Integer keys (u64 or dense).
     Int(Data<u64>),
     /// String keys.
-    Str(Data<String>),
+    Str(Data<Str>),
 }
 
 /// splitmix64: a fixed stream of well-mixed numbers for a seed.
@@ -52,9 +59,9 @@ pub fn mix(mut z: u64) -> u64 {
 
 const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./";
 
-fn random_string(seed: u64, i: u64, len: usize) -> String {
+fn random_string(seed: u64, i: u64, len: usize) -> Str {
     let mut state = mix(seed ^ mix(i));
-    (0..len)
+    let s: String = (0..len)
         .map(|j| {
             if j % 8 == 0 {
                 state = mix(state);
@@ -62,7 +69,8 @@ fn random_string(seed: u64, i: u64, len: usize) -> String {
             let c = ALPHABET[(state >> ((j % 8) * 8)) as usize % ALPHABET.len()];
             char::from(c)
         })
-        .collect()
+        .collect();
+    s.into()
 }
 
 /// What the synthetic workload asks for.
@@ -84,6 +92,8 @@ pub struct Synthetic {
     pub deletes: f64,
     /// Seed of every random choice.
     pub seed: u64,
+    /// Bits per key of a classic filter at the target rate, for memory estimates.
+    pub filter_bits_per_key: f64,
 }
 
 /// Keys `make(1), make(2), ...` that are not in `exclude`: made-up non-members.
@@ -110,16 +120,18 @@ fn split_queries<K: Clone>(
     member_share: f64,
     seed: u64,
     mut fresh: impl FnMut(u64) -> K,
-) -> (Vec<K>, Vec<K>) {
+) -> Result<(Vec<K>, Vec<K>), String> {
     let kept = &keys[deleted..];
     let want_members = if kept.is_empty() {
         0
     } else {
         (queries as f64 * member_share).round() as usize
     };
-    let members = (0..want_members as u64)
-        .map(|i| kept[(mix(seed ^ 0x51 ^ mix(i)) % kept.len() as u64) as usize].clone())
-        .collect();
+    let mut members = vec_with_capacity(want_members, "member queries")?;
+    members.extend(
+        (0..want_members as u64)
+            .map(|i| kept[(mix(seed ^ 0x51 ^ mix(i)) % kept.len() as u64) as usize].clone()),
+    );
     let want_non = queries - want_members;
     // Deleted keys are absent now: a fair share of the non-member queries.
     let from_deleted = if deleted == 0 {
@@ -127,25 +139,67 @@ fn split_queries<K: Clone>(
     } else {
         want_non.min(deleted) / 2
     };
-    let mut non_members: Vec<K> = keys[..deleted].iter().take(from_deleted).cloned().collect();
+    let mut non_members = vec_with_capacity(want_non, "non-member queries")?;
+    non_members.extend(keys[..deleted].iter().take(from_deleted).cloned());
     non_members.extend((0..(want_non - from_deleted) as u64).map(&mut fresh));
-    (members, non_members)
+    Ok((members, non_members))
 }
 
-/// Builds a synthetic workload.
-pub fn synthetic(s: Synthetic) -> Keys {
+/// A set with room for `n` keys, or a message instead of an abort.
+fn set_with_capacity<K: Hash + Eq>(n: usize) -> Result<HashSet<K>, String> {
+    let mut set = HashSet::new();
+    set.try_reserve(n)
+        .map_err(|_| format!("cannot allocate a set of {n} keys"))?;
+    Ok(set)
+}
+
+/// `items` distinct keys `make(0), make(1), ...` (skipping repeats), and the set of them.
+fn distinct_keys<K: Hash + Eq + Clone>(
+    items: usize,
+    make: impl Fn(u64) -> K,
+) -> Result<(Vec<K>, HashSet<K>), String> {
+    let mut seen = set_with_capacity(items)?;
+    let mut keys = vec_with_capacity(items, "keys")?;
+    keys.extend(
+        (0..)
+            .map(make)
+            .filter(|k| seen.insert(k.clone()))
+            .take(items),
+    );
+    Ok((keys, seen))
+}
+
+/// What a synthetic workload will hold at its peak.
+pub fn synthetic_estimate(s: &Synthetic, filter_bits_per_key: f64) -> budget::Estimate {
+    let items = s.items as u128;
+    let strings = s.kind == KeyKind::String;
+    budget::Estimate {
+        items,
+        key_bytes: if strings { s.string_len as u128 } else { 8 },
+        strings,
+        queries: s.queries as u128,
+        range: if s.kind == KeyKind::Dense {
+            // Saturating: 1e12 items at density 1e-12 is refused, not wrapped.
+            (s.items as f64 / s.density).ceil() as u128
+        } else {
+            0
+        },
+        filter_bits_per_key,
+    }
+}
+
+/// Builds a synthetic workload. Check [`synthetic_estimate`] first: this allocates it.
+///
+/// # Errors
+/// When an allocation is refused.
+pub fn synthetic(s: Synthetic) -> Result<Keys, String> {
     let deleted = deleted_of(s.items, s.deletes);
-    match s.kind {
+    Ok(match s.kind {
         KeyKind::U64 => {
-            let mut seen = HashSet::with_capacity(s.items);
-            let keys: Vec<u64> = (0..)
-                .map(|i| mix(s.seed ^ mix(i)))
-                .filter(|k| seen.insert(*k))
-                .take(s.items)
-                .collect();
+            let (keys, seen) = distinct_keys(s.items, |i| mix(s.seed ^ mix(i)))?;
             let fresh = fresh(&seen, |j| mix(!s.seed ^ mix(j)));
             let (members, non_members) =
-                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh);
+                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?;
             Keys::Int(Data {
                 keys,
                 deleted,
@@ -160,7 +214,9 @@ pub fn synthetic(s: Synthetic) -> Keys {
                 .max(1);
             // A partial Fisher-Yates shuffle of 0..range: the first `items` are the keys, the
             // rest are the ids of the range that are not.
-            let mut ids: Vec<u64> = (0..range).collect();
+            let len = usize::try_from(range).map_err(|_| format!("a range of {range} ids"))?;
+            let mut ids: Vec<u64> = vec_with_capacity(len, "ids of the dense range")?;
+            ids.extend(0..range);
             for i in 0..s.items.min(ids.len()) {
                 let j = i + (mix(s.seed ^ mix(i as u64)) % (range - i as u64)) as usize;
                 ids.swap(i, j);
@@ -177,7 +233,7 @@ pub fn synthetic(s: Synthetic) -> Keys {
                 }
             };
             let (members, non_members) =
-                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh);
+                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?;
             Keys::Int(Data {
                 keys,
                 deleted,
@@ -187,15 +243,10 @@ pub fn synthetic(s: Synthetic) -> Keys {
             })
         }
         KeyKind::String => {
-            let mut seen = HashSet::with_capacity(s.items);
-            let keys: Vec<String> = (0..)
-                .map(|i| random_string(s.seed, i, s.string_len))
-                .filter(|k| seen.insert(k.clone()))
-                .take(s.items)
-                .collect();
+            let (keys, seen) = distinct_keys(s.items, |i| random_string(s.seed, i, s.string_len))?;
             let fresh = fresh(&seen, |j| random_string(!s.seed, j, s.string_len));
             let (members, non_members) =
-                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh);
+                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?;
             Keys::Str(Data {
                 keys,
                 deleted,
@@ -204,7 +255,7 @@ pub fn synthetic(s: Synthetic) -> Keys {
                 range: None,
             })
         }
-    }
+    })
 }
 
 /// How many of `len` keys `--deletes` removes.
@@ -218,34 +269,60 @@ fn judge<K: Hash + Eq>(keys: &[K], deleted: usize, queries: Vec<K>) -> (Vec<K>, 
     queries.into_iter().partition(|k| kept.contains(k))
 }
 
-fn read_lines(path: &Path, what: &str) -> Result<Vec<String>, String> {
-    let text =
-        std::fs::read(path).map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
-    let text = String::from_utf8_lossy(&text);
-    Ok(text
-        .lines()
-        .map(|l| l.trim_end_matches('\r').to_owned())
-        .filter(|l| !l.is_empty())
+/// The non-empty lines of a file, each one shared key. The file must fit in the memory
+/// available, and every line in [`MAX_KEY_BYTES`]: both are checked before anything is
+/// copied, and the message names the line, never repeats it.
+fn read_lines(path: &Path, what: &str) -> Result<Vec<Str>, String> {
+    let cannot = |e: std::io::Error| format!("cannot read {what} {}: {e}", path.display());
+    let size = std::fs::metadata(path).map_err(cannot)?.len();
+    if let Some(have) = budget::available_bytes() {
+        if size > have / 2 {
+            return Err(format!(
+                "{what} {} is {size} bytes, more than half of the {have} bytes of memory available",
+                path.display()
+            ));
+        }
+    }
+    let bytes = std::fs::read(path).map_err(cannot)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines = || {
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| (i, l.trim_end_matches('\r')))
+            .filter(|(_, l)| !l.is_empty())
+    };
+    if let Some((i, l)) = lines().find(|(_, l)| l.len() > MAX_KEY_BYTES) {
+        return Err(format!(
+            "line {} of {} is {} bytes long: keys of at most {MAX_KEY_BYTES} bytes are supported",
+            i + 1,
+            path.display(),
+            l.len()
+        ));
+    }
+    let mut out = vec_with_capacity(lines().count(), "lines")?;
+    out.extend(lines().map(|(_, l)| Str::from(l)));
+    Ok(out)
+}
+
+fn distinct<K: Hash + Eq + Clone>(keys: Vec<K>) -> Result<Vec<K>, String> {
+    let mut seen = set_with_capacity(keys.len())?;
+    Ok(keys
+        .into_iter()
+        .filter(|k| seen.insert(k.clone()))
         .collect())
 }
 
-fn distinct<K: Hash + Eq + Clone>(keys: Vec<K>) -> Vec<K> {
-    let mut seen = HashSet::with_capacity(keys.len());
-    keys.into_iter()
-        .filter(|k| seen.insert(k.clone()))
-        .collect()
-}
-
-fn parse_ints(lines: Vec<String>, path: &Path) -> Result<Vec<u64>, String> {
+fn parse_ints(lines: Vec<Str>, path: &Path) -> Result<Vec<u64>, String> {
     lines
         .into_iter()
         .enumerate()
         .map(|(i, l)| {
             l.trim().parse::<u64>().map_err(|_| {
                 format!(
-                    "line {} of {} is not a non-negative integer ({l:?}): --keys u64 and --keys dense need integer keys",
+                    "line {} of {} is not a non-negative integer ({}): --keys u64 and --keys dense need integer keys",
                     i + 1,
-                    path.display()
+                    path.display(),
+                    budget::quoted(&l, 40)
                 )
             })
         })
@@ -278,16 +355,33 @@ pub fn from_files(
         }
         None => None,
     };
+    // Every line is in memory now, shared; check the rest of the peak before building it.
+    // Integer keys are 8 bytes once parsed.
+    let strings = kind == KeyKind::String;
+    let key_bytes = if strings {
+        lines.iter().map(|l| l.len()).sum::<usize>() / lines.len()
+    } else {
+        8
+    };
+    let queries_len = queries.as_ref().map_or(s.queries, Vec::len);
+    budget::check(&budget::Estimate {
+        items: lines.len() as u128,
+        key_bytes: key_bytes as u128,
+        strings,
+        queries: queries_len as u128,
+        range: 0,
+        filter_bits_per_key: s.filter_bits_per_key,
+    })?;
     match kind {
         KeyKind::String => {
-            let keys = distinct(lines);
+            let keys = distinct(lines)?;
             let deleted = deleted_of(keys.len(), s.deletes);
             let (members, non_members) = match queries {
                 Some(q) => judge(&keys, deleted, q),
                 None => {
-                    let all: HashSet<String> = keys.iter().cloned().collect();
+                    let all: HashSet<Str> = keys.iter().cloned().collect();
                     let fresh = fresh(&all, |j| random_string(!s.seed, j, s.string_len));
-                    split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)
+                    split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?
                 }
             };
             Ok(Keys::Str(Data {
@@ -299,7 +393,7 @@ pub fn from_files(
             }))
         }
         KeyKind::U64 | KeyKind::Dense => {
-            let keys = distinct(parse_ints(lines, keys_path)?);
+            let keys = distinct(parse_ints(lines, keys_path)?)?;
             let deleted = deleted_of(keys.len(), s.deletes);
             let lo = keys.iter().copied().min().unwrap_or(0);
             let hi = keys.iter().copied().max().unwrap_or(0);
@@ -323,7 +417,7 @@ pub fn from_files(
                             k
                         }
                     });
-                    split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)
+                    split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?
                 }
             };
             Ok(Keys::Int(Data {
