@@ -2,7 +2,7 @@
 
 use bloomkit_classic::{BlockedBloomFilter, BloomFilter, BRANCH_FREE_MAX_BYTES};
 use bloomkit_core::hash::BlockProbe;
-use bloomkit_core::{Error, Filter, Intersection, Union};
+use bloomkit_core::{Error, Intersection, Union};
 use bloomkit_testkit as kit;
 
 fn make() -> BlockedBloomFilter {
