@@ -18,4 +18,5 @@ fn classic_batched_calls_answer_as_single_ones() {
 fn blocked_batched_calls_answer_as_single_ones() {
     kit::check_batch(|| BlockedBloomFilter::with_blocks(4, 7).unwrap());
     kit::check_batch(|| BlockedBloomFilter::with_blocks(1, 12).unwrap());
+    kit::check_batch(|| BlockedBloomFilter::with_blocks(3, 1).unwrap());
 }

@@ -13,6 +13,8 @@ fn make() -> BlockedBloomFilter {
 fn filter_promises() {
     kit::check_filter(make);
     kit::check_filter(|| BlockedBloomFilter::with_seed(5_000, 0.0001, 7).unwrap());
+    // One probe per key: every lookup once answered `true` (see below).
+    kit::check_filter(|| BlockedBloomFilter::with_blocks(64, 1).unwrap());
     kit::check_union(make);
     kit::check_intersection(make);
 }

@@ -14,6 +14,8 @@ fn filter_promises() {
     kit::check_filter(make);
     kit::check_filter(|| BloomFilter::with_seed(5_000, 0.001, 99).unwrap());
     kit::check_filter(|| BloomFilter::with_bits(20_000, 5).unwrap());
+    // One probe per key: the case blocked lookups once got wrong.
+    kit::check_filter(|| BloomFilter::with_bits(20_000, 1).unwrap());
 }
 
 #[test]
