@@ -524,9 +524,7 @@ fn serialize(c: &mut Criterion) {
         });
         let bytes = counting.to_bytes();
         group.bench_function(id("bloomkit CountingBloomFilter"), |b| {
-            b.iter(|| {
-                CountingBloomFilter::<bloomkit::counting::U4>::from_bytes(&bytes).expect("valid")
-            })
+            b.iter(|| CountingBloomFilter::from_bytes(&bytes).expect("valid"))
         });
         let bytes = scalable.to_bytes();
         group.bench_function(id("bloomkit ScalableBloomFilter (grown 1000x)"), |b| {

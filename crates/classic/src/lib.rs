@@ -52,6 +52,10 @@
 
 #![forbid(unsafe_code)]
 
+/// The core crate this one builds on (the `Filter` trait, errors, hashing, sizing), so that
+/// a user of this crate alone can name them without depending on it separately.
+pub use bloomkit_core;
+
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 

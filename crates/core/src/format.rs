@@ -68,6 +68,7 @@ pub trait Codec: Sized {
 
 /// The common header of a serialized filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Header {
     /// Which variant the bytes hold.
     pub variant: Variant,

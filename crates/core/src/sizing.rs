@@ -32,8 +32,11 @@ pub const MAX_HASHES: u32 = 64;
 
 /// A filter's design point: the number of items it was sized for and the false-positive
 /// rate it promises at that load.
+/// (Built with [`Design::new`], which checks it; `#[non_exhaustive]` so that fields can be
+/// added without breaking callers.)
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct Design {
     /// Items the filter was sized for.
     pub capacity: u64,
@@ -56,6 +59,7 @@ impl Design {
 
 /// The number of bits and probes per key for a Bloom filter; see [`plan`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Plan {
     /// `m`, the number of bits.
     pub bits: u64,

@@ -6,12 +6,18 @@ use bloomkit_core::bits::MAX_BITS;
 use bloomkit_core::{DecodeError, Error};
 use num_traits::{AsPrimitive, PrimInt, Unsigned};
 
+/// Counter widths and their arrays are bloomkit's own: the byte format and the saturation
+/// guarantee depend on exactly these.
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::U4 {}
     impl Sealed for u8 {}
     impl Sealed for u16 {}
     impl Sealed for u32 {}
+
+    pub trait SealedArray {}
+    impl SealedArray for super::Nibbles {}
+    impl<T: super::Wide> SealedArray for Vec<T> {}
 }
 
 /// A counter width: [`U4`] (the default), `u8`, `u16` or `u32`. The same on every platform.
@@ -63,7 +69,9 @@ fn narrow<T: Wide>(value: u64) -> T {
 }
 
 /// An array of counters of one width. Values written are at most the width's ceiling.
-pub trait CounterArray: Clone + PartialEq + Eq + Debug + Send + Sync {
+///
+/// Sealed: implemented only for [`Nibbles`] and `Vec` of the [`Wide`] widths.
+pub trait CounterArray: sealed::SealedArray + Clone + PartialEq + Eq + Debug + Send + Sync {
     /// `len` zero counters.
     ///
     /// # Errors

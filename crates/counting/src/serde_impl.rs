@@ -103,9 +103,12 @@ impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
     }
 }
 
-impl<C: Counter> CountingBloomFilter<C> {
-    /// Reads a filter written by [`to_bytes`](CountingBloomFilter::to_bytes) with the same
-    /// counter width. (For a hasher of your own, use [`Codec::from_bytes`].)
+/// The default width and hasher, so that `CountingBloomFilter::from_bytes(&bytes)` needs no
+/// annotation (as `new` needs none).
+impl CountingBloomFilter {
+    /// Reads a filter of 4-bit counters and the default hasher, written by
+    /// [`to_bytes`](CountingBloomFilter::to_bytes). For another counter width or hasher, use
+    /// [`Codec::from_bytes`]: `<CountingBloomFilter<u8> as Codec>::from_bytes(&bytes)`.
     ///
     /// # Errors
     /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, counter
@@ -115,13 +118,15 @@ impl<C: Counter> CountingBloomFilter<C> {
     /// # Examples
     ///
     /// ```
-    /// use bloomkit_counting::{CountingBloomFilter, U4};
+    /// use bloomkit_core::Codec;
+    /// use bloomkit_counting::CountingBloomFilter;
     ///
     /// let mut f = CountingBloomFilter::new(100, 0.01)?;
     /// f.insert("x");
-    /// let back = CountingBloomFilter::<U4>::from_bytes(&f.to_bytes())?;
+    /// let back = CountingBloomFilter::from_bytes(&f.to_bytes())?;
     /// assert_eq!(f, back);
-    /// assert!(CountingBloomFilter::<u8>::from_bytes(&f.to_bytes()).is_err());
+    /// // Another width: through `Codec`, and only if the bytes hold that width.
+    /// assert!(<CountingBloomFilter<u8> as Codec>::from_bytes(&f.to_bytes()).is_err());
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {

@@ -1,7 +1,7 @@
 //! Bad parameters and bad bytes get typed errors; nothing panics.
 
 use bloomkit_core::Xxh3Builder;
-use bloomkit_core::{DecodeError, Error};
+use bloomkit_core::{Codec, DecodeError, Error};
 use bloomkit_counting::{CountingBloomFilter, U4};
 
 #[test]
@@ -40,7 +40,7 @@ fn bytes_of_another_width_or_with_bad_padding() {
     let mut f = CountingBloomFilter::with_seed(10, 0.1, 0).unwrap();
     f.insert(&1u64);
     let bytes = f.to_bytes();
-    let err = CountingBloomFilter::<u16>::from_bytes(&bytes).unwrap_err();
+    let err = <CountingBloomFilter<u16> as Codec>::from_bytes(&bytes).unwrap_err();
     assert_eq!(
         err.to_string(),
         "serialized filter is invalid: filter of 4-bit counters, expected 16-bit counters"
@@ -55,7 +55,7 @@ fn bytes_of_another_width_or_with_bad_padding() {
     let last = hostile.len() - 9; // the last counter byte, before the checksum
     hostile[last] |= 0xf0;
     bloomkit_testkit::reseal(&mut hostile);
-    let err = CountingBloomFilter::<U4>::from_bytes(&hostile).unwrap_err();
+    let err = CountingBloomFilter::from_bytes(&hostile).unwrap_err();
     assert!(
         matches!(err, Error::Decode(DecodeError::Invalid(_))),
         "{err:?}"

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use bloomkit_core::Xxh3Builder;
+use bloomkit_core::{Codec, Xxh3Builder};
 use bloomkit_counting::{Counter, CountingBloomFilter, U4};
 use bloomkit_testkit::{ensure, forall, non_member, Outcome};
 use quickcheck::{Arbitrary, Gen};
@@ -64,7 +64,7 @@ fn run<C: Counter>(ops: &[Op], make: impl Fn() -> CountingBloomFilter<C>) -> Out
                 } else {
                     // A false positive was removed: this is the caller error the docs warn
                     // about; undo it so the model stays meaningful.
-                    f = bloomkit_counting::CountingBloomFilter::<C>::from_bytes(&before).unwrap();
+                    f = <CountingBloomFilter<C> as Codec>::from_bytes(&before).unwrap();
                 }
             }
             Op::Clear => {
