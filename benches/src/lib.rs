@@ -41,6 +41,7 @@ pub fn smoke() -> bool {
 /// Walks a probe set `BATCH` keys at a time, wrapping around, so consecutive iterations
 /// of a benchmark ask different keys and a large filter's lines are not left in the cache
 /// by the previous iteration.
+#[derive(Debug)]
 pub struct Cycle<'a, T> {
     keys: &'a [T],
     at: usize,

@@ -17,6 +17,7 @@ pub const Z: f64 = 4.0;
 /// n items at rate p with a seed, `shape` reports its bits (or counters) and probes,
 /// `model(f, n)` is the rate the variant's sizing model predicts for it at n items, and
 /// `conditional(f, n)` the rate its current fill implies.
+#[derive(Debug)]
 pub struct Subject<F> {
     /// Builds a filter for `(n, p, seed)`.
     pub make: fn(u64, f64, u64) -> F,

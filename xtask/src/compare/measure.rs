@@ -93,10 +93,13 @@ pub trait Structure<K> {
 }
 
 /// A bloomkit filter without removal.
+#[derive(Debug)]
 pub struct Approx<F>(pub F);
 /// A bloomkit filter with removal.
+#[derive(Debug)]
 pub struct Deletable<F>(pub F);
 /// The exact baseline: `std::collections::HashSet`.
+#[derive(Debug)]
 pub struct Exact<K>(pub HashSet<K>);
 
 impl<K, F: Filter<K>> Structure<K> for Approx<F> {
