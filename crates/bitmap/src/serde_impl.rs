@@ -60,7 +60,24 @@ fn invalid(msg: String) -> Error {
 }
 
 fn key_type<K: Key>() -> (u32, bool) {
-    (K::zero().count_zeros(), K::min_value() < K::zero())
+    use core::any::TypeId;
+    let pointer_sized =
+        TypeId::of::<K>() == TypeId::of::<usize>() || TypeId::of::<K>() == TypeId::of::<isize>();
+    (
+        written_width(K::zero().count_zeros(), pointer_sized),
+        K::min_value() < K::zero(),
+    )
+}
+
+/// The key width the format records: `usize` and `isize` as 64 bits on every platform, so a
+/// `Bitmap<usize>` has the same bytes on 32- and 64-bit machines (those of a `Bitmap<u64>`
+/// over the same range); a 32-bit machine reads them back when the range fits its `usize`.
+fn written_width(type_bits: u32, pointer_sized: bool) -> u32 {
+    if pointer_sized {
+        64
+    } else {
+        type_bits
+    }
 }
 
 fn type_name(bits: u32, signed: bool) -> String {
@@ -171,5 +188,26 @@ impl<'de, K: Key> Deserialize<'de> for Bitmap<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
         Self::from_parts(repr.params, repr.words).map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `usize` bitmaps record 64-bit keys whatever the platform's pointer width; fixed-width
+    /// types record their own.
+    #[test]
+    fn pointer_sized_keys_are_written_as_64_bits_everywhere() {
+        assert_eq!(written_width(32, true), 64); // usize on a 32-bit machine
+        assert_eq!(written_width(64, true), 64);
+        assert_eq!(written_width(32, false), 32); // u32
+        assert_eq!(key_type::<usize>(), (64, false));
+        assert_eq!(key_type::<isize>(), (64, true));
+        assert_eq!(key_type::<u16>(), (16, false));
+        let b = Bitmap::from_keys(3usize..=70, [3, 64, 70]).unwrap();
+        let same = Bitmap::from_keys(3u64..=70, [3, 64, 70]).unwrap();
+        assert_eq!(b.to_bytes(), same.to_bytes());
+        assert_eq!(Bitmap::<usize>::from_bytes(&same.to_bytes()).unwrap(), b);
     }
 }
