@@ -19,8 +19,10 @@
 //! A [`remove`](CountingBloomFilter::remove) of a key that one of its counters shows was
 //! never inserted returns [`Error::NotPresent`] and changes nothing. But **removing a key
 //! that was never inserted and happens to test positive (a false positive) decrements
-//! counters that belong to other keys, and can make them disappear.** If you cannot rule
-//! that out, check the key against your source of truth before removing it.
+//! counters that belong to other keys, and can make them disappear.** So `remove` has a
+//! precondition (its `# Correctness` section): remove only keys you inserted. If you cannot
+//! rule a stranger out, check the key against your source of truth before removing it.
+//! Under that precondition no sequence of operations creates a false negative.
 //!
 //! # Examples
 //!
@@ -243,13 +245,35 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     /// Removes one occurrence of `key`: decrements each of its counters that is not stuck
     /// at the ceiling.
     ///
-    /// Removing a key that was never inserted but tests positive (a false positive) lowers
-    /// other keys' counters and can make them disappear: check against your source of truth
-    /// first if you cannot rule it out.
+    /// # Correctness
+    ///
+    /// `key` must have been inserted, and inserted more times than it was removed since.
+    /// It is a logic error to remove any other key: the filter cannot tell it from a member
+    /// when all its counters are above zero (a false positive, with the filter's
+    /// false-positive rate), and then lowers counters that other keys share, which can make
+    /// them read as absent: false negatives. The behaviour is not undefined, and nothing
+    /// panics; but the no-false-negative promise holds only while this precondition does.
+    /// When a removal's key may be a stranger, check it against your source of truth first.
+    ///
+    /// Most strangers are caught: if any counter of the key is too low for it ever to have
+    /// been inserted, the removal is refused and nothing changes.
     ///
     /// # Errors
     /// [`Error::NotPresent`] when a counter of the key is too low for it ever to have been
     /// inserted (zero, in all but tiny filters); the filter is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_counting::CountingBloomFilter;
+    ///
+    /// let mut f = CountingBloomFilter::new(1_000, 0.01)?;
+    /// f.insert("alice");
+    /// f.remove("alice")?;                    // inserted once, removed once
+    /// assert!(!f.contains("alice"));
+    /// assert!(f.remove("alice").is_err());   // now certainly absent: refused
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
         self.remove_hash(self.hash_key(key))
     }

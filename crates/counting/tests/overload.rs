@@ -196,3 +196,35 @@ fn count_of_coinciding_probes_on_a_saturated_counter() {
         assert!(f.count(&1u64) >= n.min(255), "u8, after {n} inserts");
     }
 }
+
+/// The documented hazard of `remove` (its `# Correctness` section), pinned so the docs
+/// cannot drift: a stranger that tests positive is accepted by `remove`, and the removal
+/// takes a real member with it. A stranger that one counter shows absent is refused and
+/// changes nothing.
+#[test]
+fn removing_a_stranger_that_tests_positive_loses_a_member() {
+    // A small filter holding one member: find strangers that test positive (all their
+    // counters are the member's) and strangers that do not.
+    let mut f =
+        CountingBloomFilter::<u8>::with_counters_and_hasher(8, 2, Xxh3Builder::default()).unwrap();
+    let member = 1u64;
+    f.insert(&member);
+    let before = f.clone();
+    let refused = (0..).map(non_member).find(|k| !f.contains(k)).unwrap();
+    assert_eq!(f.remove(&refused), Err(Error::NotPresent));
+    assert_eq!(f, before, "a refused removal changes nothing");
+    // A stranger whose counters could all be its own (some that test positive are still
+    // refused: two probes on one counter of 1 cannot be an inserted key's).
+    let impostor = (0..)
+        .map(non_member)
+        .find(|k| f.contains(k) && f.clone().remove(k).is_ok())
+        .unwrap();
+    assert!(
+        f.remove(&impostor).is_ok(),
+        "the filter cannot tell a false positive"
+    );
+    assert!(
+        !f.contains(&member),
+        "the member was lost: the precondition in remove's docs is real"
+    );
+}
