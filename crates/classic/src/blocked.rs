@@ -8,7 +8,9 @@ use bloomkit_core::hash::{
     block_contains, block_contains_all, block_positions, reduce, BlockProbe, BLOCK_BITS,
 };
 use bloomkit_core::sizing::{self, check_hashes, Design};
-use bloomkit_core::{check_same_shape, Error, Intersection, PortableHasher, Union, Xxh3Builder};
+use bloomkit_core::{
+    check_same_shape, Error, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
+};
 
 /// The size up to which [`BlockedBloomFilter::contains_hash`] tests a key's bits without a
 /// branch; larger filters, whose lines usually come from DRAM, stop at the first clear bit.
@@ -395,7 +397,7 @@ impl<S: PortableHasher> BlockedBloomFilter<S> {
     /// [`Error::Incompatible`] naming the first parameter that differs.
     pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
         check_same_shape(
-            ("blocks", self.num_blocks(), other.num_blocks()),
+            (Parameter::Blocks, self.num_blocks(), other.num_blocks()),
             (self.hashes, other.hashes),
             (self.hasher.spec(), other.hasher.spec()),
         )

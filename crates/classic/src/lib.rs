@@ -63,7 +63,9 @@ use bloomkit_core::batch::pipeline;
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design};
-use bloomkit_core::{check_same_shape, Error, Intersection, PortableHasher, Union, Xxh3Builder};
+use bloomkit_core::{
+    check_same_shape, Error, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
+};
 
 mod blocked;
 #[cfg(feature = "serde")]
@@ -357,7 +359,7 @@ impl<S: PortableHasher> BloomFilter<S> {
     /// [`Error::Incompatible`] naming the first parameter that differs.
     pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
         check_same_shape(
-            ("bits", self.bits.len(), other.bits.len()),
+            (Parameter::Bits, self.bits.len(), other.bits.len()),
             (self.hashes, other.hashes),
             (self.hasher.spec(), other.hasher.spec()),
         )

@@ -293,7 +293,7 @@ impl BitArray {
     fn combine(&mut self, other: &BitArray, op: impl Fn(u64, u64) -> u64) -> Result<(), Error> {
         if self.len != other.len {
             return Err(Error::Incompatible {
-                what: "bits",
+                what: crate::Parameter::Bits,
                 left: self.len,
                 right: other.len,
             });
@@ -474,7 +474,10 @@ mod tests {
         let longer = BitArray::new(5).unwrap();
         assert!(matches!(
             a.union_with(&longer),
-            Err(Error::Incompatible { what: "bits", .. })
+            Err(Error::Incompatible {
+                what: crate::Parameter::Bits,
+                ..
+            })
         ));
         assert_eq!(a.words()[0], 0b1000);
     }

@@ -55,8 +55,8 @@ pub enum Error {
     /// differently.
     #[error("cannot combine filters: {what} differ ({left} vs {right})")]
     Incompatible {
-        /// Which parameter differs: "bits", "hash functions", "hasher", "seed", ...
-        what: &'static str,
+        /// Which parameter differs.
+        what: Parameter,
         /// The value in the left-hand filter.
         left: u64,
         /// The value in the right-hand filter.
@@ -92,16 +92,16 @@ pub enum Error {
     /// was changed.
     #[error("the filter is at its limit of {limit} {what}; nothing was inserted")]
     LimitReached {
-        /// What is limited: "items" or "bytes".
-        what: &'static str,
+        /// What is limited.
+        what: Limit,
         /// The limit.
         limit: u64,
     },
     /// A growth factor or tightening ratio a scalable filter cannot use.
-    #[error("{what} must be {expected}, got {}", Num(*.got))]
+    #[error("{} must be {expected}, got {}", .what.name(), Num(*.got))]
     InvalidGrowth {
-        /// Which parameter: "growth" or "tightening ratio".
-        what: &'static str,
+        /// Which setting: [`Setting::Growth`] or [`Setting::Tightening`].
+        what: Setting,
         /// What it must be.
         expected: &'static str,
         /// The value given.
@@ -109,10 +109,10 @@ pub enum Error {
     },
     /// Two filters whose settings differ, so their union would keep neither's promise (two
     /// scalable filters with different targets, growth or tightening).
-    #[error("cannot combine filters: {what} differ ({} vs {})", Num(*.left), Num(*.right))]
+    #[error("cannot combine filters: {} differ ({} vs {})", .what.plural(), Num(*.left), Num(*.right))]
     IncompatibleSettings {
-        /// Which setting differs: "target false-positive rates", "growth factors", ...
-        what: &'static str,
+        /// Which setting differs.
+        what: Setting,
         /// The value in the left-hand filter.
         left: f64,
         /// The value in the right-hand filter.
@@ -152,6 +152,92 @@ impl Error {
             Error::Decode(_) => self,
             other => Error::Decode(DecodeError::Invalid(other.to_string())),
         }
+    }
+}
+
+/// A parameter two filters must share to be combined ([`Error::Incompatible`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Parameter {
+    /// The number of bits.
+    Bits,
+    /// The number of 512-bit blocks.
+    Blocks,
+    /// The number of counters.
+    Counters,
+    /// The number of probes per key.
+    HashFunctions,
+    /// The hash function ([`crate::PortableHasher::ID`]).
+    Hashers,
+    /// The hasher's seed.
+    Seeds,
+}
+
+impl fmt::Display for Parameter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Parameter::Bits => "bits",
+            Parameter::Blocks => "blocks",
+            Parameter::Counters => "counters",
+            Parameter::HashFunctions => "hash functions",
+            Parameter::Hashers => "hashers",
+            Parameter::Seeds => "seeds",
+        })
+    }
+}
+
+/// A setting of a growing filter ([`Error::InvalidGrowth`], [`Error::IncompatibleSettings`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Setting {
+    /// The target false-positive rate.
+    TargetFpr,
+    /// The number of items the first slice holds.
+    InitialCapacity,
+    /// The growth factor between slices.
+    Growth,
+    /// The tightening ratio between slices' rates.
+    Tightening,
+}
+
+impl Setting {
+    /// The setting's name, as in "growth must be ...".
+    pub const fn name(self) -> &'static str {
+        match self {
+            Setting::TargetFpr => "target false-positive rate",
+            Setting::InitialCapacity => "initial capacity",
+            Setting::Growth => "growth",
+            Setting::Tightening => "tightening ratio",
+        }
+    }
+
+    /// The name of two of them, as in "growth factors differ".
+    pub const fn plural(self) -> &'static str {
+        match self {
+            Setting::TargetFpr => "target false-positive rates",
+            Setting::InitialCapacity => "initial capacities",
+            Setting::Growth => "growth factors",
+            Setting::Tightening => "tightening ratios",
+        }
+    }
+}
+
+/// A hard limit a filter was built with ([`Error::LimitReached`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// The number of items.
+    Items,
+    /// Bytes of heap memory.
+    Bytes,
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limit::Items => "items",
+            Limit::Bytes => "bytes",
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 
 use core::convert::Infallible;
 
-use crate::{Error, HasherSpec};
+use crate::{Error, HasherSpec, Parameter};
 
 /// An approximate (or exact) set: "is this key in the set?", with no false negatives.
 ///
@@ -210,22 +210,23 @@ pub trait Intersection: Sized + Clone {
 }
 
 /// The size, probes and hasher of two filters, compared in that order: what a union or
-/// intersection of Bloom-style filters must check. `size` names the unit ("bits",
-/// "counters", "blocks") with the left and right values.
+/// intersection of Bloom-style filters must check. `size` names the unit
+/// ([`Parameter::Bits`], [`Parameter::Counters`], [`Parameter::Blocks`]) with the left and
+/// right values.
 ///
 /// # Errors
 /// [`Error::Incompatible`] naming the first that differs.
 pub fn check_same_shape(
-    size: (&'static str, u64, u64),
+    size: (Parameter, u64, u64),
     hashes: (u32, u32),
     hashers: (HasherSpec, HasherSpec),
 ) -> Result<(), Error> {
     let (a, b) = hashers;
     let pairs = [
         size,
-        ("hash functions", hashes.0.into(), hashes.1.into()),
-        ("hashers", a.id.into(), b.id.into()),
-        ("seeds", a.seed, b.seed),
+        (Parameter::HashFunctions, hashes.0.into(), hashes.1.into()),
+        (Parameter::Hashers, a.id.into(), b.id.into()),
+        (Parameter::Seeds, a.seed, b.seed),
     ];
     match pairs.into_iter().find(|(_, l, r)| l != r) {
         Some((what, left, right)) => Err(Error::Incompatible { what, left, right }),

@@ -60,7 +60,7 @@ pub mod hash;
 mod prefetch;
 pub mod sizing;
 
-pub use error::{check_fpr, DecodeError, Error, Variant};
+pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Variant};
 pub use filter::{check_same_shape, Filter, Intersection, Remove, Union};
 #[cfg(feature = "serde")]
 pub use format::Codec;

@@ -85,7 +85,9 @@ use bloomkit_core::batch::pipeline;
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
-use bloomkit_core::{check_same_shape, Error, PortableHasher, Remove, Union, Xxh3Builder};
+use bloomkit_core::{
+    check_same_shape, Error, Parameter, PortableHasher, Remove, Union, Xxh3Builder,
+};
 
 mod counter;
 #[cfg(feature = "serde")]
@@ -505,7 +507,11 @@ impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
     /// [`Error::Incompatible`] naming the first parameter that differs.
     pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
         check_same_shape(
-            ("counters", self.counters.len(), other.counters.len()),
+            (
+                Parameter::Counters,
+                self.counters.len(),
+                other.counters.len(),
+            ),
             (self.hashes, other.hashes),
             (self.hasher.spec(), other.hasher.spec()),
         )

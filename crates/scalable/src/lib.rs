@@ -76,7 +76,9 @@ use core::hash::{BuildHasher, Hash};
 use bloomkit_classic::BlockedBloomFilter;
 use bloomkit_core::batch::{pipeline, prefetch};
 use bloomkit_core::hash::block_contains;
-use bloomkit_core::{check_fpr, sizing, Error, Filter, PortableHasher, Union, Xxh3Builder};
+use bloomkit_core::{
+    check_fpr, sizing, Error, Filter, Limit, Parameter, PortableHasher, Setting, Union, Xxh3Builder,
+};
 
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -134,14 +136,14 @@ impl Config {
         check_fpr(self.fpr)?;
         if !(2..=MAX_GROWTH).contains(&self.growth) {
             return Err(Error::InvalidGrowth {
-                what: "growth",
+                what: Setting::Growth,
                 expected: "in 2..=16",
                 got: f64::from(self.growth),
             });
         }
         if !TIGHTENING_RANGE.contains(&self.tightening) {
             return Err(Error::InvalidGrowth {
-                what: "tightening ratio",
+                what: Setting::Tightening,
                 expected: "in [0.5, 0.95]",
                 got: self.tightening,
             });
@@ -155,19 +157,19 @@ impl Config {
     fn check_same_settings(&self, other: &Config) -> Result<(), Error> {
         let differ = |what, left, right| Err(Error::IncompatibleSettings { what, left, right });
         if self.fpr != other.fpr {
-            return differ("target false-positive rates", self.fpr, other.fpr);
+            return differ(Setting::TargetFpr, self.fpr, other.fpr);
         }
         if self.initial_capacity != other.initial_capacity {
             // As f64 for the message only; the comparison is exact.
             let (l, r) = (self.initial_capacity as f64, other.initial_capacity as f64);
-            return differ("initial capacities", l, r);
+            return differ(Setting::InitialCapacity, l, r);
         }
         if self.growth != other.growth {
             let (l, r) = (f64::from(self.growth), f64::from(other.growth));
-            return differ("growth factors", l, r);
+            return differ(Setting::Growth, l, r);
         }
         if self.tightening != other.tightening {
-            return differ("tightening ratios", self.tightening, other.tightening);
+            return differ(Setting::Tightening, self.tightening, other.tightening);
         }
         Ok(())
     }
@@ -317,7 +319,7 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
             let bytes = plan.bits * 64;
             if self.heap_bytes() as u64 + bytes > max {
                 return Err(Error::LimitReached {
-                    what: "bytes",
+                    what: Limit::Bytes,
                     limit: max,
                 });
             }
@@ -360,7 +362,7 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
         if let Some(max) = self.config.max_items {
             if self.len >= max {
                 return Err(Error::LimitReached {
-                    what: "items",
+                    what: Limit::Items,
                     limit: max,
                 });
             }
@@ -548,14 +550,14 @@ impl<S: PortableHasher + Clone> Union for ScalableBloomFilter<S> {
         let (a, b) = (self.hasher.spec(), other.hasher.spec());
         if a.id != b.id {
             return Err(Error::Incompatible {
-                what: "hashers",
+                what: Parameter::Hashers,
                 left: a.id.into(),
                 right: b.id.into(),
             });
         }
         if a.seed != b.seed {
             return Err(Error::Incompatible {
-                what: "seeds",
+                what: Parameter::Seeds,
                 left: a.seed,
                 right: b.seed,
             });
@@ -565,7 +567,7 @@ impl<S: PortableHasher + Clone> Union for ScalableBloomFilter<S> {
         let max_items = self.config.max_items.unwrap_or(u64::MAX);
         let Some(len) = len.filter(|&len| len <= max_items) else {
             return Err(Error::LimitReached {
-                what: "items",
+                what: Limit::Items,
                 limit: max_items,
             });
         };
@@ -573,7 +575,7 @@ impl<S: PortableHasher + Clone> Union for ScalableBloomFilter<S> {
             let bytes = (self.heap_bytes() as u64).saturating_add(other.heap_bytes() as u64);
             if bytes > max {
                 return Err(Error::LimitReached {
-                    what: "bytes",
+                    what: Limit::Bytes,
                     limit: max,
                 });
             }
@@ -661,7 +663,10 @@ mod tests {
         for growth in [0, 1, MAX_GROWTH + 1, 1 << 31, u32::MAX] {
             assert!(matches!(
                 config(growth).check(),
-                Err(Error::InvalidGrowth { what: "growth", .. })
+                Err(Error::InvalidGrowth {
+                    what: Setting::Growth,
+                    ..
+                })
             ));
         }
         let config = config(MAX_GROWTH).check().unwrap();

@@ -1,7 +1,7 @@
 //! Growth, limits, union and bad parameters.
 
 use bloomkit_core::hash::BlockProbe;
-use bloomkit_core::{Error, Union};
+use bloomkit_core::{Error, Limit, Union};
 use bloomkit_scalable::ScalableBloomFilter;
 use bloomkit_testkit::{ensure, forall, member, non_member, Outcome};
 
@@ -75,7 +75,7 @@ fn item_limit_refuses_and_changes_nothing() {
     assert_eq!(
         err,
         Error::LimitReached {
-            what: "items",
+            what: Limit::Items,
             limit: 25
         }
     );
@@ -105,7 +105,7 @@ fn byte_limit_refuses_the_slice_that_would_cross_it() {
     assert_eq!(
         err,
         Error::LimitReached {
-            what: "bytes",
+            what: Limit::Bytes,
             limit: 8_000
         }
     );
@@ -118,7 +118,10 @@ fn byte_limit_refuses_the_slice_that_would_cross_it() {
         ScalableBloomFilter::builder(1_000_000, 0.01)
             .max_bytes(1_000)
             .build(),
-        Err(Error::LimitReached { what: "bytes", .. })
+        Err(Error::LimitReached {
+            what: Limit::Bytes,
+            ..
+        })
     ));
 }
 
