@@ -135,7 +135,7 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
     /// [`to_words`](Self::to_words) returns them), with `hashes` probes and `hasher`.
     ///
     /// # Errors
-    /// [`Error::ZeroBits`] for no words, [`Error::Decode`] when the count is not a multiple
+    /// [`Error::ZeroBits`] for no words, [`Error::PartialBlock`] when the count is not a multiple
     /// of eight, [`Error::InvalidHashCount`], and the errors of [`Design::new`].
     pub fn from_words(
         words: &[u64],
@@ -144,10 +144,9 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
         design: Option<Design>,
     ) -> Result<Self, Error> {
         if words.len() % 8 != 0 {
-            return Err(Error::Decode(bloomkit_core::DecodeError::Invalid(format!(
-                "{} words do not make whole 512-bit blocks",
-                words.len()
-            ))));
+            return Err(Error::PartialBlock {
+                words: words.len() as u64,
+            });
         }
         let mut filter = Self::with_blocks_and_hasher(words.len() as u64 / 8, hashes, hasher)?;
         filter.design = match design {

@@ -61,6 +61,10 @@ fn bad_parameters() {
         BlockedBloomFilter::with_blocks(1 << 52, 3),
         Err(Error::AllocationFailed { .. })
     ));
+    // Words for a filter are an argument, not bytes being decoded.
+    let hasher = bloomkit_core::Xxh3Builder::default();
+    let err = BlockedBloomFilter::from_words(&[0; 12], 3, hasher, None).unwrap_err();
+    assert_eq!(err, Error::PartialBlock { words: 12 });
 }
 
 #[test]

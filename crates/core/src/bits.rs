@@ -72,8 +72,8 @@ impl BitArray {
     /// that no bit at or past `len` is set.
     ///
     /// # Errors
-    /// [`Error::Decode`] with [`crate::DecodeError::Invalid`] on a length mismatch or stray
-    /// bits, [`Error::TooLarge`] past [`MAX_BITS`].
+    /// [`Error::WordCount`] on a length mismatch, [`Error::StrayBits`] for bits set past
+    /// `len`, [`Error::TooLarge`] past [`MAX_BITS`].
     pub fn from_words(words: Vec<u64>, len: u64) -> Result<BitArray, Error> {
         if len > MAX_BITS {
             return Err(Error::TooLarge {
@@ -81,20 +81,17 @@ impl BitArray {
                 max: MAX_BITS,
             });
         }
-        let invalid = |msg: String| Error::Decode(crate::DecodeError::Invalid(msg));
         if words.len() as u64 != words_for(len) {
-            return Err(invalid(format!(
-                "{len} bits need {} words, found {}",
-                words_for(len),
-                words.len()
-            )));
+            return Err(Error::WordCount {
+                bits: len,
+                expected: words_for(len),
+                found: words.len() as u64,
+            });
         }
         let tail = len % 64;
         if let (Some(&last), true) = (words.last(), tail != 0) {
             if last >> tail != 0 {
-                return Err(invalid(format!(
-                    "bits set past the end of a {len}-bit array"
-                )));
+                return Err(Error::StrayBits { bits: len });
             }
         }
         let ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
@@ -410,10 +407,24 @@ mod tests {
 
     #[test]
     fn from_words_rejects_stray_bits_and_bad_lengths() {
+        // Parameter errors, not decode errors: this is an API call, not a decoder.
         assert!(BitArray::from_words(vec![0, 0], 65).is_ok());
-        assert!(BitArray::from_words(vec![0, 2], 65).is_err());
-        assert!(BitArray::from_words(vec![0], 65).is_err());
-        assert!(BitArray::from_words(vec![0; 3], 65).is_err());
+        assert_eq!(
+            BitArray::from_words(vec![0, 2], 65),
+            Err(Error::StrayBits { bits: 65 })
+        );
+        let short = Error::WordCount {
+            bits: 65,
+            expected: 2,
+            found: 1,
+        };
+        assert_eq!(BitArray::from_words(vec![0], 65), Err(short));
+        assert_eq!(
+            BitArray::from_words(vec![0; 3], 65)
+                .unwrap_err()
+                .to_string(),
+            "65 bits need 2 words, got 3"
+        );
         let b = BitArray::from_words(vec![u64::MAX, 1], 65).unwrap();
         assert_eq!(b.count_ones(), 65);
     }

@@ -136,6 +136,36 @@ pub enum Error {
         /// Why the slice cannot be had: its size or rate, or the allocator.
         source: Box<Error>,
     },
+    /// Words given for a bit array of another length.
+    #[error("{bits} bits need {expected} words, got {found}")]
+    WordCount {
+        /// The length of the array, in bits.
+        bits: u64,
+        /// The words it needs.
+        expected: u64,
+        /// The words given.
+        found: u64,
+    },
+    /// Words with bits set at or past the end of the array they are for.
+    #[error("bits are set past the end of a {bits}-bit array")]
+    StrayBits {
+        /// The length of the array, in bits.
+        bits: u64,
+    },
+    /// Words for a blocked filter that do not make whole 512-bit blocks.
+    #[error("{words} words do not make whole 512-bit blocks (8 words each)")]
+    PartialBlock {
+        /// The number of words given.
+        words: u64,
+    },
+    /// A count of set bits larger than the filter they are said to be in.
+    #[error("{ones} set bits cannot be in a {bits}-bit filter")]
+    InvalidFill {
+        /// The set bits given.
+        ones: u64,
+        /// The filter's bits.
+        bits: u64,
+    },
     /// A removal of an item that is certainly not in the filter; nothing was changed.
     #[error("the item is not in the filter; nothing was removed")]
     NotPresent,
@@ -146,11 +176,22 @@ pub enum Error {
 
 impl Error {
     /// This error, found while decoding: a bad parameter read from serialized bytes becomes
-    /// [`DecodeError::Invalid`] naming it; decode errors stay as they are.
+    /// [`DecodeError::Parameter`], which keeps it whole (match on it, or follow
+    /// [`source`](std::error::Error::source)); decode errors stay as they are.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_core::{DecodeError, Error};
+    ///
+    /// let e = Error::ZeroItems.into_decode();
+    /// assert!(matches!(&e, Error::Decode(DecodeError::Parameter(cause)) if **cause == Error::ZeroItems));
+    /// assert_eq!(e.to_string(), "serialized filter has an invalid parameter: expected number of items must be at least 1, got 0");
+    /// ```
     pub fn into_decode(self) -> Error {
         match self {
             Error::Decode(_) => self,
-            other => Error::Decode(DecodeError::Invalid(other.to_string())),
+            other => Error::Decode(DecodeError::Parameter(Box::new(other))),
         }
     }
 }
@@ -258,7 +299,7 @@ impl fmt::Display for Num {
 }
 
 /// Why a serialized filter was rejected by `from_bytes` (see `docs/format.md`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeError {
     /// The input ends before the structure it announces.
@@ -315,10 +356,14 @@ pub enum DecodeError {
     /// Bytes after the end of the announced structure.
     #[error("serialized filter has {0} unexpected trailing bytes")]
     TrailingBytes(u64),
-    /// The structure decoded but its content is inconsistent (bad parameters, wrong lengths,
-    /// bits set past the end, ...).
+    /// The structure decoded but its content is inconsistent (slices that do not follow their
+    /// settings, counts that disagree, padding that is not zero, ...).
     #[error("serialized filter is invalid: {0}")]
     Invalid(String),
+    /// A parameter read from the bytes that no filter can have: the error building a filter
+    /// with it would give, kept whole.
+    #[error("serialized filter has an invalid parameter: {0}")]
+    Parameter(Box<Error>),
 }
 
 /// The filter variants that share bloomkit's byte format, with their wire tags.

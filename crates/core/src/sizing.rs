@@ -553,9 +553,7 @@ fn check_fill(m: u64, k: u32, ones: u64) -> Result<(), Error> {
     check_bits(m)?;
     check_hashes(u64::from(k))?;
     if ones > m {
-        return Err(Error::Decode(crate::DecodeError::Invalid(format!(
-            "{ones} set bits in a {m}-bit filter"
-        ))));
+        return Err(Error::InvalidFill { ones, bits: m });
     }
     Ok(())
 }
@@ -640,8 +638,9 @@ mod tests {
             optimal_bits(u64::MAX, 1e-300),
             Err(Error::TooLarge { .. })
         ));
-        assert!(estimate_cardinality(10, 2, 11).is_err());
-        assert!(fpr_from_fill(10, 2, 11).is_err());
+        let overfull = Error::InvalidFill { ones: 11, bits: 10 };
+        assert_eq!(estimate_cardinality(10, 2, 11), Err(overfull.clone()));
+        assert_eq!(fpr_from_fill(10, 2, 11), Err(overfull));
     }
 
     #[test]

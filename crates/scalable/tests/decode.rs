@@ -4,7 +4,7 @@
 //! The four `data/regressions/*.bin` inputs (valid headers and checksums) were accepted by
 //! the decoder of commit b4e8125 and then mishandled; each is now refused.
 
-use bloomkit_core::{DecodeError, Error};
+use bloomkit_core::{DecodeError, Error, Setting};
 use bloomkit_scalable::ScalableBloomFilter;
 use bloomkit_testkit::{member, reseal};
 
@@ -18,16 +18,35 @@ fn refused(bytes: &[u8], needle: &str) {
     }
 }
 
+/// Decoding `bytes` is refused because a setting is one no filter can have: the error that
+/// building a filter with it gives, kept whole.
+fn refused_setting(bytes: &[u8], setting: Setting, value: f64, message: &str) {
+    match ScalableBloomFilter::from_bytes(bytes) {
+        Err(Error::Decode(DecodeError::Parameter(cause))) => {
+            assert!(
+                matches!(*cause, Error::InvalidGrowth { what, got, .. } if what == setting && got == value),
+                "{cause:?}"
+            );
+            assert_eq!(cause.to_string(), message);
+        }
+        other => panic!("expected {setting:?} {value} refused, got {other:?}"),
+    }
+}
+
 #[test]
 fn the_shared_regression_inputs_are_refused() {
     // Growth 2^31: the first insert allocated about 4 GB.
-    refused(
+    refused_setting(
         include_bytes!("data/regressions/scalable-growth-bomb.bin"),
+        Setting::Growth,
+        2_147_483_648.0,
         "growth must be in 2..=16, got 2147483648",
     );
     // Growth 3.5e9 and a target of 0.999: the first insert never returned.
-    refused(
+    refused_setting(
         include_bytes!("data/regressions/scalable-hang.bin"),
+        Setting::Growth,
+        3_500_000_000.0,
         "growth must be in 2..=16, got 3500000000",
     );
     // Two slices of 2^63 items: an overflow panic in debug, len 0 in release.
@@ -81,8 +100,10 @@ fn decoded_slices_must_follow_the_configuration() {
     );
     // Settings the slices do not follow.
     refused(&patched(GROWTH, &3u32.to_le_bytes()), "does not follow");
-    refused(
+    refused_setting(
         &patched(TIGHTENING, &0.3f64.to_le_bytes()),
+        Setting::Tightening,
+        0.3,
         "tightening ratio must be in [0.5, 0.95], got 0.3",
     );
     refused(
