@@ -341,20 +341,48 @@ pub struct Probes {
 }
 
 impl Probes {
-    /// The `k` positions in `[0, m)` for a key whose hash is `hash`.
+    /// The `k` positions in `[0, m)` for a key whose hash is `hash`; `k = 0` gives none.
     ///
-    /// `m` must be at least 1 and at most `2^63` (filters guarantee this; see
-    /// [`crate::bits::MAX_BITS`]); `k = 0` gives no positions.
+    /// # Panics
+    /// If `m` is 0 or above `2^63` (filters never pass such a size: see
+    /// [`crate::bits::MAX_BITS`]); [`try_new`](Probes::try_new) returns an error instead.
     #[inline]
     pub fn new(hash: u64, m: u64, k: u32) -> Probes {
         Probes::with_second_hash(hash, second_hash(hash), m, k)
     }
 
+    /// As [`new`](Probes::new), or [`Error::ZeroBits`](crate::Error::ZeroBits) /
+    /// [`Error::TooLarge`](crate::Error::TooLarge) for an `m` no filter can have.
+    ///
+    /// # Errors
+    /// As said.
+    pub fn try_new(hash: u64, m: u64, k: u32) -> Result<Probes, crate::Error> {
+        match m {
+            0 => Err(crate::Error::ZeroBits),
+            m if m > 1 << 63 => Err(crate::Error::TooLarge {
+                bits: m as f64,
+                max: 1 << 63,
+            }),
+            m => Ok(Probes::new(hash, m, k)),
+        }
+    }
+
     /// As [`new`](Probes::new), with `second_hash(hash)` computed by the caller once for
-    /// several filters of different sizes (the slices of a scalable filter).
+    /// several filters of different sizes. `second` must be `second_hash(hash)` (checked in
+    /// debug builds only, since computing it is what this saves): another value gives the
+    /// positions of another key.
+    ///
+    /// # Panics
+    /// As [`new`](Probes::new).
     #[inline]
     pub fn with_second_hash(hash: u64, second: u64, m: u64, k: u32) -> Probes {
-        debug_assert!((1..=1 << 63).contains(&m));
+        // Checked in release too: past 2^63, `add_mod` would overflow and give positions
+        // outside [0, m). Free where it matters: callgrind counted the same instructions per
+        // classic and counting lookup with and without it (the check leaves the loop).
+        assert!(
+            m.wrapping_sub(1) < 1 << 63,
+            "a filter of {m} bits: probes need 1..=2^63"
+        );
         debug_assert_eq!(second, second_hash(hash));
         Probes {
             x: reduce(hash, m),
@@ -441,10 +469,13 @@ pub struct BlockProbe {
 }
 
 impl BlockProbe {
-    /// The block among `blocks` (at least 1) and the `k` positions of the key whose hash is
-    /// `hash`.
+    /// The block among `blocks` and the `k` positions of the key whose hash is `hash`.
+    ///
+    /// # Panics
+    /// If `blocks` is 0 (no block to choose).
     #[inline]
     pub fn new(hash: u64, blocks: u64, k: u32) -> BlockProbe {
+        assert!(blocks > 0, "a blocked filter needs at least one block");
         let mut mask = [0u64; 8];
         for position in block_positions(hash, k) {
             mask[(position >> 6) as usize] |= 1 << (position & 63);
@@ -613,6 +644,29 @@ mod tests {
             // Both answers occurred, so the comparison tested something.
             assert!(present > 0 && absent > 0, "k = {k}: {present} / {absent}");
         }
+    }
+
+    /// Sizes no filter can have are refused in release builds too, by `try_new` as errors
+    /// and by `new` as a panic (it once computed positions outside `[0, m)` past 2^63).
+    #[test]
+    fn probe_sizes_are_checked_in_release() {
+        assert!(matches!(
+            Probes::try_new(1, 0, 3),
+            Err(crate::Error::ZeroBits)
+        ));
+        assert!(matches!(
+            Probes::try_new(1, (1 << 63) + 1, 3),
+            Err(crate::Error::TooLarge { .. })
+        ));
+        let edge: Vec<u64> = Probes::try_new(u64::MAX, 1 << 63, 20).unwrap().collect();
+        assert!(edge.iter().all(|&p| p < 1 << 63) && edge.len() == 20);
+        for m in [0, (1 << 63) + 1, u64::MAX] {
+            assert!(
+                std::panic::catch_unwind(|| Probes::new(7, m, 3)).is_err(),
+                "m = {m}"
+            );
+        }
+        assert!(std::panic::catch_unwind(|| BlockProbe::new(7, 0, 3)).is_err());
     }
 
     /// Through the `Hash` trait, integer keys of every width hash to XXH3 of their
