@@ -16,7 +16,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 
 fn blocked(c: &mut Criterion) {
     let n: u64 = if smoke() { 100_000 } else { 100_000_000 };
-    let mut filter = BlockedBloomFilter::new(n, 0.01).expect("valid");
+    let mut filter = BlockedBloomFilter::<u64>::new(n, 0.01).expect("valid");
     let keys: Vec<u64> = (0..n).map(key).collect();
     filter.insert_batch(&keys);
     drop(keys);

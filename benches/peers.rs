@@ -85,26 +85,28 @@ macro_rules! bloomkit_structure {
     };
 }
 
-bloomkit_structure!(BloomFilter, "bloomkit BloomFilter", |n| {
+bloomkit_structure!(BloomFilter<K>, "bloomkit BloomFilter", |n| {
     BloomFilter::new(n, P).expect("valid")
 });
-bloomkit_structure!(BlockedBloomFilter, "bloomkit BlockedBloomFilter", |n| {
+bloomkit_structure!(BlockedBloomFilter<K>, "bloomkit BlockedBloomFilter", |n| {
     BlockedBloomFilter::new(n, P).expect("valid")
 });
-bloomkit_structure!(CountingBloomFilter, "bloomkit CountingBloomFilter", |n| {
-    CountingBloomFilter::new(n, P).expect("valid")
-});
+bloomkit_structure!(
+    CountingBloomFilter<K>,
+    "bloomkit CountingBloomFilter",
+    |n| { CountingBloomFilter::new(n, P).expect("valid") }
+);
 
 /// bloomkit's scalable filter, started at n / 1000 and grown to n.
-struct Scalable(ScalableBloomFilter);
+struct Scalable<K>(ScalableBloomFilter<K>);
 
-impl<K: Hash> Structure<K> for Scalable {
+impl<K: Hash> Structure<K> for Scalable<K> {
     const NAME: &'static str = "bloomkit ScalableBloomFilter (grown 1000x)";
     fn build(n: u64) -> Self {
         Scalable(ScalableBloomFilter::new((n / 1000).max(1), P).expect("valid"))
     }
     fn insert(&mut self, key: &K) {
-        self.0.insert(key).expect("no limit set");
+        self.0.try_insert(key).expect("no limit set");
     }
     fn contains(&self, key: &K) -> bool {
         self.0.contains(key)
@@ -304,10 +306,10 @@ where
     bloomfilter::Bloom<K>: Structure<K>,
 {
     vec![
-        build::<K, BloomFilter>(n, keys),
-        build::<K, BlockedBloomFilter>(n, keys),
-        build::<K, CountingBloomFilter>(n, keys),
-        build::<K, Scalable>(n, keys),
+        build::<K, BloomFilter<K>>(n, keys),
+        build::<K, BlockedBloomFilter<K>>(n, keys),
+        build::<K, CountingBloomFilter<K>>(n, keys),
+        build::<K, Scalable<K>>(n, keys),
         build::<K, fastbloom::BloomFilter>(n, keys),
         build::<K, bloomfilter::Bloom<K>>(n, keys),
         build::<K, Growable>(n, keys),
@@ -333,8 +335,8 @@ fn contains_u64(c: &mut Criterion) {
     let n = dram;
     let keys: Vec<u64> = (0..n).map(key).collect();
     let built = vec![
-        build::<u64, BloomFilter>(n, &keys),
-        build::<u64, BlockedBloomFilter>(n, &keys),
+        build::<u64, BloomFilter<u64>>(n, &keys),
+        build::<u64, BlockedBloomFilter<u64>>(n, &keys),
         build::<u64, fastbloom::BloomFilter>(n, &keys),
     ];
     measure_u64(c, n, &built, &keys);
@@ -379,7 +381,7 @@ fn insert_batched<K: Hash, F>(
     keys: &[K],
     make: impl Fn(u64) -> F,
 ) where
-    F: Filter<K, InsertError = std::convert::Infallible>,
+    F: Filter<Key = K, InsertError = std::convert::Infallible>,
 {
     group.bench_function(BenchmarkId::new(format!("{name} batch"), n), |b| {
         b.iter_batched_ref(
@@ -402,16 +404,16 @@ fn insert_group<K: Hash + Eq + Clone + KeyBytes>(
     for n in sizes().0 {
         let keys: Vec<K> = (0..n).map(&keys_of).collect();
         group.throughput(Throughput::Elements(n));
-        insert_one::<K, BloomFilter>(&mut group, n, &keys);
+        insert_one::<K, BloomFilter<K>>(&mut group, n, &keys);
         insert_batched(&mut group, "bloomkit BloomFilter", n, &keys, |n| {
-            BloomFilter::new(n, P).expect("valid")
+            BloomFilter::<K>::new(n, P).expect("valid")
         });
-        insert_one::<K, BlockedBloomFilter>(&mut group, n, &keys);
+        insert_one::<K, BlockedBloomFilter<K>>(&mut group, n, &keys);
         insert_batched(&mut group, "bloomkit BlockedBloomFilter", n, &keys, |n| {
-            BlockedBloomFilter::new(n, P).expect("valid")
+            BlockedBloomFilter::<K>::new(n, P).expect("valid")
         });
-        insert_one::<K, CountingBloomFilter>(&mut group, n, &keys);
-        insert_one::<K, Scalable>(&mut group, n, &keys);
+        insert_one::<K, CountingBloomFilter<K>>(&mut group, n, &keys);
+        insert_one::<K, Scalable<K>>(&mut group, n, &keys);
         insert_one::<K, fastbloom::BloomFilter>(&mut group, n, &keys);
         insert_one::<K, bloomfilter::Bloom<K>>(&mut group, n, &keys);
         insert_one::<K, Growable>(&mut group, n, &keys);
@@ -453,15 +455,17 @@ fn union(c: &mut Criterion) {
                 );
             }};
         }
-        bench_union!(BloomFilter, |a: &mut BloomFilter, b| a
+        bench_union!(BloomFilter<u64>, |a: &mut BloomFilter<u64>, b| a
             .union_with(b)
             .expect("compatible"));
-        bench_union!(BlockedBloomFilter, |a: &mut BlockedBloomFilter, b| a
-            .union_with(b)
-            .expect("compatible"));
-        bench_union!(CountingBloomFilter, |a: &mut CountingBloomFilter, b| a
-            .union_with(b)
-            .expect("compatible"));
+        bench_union!(
+            BlockedBloomFilter<u64>,
+            |a: &mut BlockedBloomFilter<u64>, b| a.union_with(b).expect("compatible")
+        );
+        bench_union!(
+            CountingBloomFilter<u64>,
+            |a: &mut CountingBloomFilter<u64>, b| a.union_with(b).expect("compatible")
+        );
         bench_union!(
             fastbloom::BloomFilter,
             |a: &mut fastbloom::BloomFilter, b| a.union(b)
@@ -475,15 +479,15 @@ fn union(c: &mut Criterion) {
 fn serialize(c: &mut Criterion) {
     let config = bincode::config::standard();
     for n in sizes().0 {
-        let (classic, _) = pair::<BloomFilter>(n);
-        let (blocked, _) = pair::<BlockedBloomFilter>(n);
-        let (counting, _) = pair::<CountingBloomFilter>(n);
+        let (classic, _) = pair::<BloomFilter<u64>>(n);
+        let (blocked, _) = pair::<BlockedBloomFilter<u64>>(n);
+        let (counting, _) = pair::<CountingBloomFilter<u64>>(n);
         let (fast, _) = pair::<fastbloom::BloomFilter>(n);
         let (peer, _) = pair::<bloomfilter::Bloom<u64>>(n);
         let (set, _) = pair::<HashSet<u64>>(n);
         let mut scalable = ScalableBloomFilter::new((n / 1000).max(1), P).expect("valid");
         for i in 0..n {
-            scalable.insert(&key(i)).expect("no limit");
+            scalable.try_insert(&key(i)).expect("no limit");
         }
 
         let mut group = c.benchmark_group("serialize, u64");
@@ -516,19 +520,19 @@ fn serialize(c: &mut Criterion) {
         group.throughput(Throughput::Elements(n));
         let bytes = classic.to_bytes();
         group.bench_function(id("bloomkit BloomFilter"), |b| {
-            b.iter(|| BloomFilter::from_bytes(&bytes).expect("valid"))
+            b.iter(|| BloomFilter::<u64>::from_bytes(&bytes).expect("valid"))
         });
         let bytes = blocked.to_bytes();
         group.bench_function(id("bloomkit BlockedBloomFilter"), |b| {
-            b.iter(|| BlockedBloomFilter::from_bytes(&bytes).expect("valid"))
+            b.iter(|| BlockedBloomFilter::<u64>::from_bytes(&bytes).expect("valid"))
         });
         let bytes = counting.to_bytes();
         group.bench_function(id("bloomkit CountingBloomFilter"), |b| {
-            b.iter(|| CountingBloomFilter::from_bytes(&bytes).expect("valid"))
+            b.iter(|| CountingBloomFilter::<u64>::from_bytes(&bytes).expect("valid"))
         });
         let bytes = scalable.to_bytes();
         group.bench_function(id("bloomkit ScalableBloomFilter (grown 1000x)"), |b| {
-            b.iter(|| ScalableBloomFilter::from_bytes(&bytes).expect("valid"))
+            b.iter(|| ScalableBloomFilter::<u64>::from_bytes(&bytes).expect("valid"))
         });
         let bytes = bincode::serde::encode_to_vec(&fast, config).expect("encodes");
         group.bench_function(id("fastbloom 0.17 (serde + bincode)"), |b| {
@@ -562,7 +566,7 @@ fn dense(c: &mut Criterion) {
         let build_bitmap = |ids: &[u32]| {
             let mut b = Bitmap::new(0..=range - 1).expect("valid");
             for &i in ids {
-                b.insert(i).expect("in range");
+                b.try_insert(i).expect("in range");
             }
             b
         };

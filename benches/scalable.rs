@@ -29,8 +29,8 @@ fn lookups(c: &mut Criterion) {
         .expect("valid");
     for k in &keys {
         classic.insert(k);
-        grown.insert(k).expect("no limit");
-        grown4.insert(k).expect("no limit");
+        grown.try_insert(k).expect("no limit");
+        grown4.try_insert(k).expect("no limit");
     }
 
     for (name, probe) in [("members", &hits), ("non-members", &misses)] {

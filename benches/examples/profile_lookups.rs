@@ -20,17 +20,17 @@ use bloomkit_benches::key;
 const N: u64 = 100_000;
 
 #[inline(never)]
-fn bloomkit_classic_lookups(f: &BloomFilter, keys: &[u64]) -> usize {
+fn bloomkit_classic_lookups(f: &BloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(black_box(*k))).count()
 }
 
 #[inline(never)]
-fn bloomkit_blocked_lookups(f: &BlockedBloomFilter, keys: &[u64]) -> usize {
+fn bloomkit_blocked_lookups(f: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(black_box(*k))).count()
 }
 
 #[inline(never)]
-fn bloomkit_counting_lookups(f: &CountingBloomFilter, keys: &[u64]) -> usize {
+fn bloomkit_counting_lookups(f: &CountingBloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(black_box(*k))).count()
 }
 

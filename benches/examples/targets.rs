@@ -71,21 +71,21 @@ fn fastbloom_lookups(f: &fastbloom::BloomFilter, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(*k)).count()
 }
 
-fn classic_lookups(f: &BloomFilter, keys: &[u64]) -> usize {
+fn classic_lookups(f: &BloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(*k)).count()
 }
 
-fn blocked_lookups(f: &BlockedBloomFilter, keys: &[u64]) -> usize {
+fn blocked_lookups(f: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(*k)).count()
 }
 
-fn counting_lookups(f: &CountingBloomFilter, keys: &[u64]) -> usize {
+fn counting_lookups(f: &CountingBloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(*k)).count()
 }
 
 /// Blocked lookups one at a time with the branch-free test of every bit
 /// (`hash::block_contains_all`, what batched lookups use), against `contains`'s early exit.
-fn branch_free(blocked: &BlockedBloomFilter, keys: &[u64]) -> usize {
+fn branch_free(blocked: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
     let k = blocked.num_hashes();
     keys.iter()
         .filter(|key| {
@@ -187,7 +187,7 @@ fn dense(n: u64) {
     let mut bitmap = Bitmap::new(0..=range - 1).expect("valid");
     let mut roaring = roaring::RoaringBitmap::new();
     for i in (0..range).filter(|&i| key(u64::from(i)) % 5 != 0) {
-        bitmap.insert(i).expect("in range");
+        bitmap.try_insert(i).expect("in range");
         roaring.insert(i);
     }
     let queries: Vec<u32> = (0..1u64 << 20)

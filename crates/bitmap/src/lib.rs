@@ -14,10 +14,10 @@
 //!
 //! // Who logged in today? User ids run from 1 to 10,000,000.
 //! let mut today = Bitmap::new(1u32..=10_000_000)?;
-//! assert!(today.insert(42)?);            // new
-//! assert!(!today.insert(42)?);           // already there
-//! today.insert(7)?;
-//! today.insert(9_999_999)?;
+//! assert!(today.try_insert(42)?);            // new
+//! assert!(!today.try_insert(42)?);           // already there
+//! today.try_insert(7)?;
+//! today.try_insert(9_999_999)?;
 //! assert_eq!(today.len(), 3);            // exact, O(1)
 //! assert!(today.contains(7) && !today.contains(8));
 //! assert_eq!(today.iter().collect::<Vec<_>>(), [7, 42, 9_999_999]);
@@ -25,7 +25,7 @@
 //! assert_eq!(today.select(2), Some(9_999_999));
 //!
 //! // Keys outside the range are an error that names them, not a panic.
-//! let err = today.insert(0).unwrap_err();
+//! let err = today.try_insert(0).unwrap_err();
 //! assert_eq!(err.to_string(), "key 0 is outside the bitmap's range 1..=10000000");
 //!
 //! // Set algebra, word at a time.
@@ -69,7 +69,7 @@ use core::hash::Hash;
 use core::ops::RangeInclusive;
 
 use bloomkit_core::bits::{BitArray, Ones, MAX_BITS};
-use bloomkit_core::{Error, Filter, Intersection, Remove, Union};
+use bloomkit_core::{Error, Filter, FilterCore, Intersection, Remove, Union};
 use num_traits::{FromPrimitive, PrimInt, ToPrimitive};
 
 #[cfg(feature = "serde")]
@@ -184,10 +184,13 @@ impl<K: Key> Bitmap<K> {
 
     /// Inserts `key`; returns `true` if it was not present.
     ///
+    /// (`try_insert`, not `insert`: a bitmap refuses keys outside its range, and in bloomkit
+    /// `insert` names only inserts that cannot fail.)
+    ///
     /// # Errors
     /// [`Error::KeyOutOfRange`] for a key outside the range; nothing changes.
     #[inline]
-    pub fn insert(&mut self, key: K) -> Result<bool, Error> {
+    pub fn try_insert(&mut self, key: K) -> Result<bool, Error> {
         match self.offset(key) {
             Some(i) => Ok(self.bits.set(i)),
             None => Err(self.out_of_range(key)),
@@ -225,10 +228,18 @@ impl<K: Key> Bitmap<K> {
         self.offset(key).is_some_and(|i| self.bits.get(i))
     }
 
-    /// Removes `key`; returns `true` if it was present. A key outside the range is absent.
+    /// Removes `key`, as every bloomkit filter's `remove` does: `Ok` if it was present,
+    /// [`Error::NotPresent`] if not (a key outside the range is not present); nothing
+    /// changes then. Exact: no other key is affected.
+    ///
+    /// # Errors
+    /// [`Error::NotPresent`].
     #[inline]
-    pub fn remove(&mut self, key: K) -> bool {
-        self.offset(key).is_some_and(|i| self.bits.unset(i))
+    pub fn remove(&mut self, key: K) -> Result<(), Error> {
+        match self.offset(key) {
+            Some(i) if self.bits.unset(i) => Ok(()),
+            _ => Err(Error::NotPresent),
+        }
     }
 
     /// The number of keys present, in O(1).
@@ -435,15 +446,8 @@ fn too_large<K: Key>(lo: K, hi: K) -> Error {
     }
 }
 
-impl<K: Key> Filter<K> for Bitmap<K> {
+impl<K: Key> FilterCore for Bitmap<K> {
     type InsertError = Error;
-
-    /// The key's offset in the range (`u64::MAX` for a key outside it): a bitmap's "hash" is
-    /// the identity.
-    #[inline]
-    fn hash_key(&self, key: &K) -> u64 {
-        self.offset(*key).unwrap_or(OUTSIDE)
-    }
 
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         if hash < self.bits.len() {
@@ -455,12 +459,6 @@ impl<K: Key> Filter<K> for Bitmap<K> {
                 hi: self.hi.to_string(),
             })
         }
-    }
-
-    /// Names the key in the error, which the offset alone cannot.
-    #[inline]
-    fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
-        self.insert(*key)
     }
 
     #[inline]
@@ -490,7 +488,24 @@ impl<K: Key> Filter<K> for Bitmap<K> {
     }
 }
 
-impl<K: Key> Remove<K> for Bitmap<K> {
+impl<K: Key> Filter for Bitmap<K> {
+    type Key = K;
+
+    /// The key's offset in the range (`u64::MAX` for a key outside it): a bitmap's "hash" is
+    /// the identity.
+    #[inline]
+    fn hash_key(&self, key: &K) -> u64 {
+        self.offset(*key).unwrap_or(OUTSIDE)
+    }
+
+    /// Names the key in the error, which the offset alone cannot.
+    #[inline]
+    fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
+        Bitmap::try_insert(self, *key)
+    }
+}
+
+impl<K: Key> Remove for Bitmap<K> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         if hash < self.bits.len() && self.bits.unset(hash) {
             Ok(())

@@ -27,7 +27,8 @@ fn run(args: &[String]) -> Result<(), String> {
         }
         [cmd, file] if cmd == "query" => {
             let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
-            let filter = BloomFilter::from_bytes(&bytes).map_err(|e| format!("{file}: {e}"))?;
+            let filter =
+                BloomFilter::<str>::from_bytes(&bytes).map_err(|e| format!("{file}: {e}"))?;
             let mut out = BufWriter::new(io::stdout().lock());
             for line in stdin.lines() {
                 let hit = filter.contains(line.map_err(|e| e.to_string())?.as_str());

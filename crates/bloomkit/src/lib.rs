@@ -20,9 +20,10 @@
 //! assert!(seen.contains("https://a.example/"));
 //! assert!(!seen.contains("https://c.example/")); // wrong at most ~1% of the time
 //!
-//! // Ship it to another process: versioned, checksummed, portable bytes.
+//! // Ship it to another process: versioned, checksummed, portable bytes. The key type is
+//! // part of the filter's type (here `str`), so the reader names it.
 //! let bytes = seen.to_bytes();
-//! let there = BloomFilter::from_bytes(&bytes)?;
+//! let there = BloomFilter::<str>::from_bytes(&bytes)?;
 //! assert!(there.contains("https://b.example/"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -32,7 +33,7 @@
 //! ```
 //! use bloomkit::Filter;
 //!
-//! fn count_new<F: Filter<str>>(filter: &mut F, keys: &[&str]) -> Result<usize, F::InsertError> {
+//! fn count_new<F: Filter<Key = str>>(filter: &mut F, keys: &[&str]) -> Result<usize, F::InsertError> {
 //!     let mut new = 0;
 //!     for key in keys {
 //!         if filter.try_insert(key)? {
@@ -42,7 +43,7 @@
 //!     Ok(new)
 //! }
 //! # #[cfg(feature = "classic")] {
-//! let mut f = bloomkit::BloomFilter::new(100, 0.01).unwrap();
+//! let mut f = bloomkit::BloomFilter::<str>::new(100, 0.01).unwrap();
 //! assert_eq!(count_new(&mut f, &["a", "b", "a"]), Ok(2));
 //! # }
 //! ```
@@ -86,8 +87,9 @@
 
 pub use bloomkit_core as core;
 pub use bloomkit_core::{
-    bits, check_fpr, hash, sizing, DecodeError, Design, Error, Filter, HasherSpec, Intersection,
-    PortableHasher, Remove, Union, Variant, Xxh3Builder,
+    bits, check_fpr, hash, sizing, unified, DecodeError, Design, Error, Filter, FilterCore,
+    HasherSpec, Intersection, Limit, Parameter, PortableHasher, Remove, Setting, Unified, Union,
+    Variant, Xxh3Builder,
 };
 #[cfg(feature = "serde")]
 pub use bloomkit_core::{format, Codec};
@@ -124,7 +126,7 @@ pub mod prelude {
     pub use crate::ScalableBloomFilter;
     #[cfg(feature = "classic")]
     pub use crate::{BlockedBloomFilter, BloomFilter};
-    pub use crate::{Error, Filter, Intersection, Remove, Union, Xxh3Builder};
+    pub use crate::{Error, Filter, FilterCore, Intersection, Remove, Union, Xxh3Builder};
 }
 
 /// The README's examples, compiled and run as doctests so they cannot go stale.

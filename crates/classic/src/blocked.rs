@@ -1,7 +1,9 @@
 //! The cache-line blocked Bloom filter: all k bits of a key in one 512-bit block.
 
+use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
 
 use bloomkit_core::batch::{pipeline, prefetch};
 use bloomkit_core::hash::{
@@ -43,16 +45,57 @@ pub(crate) struct Block(pub(crate) [u64; 8]);
 /// assert!(f.fpr_at(1_000_000) <= 0.01);
 /// # Ok::<(), bloomkit_core::Error>(())
 /// ```
-#[derive(Clone, PartialEq)]
-pub struct BlockedBloomFilter<S = Xxh3Builder> {
+///
+/// The key type is part of the filter's type (see [`BloomFilter`](crate::BloomFilter)):
+///
+/// ```compile_fail
+/// use bloomkit_classic::BlockedBloomFilter;
+///
+/// let mut f = BlockedBloomFilter::new(1_000, 0.01).unwrap();
+/// f.insert(&1u64);
+/// f.contains(&1i32); // does not compile
+/// ```
+pub struct BlockedBloomFilter<K: ?Sized, S = Xxh3Builder> {
     pub(crate) blocks: Vec<Block>,
     pub(crate) hashes: u32,
     pub(crate) design: Option<Design>,
     pub(crate) hasher: S,
     pub(crate) ones: u64,
+    pub(crate) key: PhantomData<fn(&K)>,
 }
 
-impl BlockedBloomFilter {
+impl<K: ?Sized, S: Clone> Clone for BlockedBloomFilter<K, S> {
+    fn clone(&self) -> Self {
+        BlockedBloomFilter {
+            blocks: self.blocks.clone(),
+            hashes: self.hashes,
+            design: self.design,
+            hasher: self.hasher.clone(),
+            ones: self.ones,
+            key: PhantomData,
+        }
+    }
+}
+
+impl<K: ?Sized, S: PartialEq> PartialEq for BlockedBloomFilter<K, S> {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            &self.blocks,
+            self.hashes,
+            self.design,
+            &self.hasher,
+            self.ones,
+        ) == (
+            &other.blocks,
+            other.hashes,
+            other.design,
+            &other.hasher,
+            other.ones,
+        )
+    }
+}
+
+impl<K: ?Sized> BlockedBloomFilter<K> {
     /// A blocked filter for `expected_items` at false-positive rate `fpr`, with the default
     /// hasher and seed.
     ///
@@ -103,7 +146,7 @@ pub(crate) fn zeroed_blocks(blocks: u64) -> Result<Vec<Block>, Error> {
     Ok(v)
 }
 
-impl<S: BuildHasher> BlockedBloomFilter<S> {
+impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
     /// A blocked filter for `expected_items` at rate `fpr`, hashing with `hasher`.
     ///
     /// # Errors
@@ -128,6 +171,7 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
             design: None,
             hasher,
             ones: 0,
+            key: PhantomData,
         })
     }
 
@@ -170,18 +214,6 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
         BlockProbe::new(hash, self.blocks.len() as u64, self.hashes)
     }
 
-    /// The 64-bit hash of `key` that the `*_hash` methods take.
-    #[inline]
-    pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
-        self.hasher.hash_one(key)
-    }
-
-    /// Inserts `key`; returns `true` if it was certainly not present before.
-    #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.insert_hash(self.hash_key(key))
-    }
-
     /// [`insert`](Self::insert) by hash.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
@@ -209,12 +241,6 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
         new_bits > 0
     }
 
-    /// Whether `key` may be in the filter.
-    #[inline(always)]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(self.hash_key(key))
-    }
-
     /// [`contains`](Self::contains) by hash: one block (one cache line). In a filter of up
     /// to [`BRANCH_FREE_MAX_BYTES`] the key's k bits are all tested with no branch on them
     /// ([`block_contains_all`]); in a larger one they are tested one at a time (the first two
@@ -233,61 +259,6 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
         } else {
             block_contains(block, hash, self.hashes)
         }
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order: the same
-    /// answers as [`contains`](Self::contains) one key at a time, faster when the filter is
-    /// much larger than the cache, because the keys' blocks are prefetched a group at a time
-    /// ([`bloomkit_core::batch`]) and their misses overlap.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BlockedBloomFilter;
-    ///
-    /// let mut f = BlockedBloomFilter::new(1_000, 0.01)?;
-    /// f.insert_batch(&[1u64, 2, 3]);
-    /// let mut found = Vec::new();
-    /// f.contains_batch(&[1u64, 2, 3], &mut found);
-    /// assert_eq!(found, [true, true, true]);
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn contains_batch<'k, T: Hash + ?Sized + 'k>(
-        &self,
-        keys: impl IntoIterator<Item = &'k T>,
-        out: &mut Vec<bool>,
-    ) {
-        pipeline(
-            out,
-            keys,
-            |_, key| self.locate(self.hash_key(key)),
-            |out, (hash, block)| {
-                out.push(block_contains_all(&self.blocks[block].0, hash, self.hashes));
-            },
-        );
-    }
-
-    /// Inserts every key of `keys`, prefetching their blocks a group at a time as
-    /// [`contains_batch`](Self::contains_batch) does. Returns how many of them were certainly
-    /// new (as [`insert`](Self::insert) would count them one at a time).
-    pub fn insert_batch<'k, T: Hash + ?Sized + 'k>(
-        &mut self,
-        keys: impl IntoIterator<Item = &'k T>,
-    ) -> usize {
-        let mut new = 0;
-        pipeline(
-            self,
-            keys,
-            |f, key| f.locate(f.hash_key(key)),
-            |f, (hash, block)| {
-                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
-                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
-                if f.insert_at(hash, block) {
-                    new += 1;
-                }
-            },
-        );
-        new
     }
 
     /// The key's hash and its block index, with the block's cache line requested.
@@ -389,7 +360,89 @@ impl<S: BuildHasher> BlockedBloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher> BlockedBloomFilter<S> {
+impl<K: Hash + ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
+    /// The 64-bit hash of `key` (or a form it borrows as) that the `*_hash` methods take.
+    #[inline]
+    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
+    where
+        K: Borrow<Q>,
+    {
+        self.hasher.hash_one(key)
+    }
+
+    /// Inserts `key`; returns `true` if it was certainly not present before.
+    #[inline]
+    pub fn insert(&mut self, key: &K) -> bool {
+        self.insert_hash(self.hash_key(key))
+    }
+
+    /// Whether `key` (or a form it borrows as) may be in the filter.
+    #[inline(always)]
+    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.contains_hash(self.hash_key(key))
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order: the same
+    /// answers as [`contains`](Self::contains) one key at a time, faster when the filter is
+    /// much larger than the cache, because the keys' blocks are prefetched a group at a time
+    /// ([`bloomkit_core::batch`]) and their misses overlap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BlockedBloomFilter;
+    ///
+    /// let mut f = BlockedBloomFilter::<u64>::new(1_000, 0.01)?;
+    /// f.insert_batch(1..=3u64); // keys, or references to them
+    /// let mut found = Vec::new();
+    /// f.contains_batch(&[1u64, 2, 3], &mut found);
+    /// assert_eq!(found, [true, true, true]);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        pipeline(
+            out,
+            keys,
+            |_, key| self.locate(self.hash_key(key.borrow())),
+            |out, (hash, block)| {
+                out.push(block_contains_all(&self.blocks[block].0, hash, self.hashes));
+            },
+        );
+    }
+
+    /// Inserts every key of `keys`, prefetching their blocks a group at a time as
+    /// [`contains_batch`](Self::contains_batch) does. Returns how many of them were certainly
+    /// new (as [`insert`](Self::insert) would count them one at a time).
+    pub fn insert_batch<I>(&mut self, keys: I) -> usize
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        let mut new = 0;
+        pipeline(
+            self,
+            keys,
+            |f, key| f.locate(f.hash_key(key.borrow())),
+            |f, (hash, block)| {
+                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
+                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
+                if f.insert_at(hash, block) {
+                    new += 1;
+                }
+            },
+        );
+        new
+    }
+}
+
+impl<K: ?Sized, S: PortableHasher> BlockedBloomFilter<K, S> {
     /// Checks that `other` has the same blocks, probes, hasher and seed.
     ///
     /// # Errors
@@ -403,7 +456,7 @@ impl<S: PortableHasher> BlockedBloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher + Clone> Union for BlockedBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher + Clone> Union for BlockedBloomFilter<K, S> {
     /// Bitwise OR: every key of either.
     fn union_with(&mut self, other: &Self) -> Result<(), Error> {
         self.check_compatible(other)?;
@@ -412,7 +465,7 @@ impl<S: PortableHasher + Clone> Union for BlockedBloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher + Clone> Intersection for BlockedBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher + Clone> Intersection for BlockedBloomFilter<K, S> {
     /// Bitwise AND: every key both held.
     fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
         self.check_compatible(other)?;
@@ -421,9 +474,17 @@ impl<S: PortableHasher + Clone> Intersection for BlockedBloomFilter<S> {
     }
 }
 
-bloomkit_core::impl_infallible_filter!([S: BuildHasher] BlockedBloomFilter<S>);
+bloomkit_core::impl_infallible_filter!([S: BuildHasher] BlockedBloomFilter<K, S>, key = K);
 
-impl<S: fmt::Debug> fmt::Debug for BlockedBloomFilter<S> {
+/// Inserts keys or references to them, as
+/// [`insert_batch`](BlockedBloomFilter::insert_batch) does.
+impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for BlockedBloomFilter<K, S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
+        self.insert_batch(keys);
+    }
+}
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BlockedBloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BlockedBloomFilter")
             .field("blocks", &self.blocks.len())

@@ -56,8 +56,10 @@
 /// a user of this crate alone can name them without depending on it separately.
 pub use bloomkit_core;
 
+use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
 
 use bloomkit_core::batch::pipeline;
 use bloomkit_core::bits::BitArray;
@@ -73,20 +75,52 @@ mod serde_impl;
 
 pub use blocked::{BlockedBloomFilter, BRANCH_FREE_MAX_BYTES};
 
-/// A classic Bloom filter over keys of any `Hash` type.
+/// A classic Bloom filter over keys of type `K`.
+///
+/// The key type is part of the filter's type, as in a `HashSet<K>`: a `BloomFilter<u64>`
+/// takes `&u64` and answers `contains(&1)` for the `1` it was given, where a filter generic
+/// per call would hash the literal `1` as an `i32` and miss it. Lookups accept any form the
+/// key borrows as (`contains("a")` on a `BloomFilter<String>`), as `HashSet::contains` does.
 ///
 /// `S` is the [`BuildHasher`] that turns a key into the one 64-bit hash its positions come
 /// from; the default [`Xxh3Builder`] is fast, seeded and portable, which is what union,
 /// intersection and serialization require ([`PortableHasher`]).
-#[derive(Clone, PartialEq)]
-pub struct BloomFilter<S = Xxh3Builder> {
+///
+/// ```compile_fail
+/// use bloomkit_classic::BloomFilter;
+///
+/// let mut f = BloomFilter::new(1_000, 0.01).unwrap();
+/// f.insert(&1u64);
+/// f.contains(&1i32); // a u64 filter does not take an i32: this does not compile
+/// ```
+pub struct BloomFilter<K: ?Sized, S = Xxh3Builder> {
     bits: BitArray,
     hashes: u32,
     design: Option<Design>,
     hasher: S,
+    key: PhantomData<fn(&K)>,
 }
 
-impl BloomFilter {
+impl<K: ?Sized, S: Clone> Clone for BloomFilter<K, S> {
+    fn clone(&self) -> Self {
+        BloomFilter {
+            bits: self.bits.clone(),
+            hashes: self.hashes,
+            design: self.design,
+            hasher: self.hasher.clone(),
+            key: PhantomData,
+        }
+    }
+}
+
+impl<K: ?Sized, S: PartialEq> PartialEq for BloomFilter<K, S> {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.bits, self.hashes, self.design, &self.hasher)
+            == (&other.bits, other.hashes, other.design, &other.hasher)
+    }
+}
+
+impl<K: ?Sized> BloomFilter<K> {
     /// A filter for `expected_items` at false-positive rate `fpr`, with the default hasher
     /// and seed.
     ///
@@ -99,10 +133,10 @@ impl BloomFilter {
     /// ```
     /// use bloomkit_classic::BloomFilter;
     ///
-    /// let f = BloomFilter::new(1_000_000, 0.01)?;
+    /// let f = BloomFilter::<str>::new(1_000_000, 0.01)?;
     /// assert_eq!(f.num_hashes(), 7);
-    /// assert!(BloomFilter::new(0, 0.01).is_err());
-    /// assert!(BloomFilter::new(10, 1.5).is_err());
+    /// assert!(BloomFilter::<str>::new(0, 0.01).is_err());
+    /// assert!(BloomFilter::<str>::new(10, 1.5).is_err());
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
@@ -130,7 +164,7 @@ impl BloomFilter {
     }
 }
 
-impl<S: BuildHasher> BloomFilter<S> {
+impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
     /// A filter for `expected_items` at false-positive rate `fpr`, hashing with `hasher`.
     ///
     /// # Errors
@@ -156,6 +190,7 @@ impl<S: BuildHasher> BloomFilter<S> {
             hashes,
             design: None,
             hasher,
+            key: PhantomData,
         })
     }
 
@@ -185,27 +220,8 @@ impl<S: BuildHasher> BloomFilter<S> {
             hashes: check_hashes(u64::from(hashes))?,
             design,
             hasher,
+            key: PhantomData,
         })
-    }
-
-    /// Inserts `key`. Returns `true` if it was certainly not present before (at least one
-    /// of its bits was clear), `false` if it may already have been present.
-    #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
-        self.insert_hash(self.hasher.hash_one(key))
-    }
-
-    /// Whether `key` may be in the filter. Never `false` for an inserted key.
-    #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
-        self.contains_hash(self.hasher.hash_one(key))
-    }
-
-    /// The 64-bit hash of `key` that [`insert_hash`](Self::insert_hash) and
-    /// [`contains_hash`](Self::contains_hash) take.
-    #[inline]
-    pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
-        self.hasher.hash_one(key)
     }
 
     /// Inserts the key whose hash (from [`hash_key`](Self::hash_key)) is `hash`; returns as
@@ -223,59 +239,6 @@ impl<S: BuildHasher> BloomFilter<S> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         Probes::new(hash, self.bits.len(), self.hashes).all(|i| self.bits.get(i))
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
-    /// of [`contains`](Self::contains), with the k cache lines of a group of keys requested
-    /// before any is probed ([`bloomkit_core::batch`]), so that in a filter larger than the
-    /// cache their misses overlap.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BloomFilter;
-    ///
-    /// let mut f = BloomFilter::new(1_000, 0.01)?;
-    /// assert_eq!(f.insert_batch(["a", "b", "a"]), 2);
-    /// let mut found = Vec::new();
-    /// f.contains_batch(["a", "b"], &mut found);
-    /// assert_eq!(found, [true, true]);
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn contains_batch<'k, T: Hash + ?Sized + 'k>(
-        &self,
-        keys: impl IntoIterator<Item = &'k T>,
-        out: &mut Vec<bool>,
-    ) {
-        pipeline(
-            out,
-            keys,
-            |_, key| self.locate(self.hash_key(key)),
-            |out, hash| out.push(self.contains_hash(hash)),
-        );
-    }
-
-    /// Inserts every key of `keys`, requesting their cache lines a group at a time as
-    /// [`contains_batch`](Self::contains_batch) does. Returns how many were certainly new
-    /// (as [`insert`](Self::insert) counts them one at a time).
-    pub fn insert_batch<'k, T: Hash + ?Sized + 'k>(
-        &mut self,
-        keys: impl IntoIterator<Item = &'k T>,
-    ) -> usize {
-        let mut new = 0;
-        pipeline(
-            self,
-            keys,
-            |f, key| f.locate(f.hash_key(key)),
-            |f, hash| {
-                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
-                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
-                if f.insert_hash(hash) {
-                    new += 1;
-                }
-            },
-        );
-        new
     }
 
     /// Requests the cache lines of the key whose hash is `hash`; returns the hash.
@@ -351,7 +314,101 @@ impl<S: BuildHasher> BloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher> BloomFilter<S> {
+impl<K: Hash + ?Sized, S: BuildHasher> BloomFilter<K, S> {
+    /// Inserts `key`. Returns `true` if it was certainly not present before (at least one
+    /// of its bits was clear), `false` if it may already have been present.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    ///
+    /// let mut f = BloomFilter::new(1_000, 0.01)?;
+    /// f.insert(&1u64);
+    /// assert!(f.contains(&1)); // the literal is a u64 here: the filter's key type
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert(&mut self, key: &K) -> bool {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// Whether `key` (the key or a form it borrows as) may be in the filter. Never `false`
+    /// for an inserted key.
+    #[inline]
+    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// The 64-bit hash of `key` that [`insert_hash`](Self::insert_hash) and
+    /// [`contains_hash`](Self::contains_hash) take.
+    #[inline]
+    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
+    where
+        K: Borrow<Q>,
+    {
+        self.hasher.hash_one(key)
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
+    /// of [`contains`](Self::contains), with the k cache lines of a group of keys requested
+    /// before any is probed ([`bloomkit_core::batch`]), so that in a filter larger than the
+    /// cache their misses overlap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    ///
+    /// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// assert_eq!(f.insert_batch(["a", "b", "a"]), 2);
+    /// let mut found = Vec::new();
+    /// f.contains_batch(["a", "b"], &mut found);
+    /// assert_eq!(found, [true, true]);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        pipeline(
+            out,
+            keys,
+            |_, key| self.locate(self.hash_key(key.borrow())),
+            |out, hash| out.push(self.contains_hash(hash)),
+        );
+    }
+
+    /// Inserts every key of `keys`, requesting their cache lines a group at a time as
+    /// [`contains_batch`](Self::contains_batch) does. Returns how many were certainly new
+    /// (as [`insert`](Self::insert) counts them one at a time).
+    pub fn insert_batch<I>(&mut self, keys: I) -> usize
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        let mut new = 0;
+        pipeline(
+            self,
+            keys,
+            |f, key| f.locate(f.hash_key(key.borrow())),
+            |f, hash| {
+                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
+                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
+                if f.insert_hash(hash) {
+                    new += 1;
+                }
+            },
+        );
+        new
+    }
+}
+
+impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
     /// Checks that `other` was built with the same bits, probes, hasher and seed, so the two
     /// can be combined.
     ///
@@ -370,7 +427,7 @@ impl<S: PortableHasher> BloomFilter<S> {
     ///
     /// # Errors
     /// [`Error::Incompatible`].
-    pub fn estimate_union_len(&self, other: &Self) -> Result<f64, Error> {
+    pub fn estimated_union_len(&self, other: &Self) -> Result<f64, Error> {
         self.check_compatible(other)?;
         let ones = self.bits.count_union(&other.bits);
         Ok(
@@ -385,13 +442,13 @@ impl<S: PortableHasher> BloomFilter<S> {
     ///
     /// # Errors
     /// [`Error::Incompatible`].
-    pub fn estimate_intersection_len(&self, other: &Self) -> Result<f64, Error> {
-        let union = self.estimate_union_len(other)?;
+    pub fn estimated_intersection_len(&self, other: &Self) -> Result<f64, Error> {
+        let union = self.estimated_union_len(other)?;
         Ok((self.estimated_len() + other.estimated_len() - union).max(0.0))
     }
 }
 
-impl<S: PortableHasher + Clone> Union for BloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher + Clone> Union for BloomFilter<K, S> {
     /// Bitwise OR: the result contains every key either contained.
     fn union_with(&mut self, other: &Self) -> Result<(), Error> {
         self.check_compatible(other)?;
@@ -399,28 +456,28 @@ impl<S: PortableHasher + Clone> Union for BloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher + Clone> Intersection for BloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher + Clone> Intersection for BloomFilter<K, S> {
     /// Bitwise AND: the result contains every key both contained, and its false-positive
     /// rate is no higher than either's. Its [`estimated_len`](BloomFilter::estimated_len)
     /// overestimates the intersection; prefer
-    /// [`estimate_intersection_len`](BloomFilter::estimate_intersection_len) on the inputs.
+    /// [`estimated_intersection_len`](BloomFilter::estimated_intersection_len) on the inputs.
     fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
         self.check_compatible(other)?;
         self.bits.intersect_with(&other.bits)
     }
 }
 
-bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<S>);
+bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<K, S>, key = K);
 
-impl<T: Hash, S: BuildHasher> Extend<T> for BloomFilter<S> {
+/// Inserts keys or references to them (anything that borrows as `K`), as
+/// [`insert_batch`](BloomFilter::insert_batch) does.
+impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for BloomFilter<K, S> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
-        for key in keys {
-            self.insert(&key);
-        }
+        self.insert_batch(keys);
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for BloomFilter<S> {
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BloomFilter")
             .field("bits", &self.bits.len())

@@ -32,7 +32,7 @@ struct Repr {
     words: Vec<u64>,
 }
 
-impl<S: PortableHasher> BloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
     fn params(&self) -> Params {
         Params {
             bits: self.bits.len(),
@@ -84,7 +84,7 @@ impl<S: PortableHasher> BloomFilter<S> {
     }
 }
 
-impl BloomFilter {
+impl<K: ?Sized> BloomFilter<K> {
     /// Reads a filter written by [`to_bytes`](Self::to_bytes), in this process or another.
     /// (For a filter with a hasher of your own, use [`Codec::from_bytes`].)
     ///
@@ -97,7 +97,7 @@ impl BloomFilter {
     }
 }
 
-impl<S: PortableHasher> Codec for BloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher> Codec for BloomFilter<K, S> {
     fn to_bytes(&self) -> Vec<u8> {
         BloomFilter::to_bytes(self)
     }
@@ -106,7 +106,7 @@ impl<S: PortableHasher> Codec for BloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher> Serialize for BloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher> Serialize for BloomFilter<K, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         ReprRef {
             hasher: self.hasher.spec(),
@@ -117,7 +117,7 @@ impl<S: PortableHasher> Serialize for BloomFilter<S> {
     }
 }
 
-impl<'de, S: PortableHasher> Deserialize<'de> for BloomFilter<S> {
+impl<'de, K: ?Sized, S: PortableHasher> Deserialize<'de> for BloomFilter<K, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
@@ -147,7 +147,7 @@ struct BlockedRepr {
     words: Vec<u64>,
 }
 
-impl<S: PortableHasher> BlockedBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher> BlockedBloomFilter<K, S> {
     fn blocked_params(&self) -> BlockedParams {
         BlockedParams {
             blocks: self.num_blocks(),
@@ -189,7 +189,7 @@ impl<S: PortableHasher> BlockedBloomFilter<S> {
     }
 }
 
-impl BlockedBloomFilter {
+impl<K: ?Sized> BlockedBloomFilter<K> {
     /// Reads a filter written by [`to_bytes`](Self::to_bytes). (For a hasher of your own,
     /// use [`Codec::from_bytes`].)
     ///
@@ -201,7 +201,7 @@ impl BlockedBloomFilter {
     }
 }
 
-impl<S: PortableHasher> Codec for BlockedBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher> Codec for BlockedBloomFilter<K, S> {
     fn to_bytes(&self) -> Vec<u8> {
         BlockedBloomFilter::to_bytes(self)
     }
@@ -210,7 +210,7 @@ impl<S: PortableHasher> Codec for BlockedBloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher> Serialize for BlockedBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher> Serialize for BlockedBloomFilter<K, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         BlockedReprRef {
             hasher: self.hasher.spec(),
@@ -221,7 +221,7 @@ impl<S: PortableHasher> Serialize for BlockedBloomFilter<S> {
     }
 }
 
-impl<'de, S: PortableHasher> Deserialize<'de> for BlockedBloomFilter<S> {
+impl<'de, K: ?Sized, S: PortableHasher> Deserialize<'de> for BlockedBloomFilter<K, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = BlockedRepr::deserialize(deserializer)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;

@@ -5,7 +5,7 @@ use bloomkit_core::hash::BlockProbe;
 use bloomkit_core::{Error, Intersection, Union};
 use bloomkit_testkit as kit;
 
-fn make() -> BlockedBloomFilter {
+fn make() -> BlockedBloomFilter<u64> {
     BlockedBloomFilter::new(2_000, 0.01).unwrap()
 }
 
@@ -21,7 +21,7 @@ fn filter_promises() {
 
 #[test]
 fn codec_and_incompatibility() {
-    let foreign = BloomFilter::new(100, 0.01).unwrap().to_bytes();
+    let foreign = BloomFilter::<u64>::new(100, 0.01).unwrap().to_bytes();
     kit::check_codec(make, &foreign);
     kit::check_codec(|| BlockedBloomFilter::with_blocks(1, 3).unwrap(), &foreign);
     for other in [
@@ -32,38 +32,38 @@ fn codec_and_incompatibility() {
         kit::check_incompatible(&make(), &other, Intersection::intersect_with);
     }
     // A classic filter's bytes are not a blocked filter, and vice versa.
-    assert!(BloomFilter::from_bytes(&make().to_bytes()).is_err());
+    assert!(BloomFilter::<u64>::from_bytes(&make().to_bytes()).is_err());
 }
 
 #[test]
 fn bad_parameters() {
     assert_eq!(
-        BlockedBloomFilter::new(0, 0.01).unwrap_err(),
+        BlockedBloomFilter::<u64>::new(0, 0.01).unwrap_err(),
         Error::ZeroItems
     );
     assert!(matches!(
-        BlockedBloomFilter::new(10, 1.0),
+        BlockedBloomFilter::<u64>::new(10, 1.0),
         Err(Error::InvalidFpr(_))
     ));
     assert_eq!(
-        BlockedBloomFilter::with_blocks(0, 3).unwrap_err(),
+        BlockedBloomFilter::<u64>::with_blocks(0, 3).unwrap_err(),
         Error::ZeroBits
     );
     assert!(matches!(
-        BlockedBloomFilter::with_blocks(10, 0),
+        BlockedBloomFilter::<u64>::with_blocks(10, 0),
         Err(Error::InvalidHashCount { .. })
     ));
     assert!(matches!(
-        BlockedBloomFilter::with_blocks(u64::MAX, 3),
+        BlockedBloomFilter::<u64>::with_blocks(u64::MAX, 3),
         Err(Error::TooLarge { .. })
     ));
     assert!(matches!(
-        BlockedBloomFilter::with_blocks(1 << 52, 3),
+        BlockedBloomFilter::<u64>::with_blocks(1 << 52, 3),
         Err(Error::AllocationFailed { .. })
     ));
     // Words for a filter are an argument, not bytes being decoded.
     let hasher = bloomkit_core::Xxh3Builder::default();
-    let err = BlockedBloomFilter::from_words(&[0; 12], 3, hasher, None).unwrap_err();
+    let err = BlockedBloomFilter::<u64>::from_words(&[0; 12], 3, hasher, None).unwrap_err();
     assert_eq!(err, Error::PartialBlock { words: 12 });
 }
 
@@ -71,8 +71,8 @@ fn bad_parameters() {
 fn sized_with_the_blocked_model() {
     // About 3% more bits than the classic filter at 1%, 8% at 0.1%.
     for (p, lo, hi) in [(0.01, 1.02, 1.05), (0.001, 1.06, 1.10)] {
-        let b = BlockedBloomFilter::new(1_000_000, p).unwrap();
-        let c = BloomFilter::new(1_000_000, p).unwrap();
+        let b = BlockedBloomFilter::<u64>::new(1_000_000, p).unwrap();
+        let c = BloomFilter::<u64>::new(1_000_000, p).unwrap();
         let ratio = b.num_bits() as f64 / c.num_bits() as f64;
         assert!((lo..hi).contains(&ratio), "{p}: {ratio}");
         assert!(b.fpr_at(1_000_000) <= p);
@@ -81,7 +81,7 @@ fn sized_with_the_blocked_model() {
 
 /// Whether the key whose hash is `hash` has all its bits set, from first principles: its
 /// `BlockProbe` mask against its block.
-fn reference(f: &BlockedBloomFilter, hash: u64) -> bool {
+fn reference(f: &BlockedBloomFilter<u64>, hash: u64) -> bool {
     let probe = BlockProbe::new(hash, f.num_blocks(), f.num_hashes());
     let block = f.block_of(hash);
     probe.mask.iter().zip(block).all(|(m, b)| m & b == *m)
@@ -130,13 +130,13 @@ fn every_lookup_path_agrees_for_every_k() {
 #[test]
 fn huge_loads_answer() {
     assert!(matches!(
-        BlockedBloomFilter::new(5_000_000_000_000_000_000, 0.5),
+        BlockedBloomFilter::<u64>::new(5_000_000_000_000_000_000, 0.5),
         Err(Error::AllocationFailed { .. } | Error::TooLarge { .. })
     ));
-    let one = BlockedBloomFilter::with_blocks(1, 7).unwrap();
+    let one = BlockedBloomFilter::<u64>::with_blocks(1, 7).unwrap();
     assert!(one.fpr_at(10_000_000_000_000) > 1.0 - 1e-9);
     assert_eq!(one.fpr_at(u64::MAX), 1.0);
-    let big = BlockedBloomFilter::new(1_000_000, 0.01).unwrap();
+    let big = BlockedBloomFilter::<u64>::new(1_000_000, 0.01).unwrap();
     assert_eq!(big.fpr_at(u64::MAX), 1.0);
     assert!(big.fpr_at(1_000_000) <= 0.01);
 }

@@ -5,7 +5,7 @@ use bloomkit_core::format::Writer;
 use bloomkit_core::{Codec, Intersection, PortableHasher, Union, Variant, Xxh3Builder};
 use bloomkit_testkit as kit;
 
-fn make() -> BloomFilter {
+fn make() -> BloomFilter<u64> {
     BloomFilter::new(1_000, 0.01).unwrap()
 }
 
@@ -52,7 +52,7 @@ fn incompatible_filters_are_refused_and_left_unchanged() {
         kit::check_incompatible(&a, b, Union::union_with);
         kit::check_incompatible(&a, b, Intersection::intersect_with);
         assert!(a.union(b).is_err() && a.intersection(b).is_err());
-        assert!(a.estimate_union_len(b).is_err());
+        assert!(a.estimated_union_len(b).is_err());
     }
     let err = a.union_with(&others[1]).unwrap_err();
     assert_eq!(
@@ -71,8 +71,8 @@ fn union_and_intersection_cardinality_estimates() {
         a.insert(&i);
         b.insert(&(i + 6_000)); // 4,000 in common, 16,000 in the union
     }
-    let union = a.estimate_union_len(&b).unwrap();
-    let common = a.estimate_intersection_len(&b).unwrap();
+    let union = a.estimated_union_len(&b).unwrap();
+    let common = a.estimated_intersection_len(&b).unwrap();
     assert!((union - 16_000.0).abs() < 320.0, "union {union}");
     assert!((common - 4_000.0).abs() < 320.0, "intersection {common}");
     // The union filter estimates the union's size too.
@@ -86,14 +86,15 @@ fn serde_with_bincode_round_trips_and_validates() {
     let mut f = make();
     f.extend(0..500u64);
     let bytes = bincode::serde::encode_to_vec(&f, config).unwrap();
-    let (g, _): (BloomFilter, usize) = bincode::serde::decode_from_slice(&bytes, config).unwrap();
+    let (g, _): (BloomFilter<u64>, usize) =
+        bincode::serde::decode_from_slice(&bytes, config).unwrap();
     assert_eq!(f, g);
     // Damage that bincode cannot see is caught by the filter's own validation.
     let mut hostile = f.clone().to_bytes();
     hostile.truncate(0);
-    assert!(BloomFilter::from_bytes(&hostile).is_err());
+    assert!(BloomFilter::<u64>::from_bytes(&hostile).is_err());
     for cut in 0..bytes.len() {
-        let r: Result<(BloomFilter, usize), _> =
+        let r: Result<(BloomFilter<u64>, usize), _> =
             bincode::serde::decode_from_slice(&bytes[..cut], config);
         assert!(r.is_err(), "prefix {cut}");
     }
@@ -101,25 +102,45 @@ fn serde_with_bincode_round_trips_and_validates() {
 
 #[test]
 fn the_trait_and_the_inherent_api_agree() {
-    use bloomkit_core::Filter;
-    fn via_trait<F: Filter<str, InsertError = std::convert::Infallible>>(f: &mut F) -> bool {
+    use bloomkit_core::{unified, Error, Filter, FilterCore};
+    fn via_trait<F: Filter<Key = str, InsertError = std::convert::Infallible>>(f: &mut F) -> bool {
         f.insert("x")
     }
-    let mut f = make();
-    assert!(via_trait(&mut f));
-    assert!(f.contains("x"));
-    assert!(!via_trait(&mut f));
-    // No blanket impl for &mut F: a `&mut BloomFilter` still reaches the inherent methods
-    // without type annotations (docs/architecture.md).
-    let by_ref: &mut BloomFilter = &mut f;
-    assert!(by_ref.estimated_len() > 0.0 && by_ref.heap_bytes() > 0);
-    let mut boxed: Box<dyn Filter<u64, InsertError = std::convert::Infallible>> = Box::new(make());
-    assert!(boxed.try_insert(&3).unwrap());
-    assert!(boxed.contains(&3));
-    assert_eq!(<BloomFilter as Filter<u64>>::target_fpr(&f), Some(0.01));
+    let mut words = BloomFilter::<str>::new(1_000, 0.01).unwrap();
+    assert!(via_trait(&mut words));
+    assert!(words.contains("x"));
+    assert!(!via_trait(&mut words));
+    // `&mut F` is a filter too: generic code can take a filter by reference.
+    assert!(!via_trait(&mut &mut words));
+    // What does not depend on the key needs no annotation (it once failed with E0283).
+    let f = {
+        let mut f = make();
+        f.extend(0..100u64);
+        f
+    };
+    assert!(FilterCore::estimated_len(&f) > 90.0 && FilterCore::heap_bytes(&f) > 0);
+    assert_eq!(FilterCore::target_fpr(&f), Some(0.01));
     assert_eq!(
-        <BloomFilter as Filter<u64>>::target_fpr(&BloomFilter::with_bits(64, 2).unwrap()),
+        FilterCore::target_fpr(&BloomFilter::<u64>::with_bits(64, 2).unwrap()),
         None
     );
-    let _ = <BloomFilter as Codec>::from_bytes(&f.to_bytes()).unwrap();
+    // A boxed trait object is a filter.
+    let mut boxed: Box<dyn Filter<Key = u64, InsertError = std::convert::Infallible>> =
+        Box::new(make());
+    assert!(boxed.try_insert(&3).unwrap());
+    assert!(boxed.contains(&3));
+    fn count_present<F: Filter<Key = u64>>(f: &F, keys: &[u64]) -> usize {
+        keys.iter().filter(|k| f.contains(k)).count()
+    }
+    assert_eq!(count_present(&boxed, &[3]), 1);
+    // Variants with different insert errors in one collection, through `unified`.
+    let mut mixed: Vec<Box<dyn Filter<Key = u64, InsertError = Error>>> = vec![
+        unified(make()),
+        unified(bloomkit_classic::BlockedBloomFilter::<u64>::new(1_000, 0.01).unwrap()),
+    ];
+    for f in &mut mixed {
+        assert!(f.try_insert(&42).unwrap());
+    }
+    assert!(mixed.iter().all(|f| f.contains(&42)));
+    let _ = <BloomFilter<u64> as Codec>::from_bytes(&f.to_bytes()).unwrap();
 }

@@ -5,7 +5,10 @@ use bloomkit_core::{DecodeError, Error};
 
 #[test]
 fn constructor_parameters() {
-    assert_eq!(BloomFilter::new(0, 0.01).unwrap_err(), Error::ZeroItems);
+    assert_eq!(
+        BloomFilter::<u64>::new(0, 0.01).unwrap_err(),
+        Error::ZeroItems
+    );
     for p in [
         0.0,
         1.0,
@@ -16,7 +19,7 @@ fn constructor_parameters() {
         f64::NEG_INFINITY,
         f64::MIN_POSITIVE / 4.0,
     ] {
-        match BloomFilter::new(100, p) {
+        match BloomFilter::<u64>::new(100, p) {
             Err(Error::InvalidFpr(_)) => {}
             // A subnormal p is in (0, 1) but no filter of 100 items can reach it.
             Err(Error::UnreachableFpr { .. } | Error::TooLarge { .. }) if p > 0.0 && p < 1.0 => {}
@@ -24,47 +27,52 @@ fn constructor_parameters() {
         }
     }
     assert_eq!(
-        BloomFilter::new(10, 1.5).unwrap_err().to_string(),
+        BloomFilter::<u64>::new(10, 1.5).unwrap_err().to_string(),
         "false-positive rate must be in (0, 1), got 1.5"
     );
-    assert_eq!(BloomFilter::with_bits(0, 3).unwrap_err(), Error::ZeroBits);
     assert_eq!(
-        BloomFilter::with_bits(100, 0).unwrap_err().to_string(),
+        BloomFilter::<u64>::with_bits(0, 3).unwrap_err(),
+        Error::ZeroBits
+    );
+    assert_eq!(
+        BloomFilter::<u64>::with_bits(100, 0)
+            .unwrap_err()
+            .to_string(),
         "number of hash functions must be in 1..=64, got 0"
     );
     assert!(matches!(
-        BloomFilter::with_bits(100, 65),
+        BloomFilter::<u64>::with_bits(100, 65),
         Err(Error::InvalidHashCount { got: 65, .. })
     ));
     assert!(matches!(
-        BloomFilter::with_bits(u64::MAX, 3),
+        BloomFilter::<u64>::with_bits(u64::MAX, 3),
         Err(Error::TooLarge { .. })
     ));
     // Within the arithmetic limit, beyond what any allocator gives.
     assert!(matches!(
-        BloomFilter::with_bits(1 << 62, 3),
+        BloomFilter::<u64>::with_bits(1 << 62, 3),
         Err(Error::AllocationFailed { .. })
     ));
     // 2^62 items at 30%: reachable in principle (floor 0.25), but needs more than 2^63 bits.
     assert!(matches!(
-        BloomFilter::new(1 << 62, 0.3),
+        BloomFilter::<u64>::new(1 << 62, 0.3),
         Err(Error::TooLarge { .. })
     ));
     assert!(matches!(
-        BloomFilter::new(u64::MAX, 1e-3),
+        BloomFilter::<u64>::new(u64::MAX, 1e-3),
         Err(Error::UnreachableFpr { .. })
     ));
     assert!(matches!(
-        BloomFilter::with_seed(0, 0.1, 3),
+        BloomFilter::<u64>::with_seed(0, 0.1, 3),
         Err(Error::ZeroItems)
     ));
 }
 
 #[test]
 fn decode_errors_name_the_problem() {
-    let f = BloomFilter::new(10, 0.1).unwrap();
+    let f = BloomFilter::<u64>::new(10, 0.1).unwrap();
     let bytes = f.to_bytes();
-    let err = BloomFilter::from_bytes(&bytes[..10]).unwrap_err();
+    let err = BloomFilter::<u64>::from_bytes(&bytes[..10]).unwrap_err();
     assert!(
         matches!(
             err,
@@ -75,7 +83,7 @@ fn decode_errors_name_the_problem() {
         ),
         "{err:?}"
     );
-    let err = BloomFilter::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err();
+    let err = BloomFilter::<u64>::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err();
     assert!(
         err.to_string()
             .starts_with("serialized filter is truncated"),
@@ -83,7 +91,7 @@ fn decode_errors_name_the_problem() {
     );
     let mut bad = bytes.clone();
     bad[40] ^= 4;
-    assert!(BloomFilter::from_bytes(&bad)
+    assert!(BloomFilter::<u64>::from_bytes(&bad)
         .unwrap_err()
         .to_string()
         .contains("corrupted"));
@@ -91,7 +99,7 @@ fn decode_errors_name_the_problem() {
     other_hasher[7] = 200;
     bloomkit_testkit::reseal(&mut other_hasher);
     assert_eq!(
-        BloomFilter::from_bytes(&other_hasher).unwrap_err(),
+        BloomFilter::<u64>::from_bytes(&other_hasher).unwrap_err(),
         Error::Decode(DecodeError::HasherMismatch {
             expected: 1,
             found: 200
@@ -101,14 +109,14 @@ fn decode_errors_name_the_problem() {
 
 #[test]
 fn hostile_parameters_behind_a_valid_checksum() {
-    let f = BloomFilter::new(100, 0.01).unwrap();
+    let f = BloomFilter::<u64>::new(100, 0.01).unwrap();
     let good = f.to_bytes();
     // Parameter block starts at byte 24: bits (u64), hashes (u32), design tag (u8), ...
     let patch = |at: usize, with: &[u8]| {
         let mut b = good.clone();
         b[at..at + with.len()].copy_from_slice(with);
         bloomkit_testkit::reseal(&mut b);
-        BloomFilter::from_bytes(&b).unwrap_err().to_string()
+        BloomFilter::<u64>::from_bytes(&b).unwrap_err().to_string()
     };
     assert!(patch(24, &0u64.to_le_bytes()).contains("number of bits must be at least 1"));
     assert!(patch(24, &u64::MAX.to_le_bytes()).contains("larger than the maximum"));

@@ -12,14 +12,14 @@ use bloomkit_testkit::fpr::{
     check_grid, classic_conditional, header, many_filters, one_filter, Subject,
 };
 
-const CLASSIC: Subject<BloomFilter> = Subject {
+const CLASSIC: Subject<BloomFilter<u64>> = Subject {
     make: |n, p, seed| BloomFilter::with_seed(n, p, seed).expect("valid parameters"),
     shape: |f| (f.num_bits(), f.num_hashes()),
     model: |f, n| f.fpr_at(n),
     conditional: |f, n| classic_conditional(f, n, f.num_bits(), f.num_hashes()),
 };
 
-const BLOCKED: Subject<BlockedBloomFilter> = Subject {
+const BLOCKED: Subject<BlockedBloomFilter<u64>> = Subject {
     make: |n, p, seed| BlockedBloomFilter::with_seed(n, p, seed).expect("valid parameters"),
     shape: |f| (f.num_bits(), f.num_hashes()),
     model: |f, n| f.fpr_at(n),

@@ -174,6 +174,15 @@ pub enum Error {
     Decode(#[from] DecodeError),
 }
 
+/// For generic code that turns any variant's insert error into [`Error`] (the
+/// [`Unified`](crate::Unified) adapter): the variants that never refuse have
+/// `InsertError = Infallible`.
+impl From<core::convert::Infallible> for Error {
+    fn from(never: core::convert::Infallible) -> Error {
+        match never {}
+    }
+}
+
 impl Error {
     /// This error, found while decoding: a bad parameter read from serialized bytes becomes
     /// [`DecodeError::Parameter`], which keeps it whole (match on it, or follow

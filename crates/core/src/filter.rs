@@ -1,63 +1,43 @@
-//! The [`Filter`] trait every variant implements, and the capability traits where variants
-//! differ ([`Remove`], [`Union`], [`Intersection`]).
+//! The traits every variant implements ([`FilterCore`], and [`Filter`] with the key type),
+//! the capability traits where variants differ ([`Remove`], [`Union`], [`Intersection`]),
+//! and the [`Unified`] adapter for collections of mixed variants.
 
+use core::borrow::Borrow;
 use core::convert::Infallible;
 
 use crate::{Error, HasherSpec, Parameter};
 
-/// An approximate (or exact) set: "is this key in the set?", with no false negatives.
+/// What every filter does without knowing its key type: the hash entry points, clearing,
+/// sizes, estimates, and why an insert can be refused.
 ///
-/// Write code against `Filter<T>` and you can switch between bloomkit's variants (classic,
-/// counting, scalable, bitmap, ...) without rewriting it. Every variant answers
-/// [`contains`](Filter::contains) with `true` for every key inserted since the last
-/// [`clear`](Filter::clear) (and not removed, where removal exists); for a key never
-/// inserted it answers `false`, except with a small probability, the false-positive rate.
-///
-/// # Inserting: infallible or not
-///
-/// Some variants can refuse an insert: a bitmap for a key outside its range, a scalable
-/// filter at its hard cap. They say so through [`InsertError`](Filter::InsertError) and
-/// [`try_insert`](Filter::try_insert), and change nothing when they refuse. Variants that
-/// never refuse (the classic filter) set `InsertError = Infallible`, and for them the
-/// provided [`insert`](Filter::insert) returns a plain `bool`: no `Result` to unwrap, and
-/// the compiler proves it cannot fail. Generic code that must accept every variant calls
-/// `try_insert`.
-///
-/// # Hashing once
-///
-/// Each key is hashed once, to a `u64` by [`hash_key`](Filter::hash_key); all probe
-/// positions derive from that value. The `*_hash` methods take such a value, so a caller
-/// that tests the same key against several filters built with the same hasher and seed, or
-/// that already has a good 64-bit hash of its key, hashes it only once.
+/// This half of the interface has no key type in it, so it is dyn-compatible on its own
+/// (`Box<dyn FilterCore<InsertError = Error>>`) and is what code that only reports on filters
+/// (memory, fill, rates) needs. [`Filter`] adds the key.
 ///
 /// # Implementing
 ///
-/// Implement the required methods; the key-taking methods are provided on top of the
-/// `*_hash` ones. `try_insert_hash` must leave the filter unchanged when it returns an
-/// error, and `contains_hash` must return `true` for every hash inserted since the last
-/// `clear`.
+/// `try_insert_hash` must leave the filter unchanged when it returns an error, and
+/// `contains_hash` must return `true` for every hash inserted since the last `clear` (and not
+/// removed, where removal exists).
 ///
 /// # Examples
 ///
 /// ```
-/// use bloomkit_core::Filter;
+/// use bloomkit_core::FilterCore;
 ///
-/// /// Remembers what it has seen; works with any bloomkit variant.
-/// fn first_sighting<F: Filter<str>>(seen: &mut F, url: &str) -> Result<bool, F::InsertError> {
-///     seen.try_insert(url)
+/// /// One line about any filter, whatever its keys.
+/// fn describe(f: &dyn FilterCore<InsertError = bloomkit_core::Error>) -> String {
+///     format!("{} bytes, about {:.0} items, FPR now {:.4}", f.heap_bytes(), f.estimated_len(), f.estimated_fpr())
 /// }
 /// ```
-pub trait Filter<T: ?Sized> {
+pub trait FilterCore {
     /// Why an insert can be refused; [`Infallible`] for variants that never refuse.
     type InsertError: std::error::Error + Send + Sync + 'static;
 
-    /// The 64-bit hash this filter derives `key`'s positions from.
-    fn hash_key(&self, key: &T) -> u64;
-
-    /// Inserts the key whose hash is `hash`.
+    /// Inserts the key whose hash (from [`Filter::hash_key`]) is `hash`.
     ///
     /// Returns `Ok(true)` if the key was certainly not present before (the filter changed),
-    /// `Ok(false)` if it may already have been present (so inserting it changed nothing).
+    /// `Ok(false)` if it may already have been present.
     ///
     /// # Errors
     /// When the variant refuses the key; the filter is then unchanged.
@@ -77,18 +57,71 @@ pub trait Filter<T: ?Sized> {
     fn heap_bytes(&self) -> usize;
 
     /// The false-positive rate the filter was sized for at its design load, if it was sized
-    /// from a target (`None` for a filter built from raw parameters).
+    /// from a target (`None` for a filter built from raw parameters; `Some(0.0)` for exact
+    /// variants).
     fn target_fpr(&self) -> Option<f64>;
 
     /// The false-positive rate estimated from the filter's current fill.
     fn estimated_fpr(&self) -> f64;
+}
 
-    /// Inserts `key`; see [`try_insert_hash`](Filter::try_insert_hash).
+/// An approximate (or exact) set of keys of one type: "is this key in the set?", with no
+/// false negatives.
+///
+/// Write code against `Filter` and you can switch between bloomkit's variants (classic,
+/// blocked, counting, scalable, bitmap) without rewriting it. The key type is part of every
+/// filter's type (`BloomFilter<str>`, `Bitmap<u32>`), as it is of a `HashSet<K>`, so a key of
+/// another type does not compile instead of silently hashing differently. Every variant
+/// answers [`contains`](Filter::contains) with `true` for every key inserted since the last
+/// [`clear`](FilterCore::clear) (and not removed, where removal exists); for a key never
+/// inserted it answers `false`, except with a small probability, the false-positive rate.
+///
+/// # Inserting: infallible or not
+///
+/// Some variants can refuse an insert: a bitmap for a key outside its range, a scalable
+/// filter at its limit. They say so through [`InsertError`](FilterCore::InsertError) and
+/// [`try_insert`](Filter::try_insert), and change nothing when they refuse. Variants that
+/// never refuse set `InsertError = Infallible`, and for them [`insert`](Filter::insert)
+/// returns a plain `bool`. Generic code that must accept every variant calls `try_insert`.
+/// To keep variants with different error types in one collection, wrap them in
+/// [`Unified`] (or call [`unified`]): its error is always [`Error`].
+///
+/// # Hashing once
+///
+/// Each key is hashed once, to a `u64` by [`hash_key`](Filter::hash_key); all probe
+/// positions derive from that value. The `*_hash` methods of [`FilterCore`] take such a
+/// value, so a caller that tests one key against several filters built with the same hasher
+/// and seed hashes it only once.
+///
+/// # Implementing
+///
+/// Implement [`FilterCore`] and `hash_key`; the key-taking methods are provided on top of the
+/// `*_hash` ones. Override `contains_batch` and `insert_batch` where a batch can be faster
+/// than one key at a time.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::Filter;
+///
+/// /// Remembers what it has seen; works with any bloomkit variant over `str` keys.
+/// fn first_sighting<F: Filter<Key = str>>(seen: &mut F, url: &str) -> Result<bool, F::InsertError> {
+///     seen.try_insert(url)
+/// }
+/// ```
+pub trait Filter: FilterCore {
+    /// The type of the keys.
+    type Key: ?Sized;
+
+    /// The 64-bit hash this filter derives `key`'s positions from.
+    fn hash_key(&self, key: &Self::Key) -> u64;
+
+    /// Inserts `key`; see [`try_insert_hash`](FilterCore::try_insert_hash).
     ///
     /// # Errors
     /// When the variant refuses the key; the filter is then unchanged.
     #[inline]
-    fn try_insert(&mut self, key: &T) -> Result<bool, Self::InsertError> {
+    fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Self::InsertError> {
         let hash = self.hash_key(key);
         self.try_insert_hash(hash)
     }
@@ -96,46 +129,55 @@ pub trait Filter<T: ?Sized> {
     /// Whether `key` may be in the filter: `true` for every inserted key, `false` for a key
     /// never inserted except with probability about the false-positive rate.
     #[inline]
-    fn contains(&self, key: &T) -> bool {
+    fn contains(&self, key: &Self::Key) -> bool {
         self.contains_hash(self.hash_key(key))
     }
 
     /// Whether each of `keys` may be in the filter, appended to `out` in key order: the
-    /// answers [`contains`](Filter::contains) gives one key at a time.
+    /// answers [`contains`](Filter::contains) gives one key at a time. `keys` may yield keys
+    /// or references to them (anything that borrows as the key: `0..100u64`, `&[1u64, 2]`,
+    /// `["a", "b"]`, a `Vec<String>` for `str` keys).
     ///
     /// Variants whose lookups miss the cache (the Bloom filters) override it to hash a group
     /// of keys, prefetch their cache lines, then probe ([`crate::batch`]), so the misses of a
     /// filter larger than the cache overlap. (`Self: Sized`: not callable through `dyn`.)
-    fn contains_batch<'k, I>(&self, keys: I, out: &mut Vec<bool>)
+    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
     where
-        I: IntoIterator<Item = &'k T>,
-        T: 'k,
+        I: IntoIterator,
+        I::Item: Borrow<Self::Key>,
         Self: Sized,
     {
-        out.extend(keys.into_iter().map(|key| self.contains(key)));
+        out.extend(keys.into_iter().map(|key| self.contains(key.borrow())));
     }
 
     /// Inserts every key of `keys` into a filter that never refuses an insert, returning how
     /// many were certainly new (as [`insert`](Filter::insert) counts them one at a time).
     /// Bloom variants override it as they do [`contains_batch`](Filter::contains_batch).
-    fn insert_batch<'k, I>(&mut self, keys: I) -> usize
+    fn insert_batch<I>(&mut self, keys: I) -> usize
     where
-        I: IntoIterator<Item = &'k T>,
-        T: 'k,
-        Self: Sized + Filter<T, InsertError = Infallible>,
+        I: IntoIterator,
+        I::Item: Borrow<Self::Key>,
+        Self: Sized + FilterCore<InsertError = Infallible>,
     {
-        keys.into_iter().filter(|key| self.insert(key)).count()
+        let mut new = 0;
+        for key in keys {
+            // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206.
+            if self.insert(key.borrow()) {
+                new += 1;
+            }
+        }
+        new
     }
 
     /// Inserts `key` into a filter that never refuses an insert. Returns `true` if the key
     /// was certainly not present before, `false` if it may already have been.
     ///
-    /// (`Self: Sized` keeps `Filter` usable as a trait object; through a `dyn Filter`, call
+    /// (`Self: Sized` keeps `Filter` dyn-compatible; through a `dyn Filter`, call
     /// [`try_insert`](Filter::try_insert).)
     #[inline]
-    fn insert(&mut self, key: &T) -> bool
+    fn insert(&mut self, key: &Self::Key) -> bool
     where
-        Self: Sized + Filter<T, InsertError = Infallible>,
+        Self: Sized + FilterCore<InsertError = Infallible>,
     {
         match self.try_insert(key) {
             Ok(new) => new,
@@ -147,7 +189,10 @@ pub trait Filter<T: ?Sized> {
 /// Filters that can delete items (the counting filter, the bitmap).
 ///
 /// A removal either succeeds or changes nothing: no variant leaves the filter half-changed.
-pub trait Remove<T: ?Sized>: Filter<T> {
+/// What a successful removal promises differs: the bitmap is exact; a counting filter cannot
+/// tell a false positive from a member, so removing a key that was never inserted is a
+/// logic error there (see its `remove`).
+pub trait Remove: Filter {
     /// Removes the key whose hash is `hash`.
     ///
     /// # Errors
@@ -160,9 +205,164 @@ pub trait Remove<T: ?Sized>: Filter<T> {
     /// # Errors
     /// As [`remove_hash`](Remove::remove_hash).
     #[inline]
-    fn remove(&mut self, key: &T) -> Result<(), Error> {
+    fn remove(&mut self, key: &Self::Key) -> Result<(), Error> {
         let hash = self.hash_key(key);
         self.remove_hash(hash)
+    }
+}
+
+/// Forwards every method of [`FilterCore`] and [`Filter`] through a pointer type, so that
+/// `&mut F` and `Box<F>` (including `Box<dyn Filter<..>>`) are filters too.
+macro_rules! forward {
+    ($($ptr:ty),*) => {$(
+        impl<F: FilterCore + ?Sized> FilterCore for $ptr {
+            type InsertError = F::InsertError;
+            #[inline]
+            fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError> {
+                (**self).try_insert_hash(hash)
+            }
+            #[inline]
+            fn contains_hash(&self, hash: u64) -> bool {
+                (**self).contains_hash(hash)
+            }
+            fn clear(&mut self) {
+                (**self).clear();
+            }
+            fn estimated_len(&self) -> f64 {
+                (**self).estimated_len()
+            }
+            fn heap_bytes(&self) -> usize {
+                (**self).heap_bytes()
+            }
+            fn target_fpr(&self) -> Option<f64> {
+                (**self).target_fpr()
+            }
+            fn estimated_fpr(&self) -> f64 {
+                (**self).estimated_fpr()
+            }
+        }
+
+        impl<F: Filter + ?Sized> Filter for $ptr {
+            type Key = F::Key;
+            #[inline]
+            fn hash_key(&self, key: &Self::Key) -> u64 {
+                (**self).hash_key(key)
+            }
+            // Forwarded, not provided: a variant may say more in its own (a bitmap names
+            // the key it refuses).
+            #[inline]
+            fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Self::InsertError> {
+                (**self).try_insert(key)
+            }
+            #[inline]
+            fn contains(&self, key: &Self::Key) -> bool {
+                (**self).contains(key)
+            }
+        }
+
+        impl<F: Remove + ?Sized> Remove for $ptr {
+            fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+                (**self).remove_hash(hash)
+            }
+            fn remove(&mut self, key: &Self::Key) -> Result<(), Error> {
+                (**self).remove(key)
+            }
+        }
+    )*};
+}
+
+forward!(&mut F, Box<F>);
+
+/// A filter whose insert error is always [`Error`], whatever the variant's own: what lets
+/// variants with different error types live in one collection
+/// (`Vec<Box<dyn Filter<Key = str, InsertError = Error>>>`). Make one with [`unified`].
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::{unified, Error, Filter};
+/// # use bloomkit_core::{FilterCore, Xxh3Builder};
+/// # use std::hash::BuildHasher;
+/// # /// A stand-in for a bloomkit variant that never refuses.
+/// # #[derive(Default)] struct Never(std::collections::HashSet<u64>);
+/// # impl FilterCore for Never {
+/// #     type InsertError = std::convert::Infallible;
+/// #     fn try_insert_hash(&mut self, h: u64) -> Result<bool, Self::InsertError> { Ok(self.0.insert(h)) }
+/// #     fn contains_hash(&self, h: u64) -> bool { self.0.contains(&h) }
+/// #     fn clear(&mut self) { self.0.clear() }
+/// #     fn estimated_len(&self) -> f64 { self.0.len() as f64 }
+/// #     fn heap_bytes(&self) -> usize { 0 }
+/// #     fn target_fpr(&self) -> Option<f64> { None }
+/// #     fn estimated_fpr(&self) -> f64 { 0.0 }
+/// # }
+/// # impl Filter for Never { type Key = str; fn hash_key(&self, k: &str) -> u64 { Xxh3Builder::default().hash_one(k) } }
+///
+/// let mut filters: Vec<Box<dyn Filter<Key = str, InsertError = Error>>> =
+///     vec![unified(Never::default())];
+/// for f in &mut filters {
+///     f.try_insert("a")?;
+/// }
+/// assert!(filters.iter().all(|f| f.contains("a")));
+/// # Ok::<(), Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Unified<F>(pub F);
+
+/// `filter`, boxed with its insert error made [`Error`]: see [`Unified`].
+pub fn unified<F>(filter: F) -> Box<dyn Filter<Key = F::Key, InsertError = Error>>
+where
+    F: Filter + 'static,
+    F::InsertError: Into<Error>,
+{
+    Box::new(Unified(filter))
+}
+
+impl<F: Filter> FilterCore for Unified<F>
+where
+    F::InsertError: Into<Error>,
+{
+    type InsertError = Error;
+    #[inline]
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.0.try_insert_hash(hash).map_err(Into::into)
+    }
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.0.contains_hash(hash)
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn estimated_len(&self) -> f64 {
+        self.0.estimated_len()
+    }
+    fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        self.0.target_fpr()
+    }
+    fn estimated_fpr(&self) -> f64 {
+        self.0.estimated_fpr()
+    }
+}
+
+impl<F: Filter> Filter for Unified<F>
+where
+    F::InsertError: Into<Error>,
+{
+    type Key = F::Key;
+    #[inline]
+    fn hash_key(&self, key: &Self::Key) -> u64 {
+        self.0.hash_key(key)
+    }
+    #[inline]
+    fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Error> {
+        self.0.try_insert(key).map_err(Into::into)
+    }
+    #[inline]
+    fn contains(&self, key: &Self::Key) -> bool {
+        self.0.contains(key)
     }
 }
 
@@ -234,25 +434,21 @@ pub fn check_same_shape(
     }
 }
 
-/// Implements [`Filter`] for a Bloom-style filter whose inserts never fail, by forwarding to
-/// its inherent methods: `hasher()`, `insert_hash`, `contains_hash`, `contains_batch`,
-/// `insert_batch`, `clear`,
-/// `estimated_len`, `heap_bytes`, `design()` and `estimated_fpr`. For crates that implement
-/// a variant; the generic parameters go in brackets:
+/// Implements [`FilterCore`] and [`Filter`] for a Bloom-style filter over keys `K` whose
+/// inserts never fail, by forwarding to its inherent methods: `hasher()`, `insert_hash`,
+/// `contains_hash`, `contains_batch`, `insert_batch`, `clear`, `estimated_len`,
+/// `heap_bytes`, `design()` and `estimated_fpr`. For crates that implement a variant; the
+/// other generic parameters go in brackets, and the key parameter is named last:
 ///
 /// ```text
-/// bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<S>);
+/// bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<K, S>, key = K);
 /// ```
 #[macro_export]
 macro_rules! impl_infallible_filter {
-    ([$($generics:tt)*] $ty:ty) => {
-        impl<T: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $crate::Filter<T> for $ty {
+    ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
+        impl<$key: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $crate::FilterCore for $ty {
             type InsertError = ::core::convert::Infallible;
 
-            #[inline]
-            fn hash_key(&self, key: &T) -> u64 {
-                ::core::hash::BuildHasher::hash_one(<$ty>::hasher(self), key)
-            }
             #[inline]
             fn try_insert_hash(&mut self, hash: u64) -> ::core::result::Result<bool, ::core::convert::Infallible> {
                 ::core::result::Result::Ok(<$ty>::insert_hash(self, hash))
@@ -260,22 +456,6 @@ macro_rules! impl_infallible_filter {
             #[inline]
             fn contains_hash(&self, hash: u64) -> bool {
                 <$ty>::contains_hash(self, hash)
-            }
-            #[inline]
-            fn contains_batch<'k, I>(&self, keys: I, out: &mut ::std::vec::Vec<bool>)
-            where
-                I: ::core::iter::IntoIterator<Item = &'k T>,
-                T: 'k,
-            {
-                <$ty>::contains_batch(self, keys, out);
-            }
-            #[inline]
-            fn insert_batch<'k, I>(&mut self, keys: I) -> usize
-            where
-                I: ::core::iter::IntoIterator<Item = &'k T>,
-                T: 'k,
-            {
-                <$ty>::insert_batch(self, keys)
             }
             fn clear(&mut self) {
                 <$ty>::clear(self);
@@ -291,6 +471,31 @@ macro_rules! impl_infallible_filter {
             }
             fn estimated_fpr(&self) -> f64 {
                 <$ty>::estimated_fpr(self)
+            }
+        }
+
+        impl<$key: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $crate::Filter for $ty {
+            type Key = $key;
+
+            #[inline]
+            fn hash_key(&self, key: &$key) -> u64 {
+                ::core::hash::BuildHasher::hash_one(<$ty>::hasher(self), key)
+            }
+            #[inline]
+            fn contains_batch<I>(&self, keys: I, out: &mut ::std::vec::Vec<bool>)
+            where
+                I: ::core::iter::IntoIterator,
+                I::Item: ::core::borrow::Borrow<$key>,
+            {
+                <$ty>::contains_batch(self, keys, out);
+            }
+            #[inline]
+            fn insert_batch<I>(&mut self, keys: I) -> usize
+            where
+                I: ::core::iter::IntoIterator,
+                I::Item: ::core::borrow::Borrow<$key>,
+            {
+                <$ty>::insert_batch(self, keys)
             }
         }
     };

@@ -18,12 +18,18 @@
 //!
 //! # The design decision
 //!
-//! Variants differ in whether an insert can fail (a bitmap refuses keys outside its range;
-//! the classic filter never refuses). [`Filter`] has an associated
-//! [`InsertError`](Filter::InsertError): `try_insert` is the generic entry point, and for
-//! variants whose error type is [`Infallible`](core::convert::Infallible) the provided
-//! [`insert`](Filter::insert) returns a plain `bool`. `docs/architecture.md` has the
-//! reasoning.
+//! The key type is part of every filter's type (`BloomFilter<str>`, `Bitmap<u32>`), as it is
+//! of a `HashSet<K>`: a key of another type does not compile, where a filter generic per call
+//! would hash `1i32` and `1u64` differently and miss a key without a word. The interface is
+//! split in two: [`FilterCore`] holds what does not depend on the key (the hash entry points,
+//! `clear`, sizes, rate estimates, and [`InsertError`](FilterCore::InsertError)), so it is
+//! dyn-compatible and needs no annotation; [`Filter`] adds the key as an associated type
+//! ([`Filter::Key`]) and the key-taking methods. Variants differ in whether an insert can
+//! fail (a bitmap refuses keys outside its range): `try_insert` is the generic entry point,
+//! and for variants whose error type is [`Infallible`](core::convert::Infallible),
+//! [`insert`](Filter::insert) returns a plain `bool`. `&mut F` and `Box<F>` are filters too,
+//! and [`Unified`] gives variants with different errors one error type, for mixed
+//! collections. `docs/architecture.md` has the reasoning.
 //!
 //! # Examples
 //!
@@ -61,7 +67,9 @@ mod prefetch;
 pub mod sizing;
 
 pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Variant};
-pub use filter::{check_same_shape, Filter, Intersection, Remove, Union};
+pub use filter::{
+    check_same_shape, unified, Filter, FilterCore, Intersection, Remove, Unified, Union,
+};
 #[cfg(feature = "serde")]
 pub use format::Codec;
 pub use hash::{HasherSpec, PortableHasher, Xxh3Builder};

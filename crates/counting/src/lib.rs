@@ -52,7 +52,7 @@
 //! use bloomkit_counting::CountingBloomFilter;
 //! use bloomkit_core::Xxh3Builder;
 //!
-//! let mut votes = CountingBloomFilter::<u16>::with_hasher(1_000, 0.01, Xxh3Builder::default())?;
+//! let mut votes = CountingBloomFilter::<u64, u16>::with_hasher(1_000, 0.01, Xxh3Builder::default())?;
 //! for _ in 0..1_000 {
 //!     votes.insert(&42u64);
 //! }
@@ -77,8 +77,10 @@
 /// a user of this crate alone can name them without depending on it separately.
 pub use bloomkit_core;
 
+use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
 
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::batch::pipeline;
@@ -95,9 +97,10 @@ mod serde_impl;
 
 pub use counter::{Counter, CounterArray, Nibbles, Wide, U4};
 
-/// A counting Bloom filter with counters of width `C` ([`U4`] by default) and hasher `S`.
-#[derive(Clone, PartialEq)]
-pub struct CountingBloomFilter<C: Counter = U4, S = Xxh3Builder> {
+/// A counting Bloom filter over keys of type `K`, with counters of width `C` ([`U4`] by
+/// default) and hasher `S`. The key type is part of the filter's type, as in a `HashSet<K>`
+/// (see `BloomFilter`).
+pub struct CountingBloomFilter<K: ?Sized, C: Counter = U4, S = Xxh3Builder> {
     counters: C::Array,
     hashes: u32,
     design: Option<Design>,
@@ -106,12 +109,37 @@ pub struct CountingBloomFilter<C: Counter = U4, S = Xxh3Builder> {
     nonzero: u64,
     /// Counters stuck at the ceiling.
     saturated: u64,
+    key: PhantomData<fn(&K)>,
+}
+
+impl<K: ?Sized, C: Counter, S: Clone> Clone for CountingBloomFilter<K, C, S> {
+    fn clone(&self) -> Self {
+        CountingBloomFilter {
+            counters: self.counters.clone(),
+            hashes: self.hashes,
+            design: self.design,
+            hasher: self.hasher.clone(),
+            nonzero: self.nonzero,
+            saturated: self.saturated,
+            key: PhantomData,
+        }
+    }
+}
+
+impl<K: ?Sized, C: Counter, S: PartialEq> PartialEq for CountingBloomFilter<K, C, S> {
+    fn eq(&self, other: &Self) -> bool {
+        let parts = |f: &Self| (f.hashes, f.design, f.nonzero, f.saturated);
+        self.counters == other.counters
+            && parts(self) == parts(other)
+            && self.hasher == other.hasher
+    }
 }
 
 /// The plain constructors build 4-bit counters with XXH3 (as `HashMap::new` builds its
-/// default hasher), so they need no type annotation; for another width, name it and pass a
-/// hasher: `CountingBloomFilter::<u16>::with_hasher(n, p, Xxh3Builder::with_seed(7))`.
-impl CountingBloomFilter {
+/// default hasher), so they need no type annotation beyond the key's; for another width,
+/// name it and pass a hasher:
+/// `CountingBloomFilter::<str, u16>::with_hasher(n, p, Xxh3Builder::with_seed(7))`.
+impl<K: ?Sized> CountingBloomFilter<K> {
     /// A filter with 4-bit counters for `expected_items` at false-positive rate `fpr`, with
     /// the default hasher and seed: the same m and k as `BloomFilter::new`.
     ///
@@ -141,7 +169,7 @@ impl CountingBloomFilter {
     }
 }
 
-impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
+impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// A filter with counters of width `C` for `expected_items` at rate `fpr`, hashing with
     /// `hasher`.
     ///
@@ -169,12 +197,16 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
             hasher,
             nonzero: 0,
             saturated: 0,
+            key: PhantomData,
         })
     }
 
-    /// The 64-bit hash of `key` that the `*_hash` methods take.
+    /// The 64-bit hash of `key` (or a form it borrows as) that the `*_hash` methods take.
     #[inline]
-    pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
+    where
+        K: Borrow<Q>,
+    {
         self.hasher.hash_one(key)
     }
 
@@ -186,7 +218,10 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     /// Inserts `key`: increments its k counters, each saturating at the ceiling. Returns
     /// `true` if the key was certainly not present before (one of its counters was zero).
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> bool {
+    pub fn insert(&mut self, key: &K) -> bool
+    where
+        K: Hash,
+    {
         self.insert_hash(self.hash_key(key))
     }
 
@@ -211,7 +246,10 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
 
     /// Whether `key` may be in the filter (all its counters are above zero).
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
         self.contains_hash(self.hash_key(key))
     }
 
@@ -276,7 +314,10 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     /// assert!(f.remove("alice").is_err());   // now certainly absent: refused
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
-    pub fn remove<T: Hash + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+    pub fn remove<Q: Hash + ?Sized>(&mut self, key: &Q) -> Result<(), Error>
+    where
+        K: Borrow<Q>,
+    {
         self.remove_hash(self.hash_key(key))
     }
 
@@ -313,7 +354,10 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     /// whichever is smaller: a counter stuck at the ceiling reads as the ceiling, since it
     /// no longer tells how often it was raised. Above the true count when other keys share
     /// all its counters.
-    pub fn count<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+    pub fn count<Q: Hash + ?Sized>(&self, key: &Q) -> u64
+    where
+        K: Borrow<Q>,
+    {
         self.count_hash(self.hash_key(key))
     }
 
@@ -339,30 +383,33 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
     /// of [`contains`](Self::contains), with the counters of a group of keys requested
     /// before any is read ([`bloomkit_core::batch`]).
-    pub fn contains_batch<'k, T: Hash + ?Sized + 'k>(
-        &self,
-        keys: impl IntoIterator<Item = &'k T>,
-        out: &mut Vec<bool>,
-    ) {
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        K: Hash,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
         pipeline(
             out,
             keys,
-            |_, key| self.locate(self.hash_key(key)),
+            |_, key| self.locate(self.hash_key(key.borrow())),
             |out, hash| out.push(self.contains_hash(hash)),
         );
     }
 
     /// Inserts every key of `keys`, requesting their counters a group at a time. Returns how
     /// many were certainly new (as [`insert`](Self::insert) counts them one at a time).
-    pub fn insert_batch<'k, T: Hash + ?Sized + 'k>(
-        &mut self,
-        keys: impl IntoIterator<Item = &'k T>,
-    ) -> usize {
+    pub fn insert_batch<I>(&mut self, keys: I) -> usize
+    where
+        K: Hash,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
         let mut new = 0;
         pipeline(
             self,
             keys,
-            |f, key| f.locate(f.hash_key(key)),
+            |f, key| f.locate(f.hash_key(key.borrow())),
             |f, hash| {
                 // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
                 // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
@@ -423,7 +470,7 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     /// ```
     /// use bloomkit_counting::CountingBloomFilter;
     ///
-    /// let f = CountingBloomFilter::with_counters(10, 3)?;
+    /// let f = CountingBloomFilter::<u64>::with_counters(10, 3)?;
     /// assert_eq!(f.counter(0), Some(0));
     /// assert_eq!(f.counter(f.num_counters()), None);
     /// # Ok::<(), bloomkit_core::Error>(())
@@ -470,7 +517,7 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     ///
     /// # Errors
     /// [`Error::AllocationFailed`] if the bit array cannot be allocated.
-    pub fn to_classic(&self) -> Result<BloomFilter<S>, Error>
+    pub fn to_classic(&self) -> Result<BloomFilter<K, S>, Error>
     where
         S: Clone,
     {
@@ -500,7 +547,7 @@ impl<C: Counter, S: BuildHasher> CountingBloomFilter<C, S> {
     }
 }
 
-impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
+impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
     /// Checks that `other` was built with the same counters, probes, hasher and seed.
     ///
     /// # Errors
@@ -518,7 +565,7 @@ impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
     }
 }
 
-impl<C: Counter, S: PortableHasher + Clone> Union for CountingBloomFilter<C, S> {
+impl<K: ?Sized, C: Counter, S: PortableHasher + Clone> Union for CountingBloomFilter<K, C, S> {
     /// Counter-wise saturating addition: every key of either is present, with its counts
     /// added (up to the ceiling, where counters stick).
     fn union_with(&mut self, other: &Self) -> Result<(), Error> {
@@ -532,15 +579,26 @@ impl<C: Counter, S: PortableHasher + Clone> Union for CountingBloomFilter<C, S> 
     }
 }
 
-bloomkit_core::impl_infallible_filter!([C: Counter, S: BuildHasher] CountingBloomFilter<C, S>);
+bloomkit_core::impl_infallible_filter!([C: Counter, S: BuildHasher] CountingBloomFilter<K, C, S>, key = K);
 
-impl<T: Hash + ?Sized, C: Counter, S: BuildHasher> Remove<T> for CountingBloomFilter<C, S> {
+/// See [`CountingBloomFilter::remove`]: remove only keys that were inserted.
+impl<K: Hash + ?Sized, C: Counter, S: BuildHasher> Remove for CountingBloomFilter<K, C, S> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         CountingBloomFilter::remove_hash(self, hash)
     }
 }
 
-impl<C: Counter, S: fmt::Debug> fmt::Debug for CountingBloomFilter<C, S> {
+/// Inserts keys or references to them, as
+/// [`insert_batch`](CountingBloomFilter::insert_batch) does.
+impl<K: Hash + ?Sized, C: Counter, S: BuildHasher, T: Borrow<K>> Extend<T>
+    for CountingBloomFilter<K, C, S>
+{
+    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
+        self.insert_batch(keys);
+    }
+}
+
+impl<K: ?Sized, C: Counter, S: fmt::Debug> fmt::Debug for CountingBloomFilter<K, C, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CountingBloomFilter")
             .field("counter_bits", &C::BITS)

@@ -41,7 +41,7 @@ mod serde_bytes_compat {
     }
 }
 
-impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
+impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
     fn params(&self) -> Params {
         Params {
             counters: self.counters.len(),
@@ -77,6 +77,7 @@ impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
                 hasher,
                 nonzero: 0,
                 saturated: 0,
+                key: core::marker::PhantomData,
             };
             filter.recount();
             Ok(filter)
@@ -105,10 +106,10 @@ impl<C: Counter, S: PortableHasher> CountingBloomFilter<C, S> {
 
 /// The default width and hasher, so that `CountingBloomFilter::from_bytes(&bytes)` needs no
 /// annotation (as `new` needs none).
-impl CountingBloomFilter {
+impl<K: ?Sized> CountingBloomFilter<K> {
     /// Reads a filter of 4-bit counters and the default hasher, written by
     /// [`to_bytes`](CountingBloomFilter::to_bytes). For another counter width or hasher, use
-    /// [`Codec::from_bytes`]: `<CountingBloomFilter<u8> as Codec>::from_bytes(&bytes)`.
+    /// [`Codec::from_bytes`]: `<CountingBloomFilter<K, u8> as Codec>::from_bytes(&bytes)`.
     ///
     /// # Errors
     /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, counter
@@ -126,7 +127,7 @@ impl CountingBloomFilter {
     /// let back = CountingBloomFilter::from_bytes(&f.to_bytes())?;
     /// assert_eq!(f, back);
     /// // Another width: through `Codec`, and only if the bytes hold that width.
-    /// assert!(<CountingBloomFilter<u8> as Codec>::from_bytes(&f.to_bytes()).is_err());
+    /// assert!(<CountingBloomFilter<str, u8> as Codec>::from_bytes(&f.to_bytes()).is_err());
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
@@ -134,7 +135,7 @@ impl CountingBloomFilter {
     }
 }
 
-impl<C: Counter, S: PortableHasher> Codec for CountingBloomFilter<C, S> {
+impl<K: ?Sized, C: Counter, S: PortableHasher> Codec for CountingBloomFilter<K, C, S> {
     fn to_bytes(&self) -> Vec<u8> {
         CountingBloomFilter::to_bytes(self)
     }
@@ -143,7 +144,7 @@ impl<C: Counter, S: PortableHasher> Codec for CountingBloomFilter<C, S> {
     }
 }
 
-impl<C: Counter, S: PortableHasher> Serialize for CountingBloomFilter<C, S> {
+impl<K: ?Sized, C: Counter, S: PortableHasher> Serialize for CountingBloomFilter<K, C, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         ReprRef {
             hasher: self.hasher.spec(),
@@ -154,7 +155,9 @@ impl<C: Counter, S: PortableHasher> Serialize for CountingBloomFilter<C, S> {
     }
 }
 
-impl<'de, C: Counter, S: PortableHasher> Deserialize<'de> for CountingBloomFilter<C, S> {
+impl<'de, K: ?Sized, C: Counter, S: PortableHasher> Deserialize<'de>
+    for CountingBloomFilter<K, C, S>
+{
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;

@@ -13,7 +13,7 @@ use bloomkit_testkit as kit;
 fn batched_calls_answer_as_single_ones() {
     kit::check_batch(|| CountingBloomFilter::with_counters(2_000, 4).unwrap());
     kit::check_batch(|| {
-        CountingBloomFilter::<u16>::with_counters_and_hasher(3, 2, Xxh3Builder::with_seed(1))
+        CountingBloomFilter::<u64, u16>::with_counters_and_hasher(3, 2, Xxh3Builder::with_seed(1))
             .unwrap()
     });
 }

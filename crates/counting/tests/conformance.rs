@@ -7,14 +7,15 @@ use bloomkit_counting::{Counter, CountingBloomFilter, U4};
 use bloomkit_testkit as kit;
 
 fn suite<C: Counter>() {
-    let make =
-        || CountingBloomFilter::<C>::with_hasher(2_000, 0.01, Xxh3Builder::with_seed(3)).unwrap();
+    let make = || {
+        CountingBloomFilter::<u64, C>::with_hasher(2_000, 0.01, Xxh3Builder::with_seed(3)).unwrap()
+    };
     kit::check_filter(make);
     kit::check_union(make);
-    let foreign = BloomFilter::new(100, 0.01).unwrap().to_bytes();
+    let foreign = BloomFilter::<u64>::new(100, 0.01).unwrap().to_bytes();
     kit::check_codec(make, &foreign);
     let other =
-        CountingBloomFilter::<C>::with_hasher(2_000, 0.01, Xxh3Builder::with_seed(4)).unwrap();
+        CountingBloomFilter::<u64, C>::with_hasher(2_000, 0.01, Xxh3Builder::with_seed(4)).unwrap();
     kit::check_incompatible(&make(), &other, Union::union_with);
 }
 

@@ -7,30 +7,41 @@ use bloomkit_counting::{CountingBloomFilter, U4};
 #[test]
 fn constructor_parameters() {
     assert_eq!(
-        CountingBloomFilter::new(0, 0.01).unwrap_err(),
+        CountingBloomFilter::<u64>::new(0, 0.01).unwrap_err(),
         Error::ZeroItems
     );
     for p in [0.0, 1.0, -1.0, f64::NAN, f64::INFINITY] {
         assert!(
-            matches!(CountingBloomFilter::new(10, p), Err(Error::InvalidFpr(_))),
+            matches!(
+                CountingBloomFilter::<u64>::new(10, p),
+                Err(Error::InvalidFpr(_))
+            ),
             "{p}"
         );
     }
     assert_eq!(
-        CountingBloomFilter::<U4>::with_counters_and_hasher(0, 3, Xxh3Builder::default())
+        CountingBloomFilter::<u64, U4>::with_counters_and_hasher(0, 3, Xxh3Builder::default())
             .unwrap_err(),
         Error::ZeroBits
     );
     assert!(matches!(
-        CountingBloomFilter::<u8>::with_counters_and_hasher(10, 0, Xxh3Builder::default()),
+        CountingBloomFilter::<u64, u8>::with_counters_and_hasher(10, 0, Xxh3Builder::default()),
         Err(Error::InvalidHashCount { got: 0, .. })
     ));
     assert!(matches!(
-        CountingBloomFilter::<u32>::with_counters_and_hasher(u64::MAX, 3, Xxh3Builder::default()),
+        CountingBloomFilter::<u64, u32>::with_counters_and_hasher(
+            u64::MAX,
+            3,
+            Xxh3Builder::default()
+        ),
         Err(Error::TooLarge { .. })
     ));
     assert!(matches!(
-        CountingBloomFilter::<u32>::with_counters_and_hasher(1 << 60, 3, Xxh3Builder::default()),
+        CountingBloomFilter::<u64, u32>::with_counters_and_hasher(
+            1 << 60,
+            3,
+            Xxh3Builder::default()
+        ),
         Err(Error::AllocationFailed { .. } | Error::TooLarge { .. })
     ));
 }
@@ -40,7 +51,7 @@ fn bytes_of_another_width_or_with_bad_padding() {
     let mut f = CountingBloomFilter::with_seed(10, 0.1, 0).unwrap();
     f.insert(&1u64);
     let bytes = f.to_bytes();
-    let err = <CountingBloomFilter<u16> as Codec>::from_bytes(&bytes).unwrap_err();
+    let err = <CountingBloomFilter<u64, u16> as Codec>::from_bytes(&bytes).unwrap_err();
     assert_eq!(
         err.to_string(),
         "serialized filter is invalid: filter of 4-bit counters, expected 16-bit counters"
@@ -55,7 +66,7 @@ fn bytes_of_another_width_or_with_bad_padding() {
     let last = hostile.len() - 9; // the last counter byte, before the checksum
     hostile[last] |= 0xf0;
     bloomkit_testkit::reseal(&mut hostile);
-    let err = CountingBloomFilter::from_bytes(&hostile).unwrap_err();
+    let err = CountingBloomFilter::<u64>::from_bytes(&hostile).unwrap_err();
     assert!(
         matches!(err, Error::Decode(DecodeError::Invalid(_))),
         "{err:?}"
@@ -67,7 +78,8 @@ fn bytes_of_another_width_or_with_bad_padding() {
 #[test]
 fn counter_past_the_end_is_none() {
     let mut f =
-        CountingBloomFilter::<u8>::with_counters_and_hasher(7, 2, Xxh3Builder::default()).unwrap();
+        CountingBloomFilter::<u64, u8>::with_counters_and_hasher(7, 2, Xxh3Builder::default())
+            .unwrap();
     f.insert(&1u64);
     let m = f.num_counters();
     assert_eq!((0..m).filter_map(|i| f.counter(i)).sum::<u64>(), 2);

@@ -10,7 +10,7 @@ use bloomkit_testkit::fpr::{check_grid, classic_conditional, Subject};
 
 #[test]
 fn fpr_grid_honours_target() {
-    check_grid(&Subject::<CountingBloomFilter<U4>> {
+    check_grid(&Subject::<CountingBloomFilter<u64, U4>> {
         make: |n, p, seed| CountingBloomFilter::with_seed(n, p, seed).expect("valid parameters"),
         shape: |f| (f.num_counters(), f.num_hashes()),
         model: |f, n| f.fpr_at(n),

@@ -30,7 +30,7 @@ impl Arbitrary for Op {
     }
 }
 
-fn run<C: Counter>(ops: &[Op], make: impl Fn() -> CountingBloomFilter<C>) -> Outcome {
+fn run<C: Counter>(ops: &[Op], make: impl Fn() -> CountingBloomFilter<u64, C>) -> Outcome {
     let mut f = make();
     let mut model: HashMap<u64, u64> = HashMap::new();
     for (step, op) in ops.iter().enumerate() {
@@ -64,7 +64,7 @@ fn run<C: Counter>(ops: &[Op], make: impl Fn() -> CountingBloomFilter<C>) -> Out
                 } else {
                     // A false positive was removed: this is the caller error the docs warn
                     // about; undo it so the model stays meaningful.
-                    f = <CountingBloomFilter<C> as Codec>::from_bytes(&before).unwrap();
+                    f = <CountingBloomFilter<u64, C> as Codec>::from_bytes(&before).unwrap();
                 }
             }
             Op::Clear => {
@@ -93,24 +93,26 @@ fn run<C: Counter>(ops: &[Op], make: impl Fn() -> CountingBloomFilter<C>) -> Out
 fn widths(ops: &[Op]) -> Outcome {
     // Small filters, so counters are shared and (for 4 bits) saturate.
     run::<U4>(ops, || {
-        CountingBloomFilter::<U4>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
+        CountingBloomFilter::<u64, U4>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
     })?;
     run::<u8>(ops, || {
-        CountingBloomFilter::<u8>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
+        CountingBloomFilter::<u64, u8>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
     })?;
     run::<u16>(ops, || {
-        CountingBloomFilter::<u16>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
+        CountingBloomFilter::<u64, u16>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
     })?;
     run::<u32>(ops, || {
-        CountingBloomFilter::<u32>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
+        CountingBloomFilter::<u64, u32>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
     })?;
     // A tiny filter whose keys' probes coincide: removal must lower a counter as often as
     // insertion raised it.
     run::<U4>(ops, || {
-        CountingBloomFilter::<U4>::with_counters_and_hasher(5, 7, Xxh3Builder::default()).unwrap()
+        CountingBloomFilter::<u64, U4>::with_counters_and_hasher(5, 7, Xxh3Builder::default())
+            .unwrap()
     })?;
     run::<u8>(ops, || {
-        CountingBloomFilter::<u8>::with_counters_and_hasher(3, 12, Xxh3Builder::default()).unwrap()
+        CountingBloomFilter::<u64, u8>::with_counters_and_hasher(3, 12, Xxh3Builder::default())
+            .unwrap()
     })
 }
 

@@ -61,8 +61,8 @@ fn a_counter_driven_past_its_ceiling_sticks() {
     assert!(f.contains("hot"));
     assert_eq!(f.count("hot"), 15);
 
-    let mut g =
-        CountingBloomFilter::<u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(0)).unwrap();
+    let mut g = CountingBloomFilter::<str, u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(0))
+        .unwrap();
     for _ in 0..300 {
         g.insert("hot");
     }
@@ -95,8 +95,8 @@ fn removing_a_key_with_a_zero_counter_is_refused_and_changes_nothing() {
 
 #[test]
 fn removing_everything_empties_the_filter() {
-    let mut f =
-        CountingBloomFilter::<u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(9)).unwrap();
+    let mut f = CountingBloomFilter::<u64, u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(9))
+        .unwrap();
     for i in 0..1_000 {
         f.insert(&member(i));
         f.insert(&member(i));
@@ -109,14 +109,16 @@ fn removing_everything_empties_the_filter() {
     assert_eq!(f.nonzero_counters(), 0);
     assert_eq!(
         f,
-        CountingBloomFilter::<u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(9)).unwrap()
+        CountingBloomFilter::<u64, u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(9))
+            .unwrap()
     );
 }
 
 #[test]
 fn classic_conversion_answers_identically() {
     let mut f =
-        CountingBloomFilter::<U4>::with_hasher(10_000, 0.01, Xxh3Builder::with_seed(5)).unwrap();
+        CountingBloomFilter::<u64, U4>::with_hasher(10_000, 0.01, Xxh3Builder::with_seed(5))
+            .unwrap();
     for i in 0..10_000 {
         f.insert(&member(i));
     }
@@ -134,7 +136,7 @@ fn classic_conversion_answers_identically() {
         assert_eq!(c.contains(&non_member(i)), f.contains(&non_member(i)));
     }
     // The same (n, p) sizes both alike.
-    let classic = bloomkit_classic::BloomFilter::with_seed(10_000, 0.01, 5).unwrap();
+    let classic = bloomkit_classic::BloomFilter::<u64>::with_seed(10_000, 0.01, 5).unwrap();
     assert_eq!(
         (classic.num_bits(), classic.num_hashes()),
         (f.num_counters(), f.num_hashes())
@@ -149,7 +151,7 @@ fn classic_conversion_answers_identically() {
 #[test]
 fn memory_per_item_at_one_percent() {
     fn per_item<C: bloomkit_counting::Counter>() -> f64 {
-        CountingBloomFilter::<C>::with_hasher(1_000_000, 0.01, Xxh3Builder::with_seed(0))
+        CountingBloomFilter::<u64, C>::with_hasher(1_000_000, 0.01, Xxh3Builder::with_seed(0))
             .unwrap()
             .heap_bytes() as f64
             / 1e6
@@ -177,7 +179,7 @@ fn memory_per_item_at_one_percent() {
 fn count_of_coinciding_probes_on_a_saturated_counter() {
     let hasher = Xxh3Builder::default;
     // One counter: every probe of every key lands on it.
-    let mut f = CountingBloomFilter::<U4>::with_counters_and_hasher(1, 4, hasher()).unwrap();
+    let mut f = CountingBloomFilter::<u64, U4>::with_counters_and_hasher(1, 4, hasher()).unwrap();
     for n in 1..=20u64 {
         f.insert(&1u64);
         assert!(
@@ -186,11 +188,11 @@ fn count_of_coinciding_probes_on_a_saturated_counter() {
             f.count(&1u64)
         );
     }
-    let mut f = CountingBloomFilter::<U4>::with_counters_and_hasher(1, 64, hasher()).unwrap();
+    let mut f = CountingBloomFilter::<u64, U4>::with_counters_and_hasher(1, 64, hasher()).unwrap();
     f.insert(&1u64);
     assert_eq!(f.count(&1u64), 15, "a stuck counter reads as its ceiling");
     assert!(f.contains(&1u64));
-    let mut f = CountingBloomFilter::<u8>::with_counters_and_hasher(1, 64, hasher()).unwrap();
+    let mut f = CountingBloomFilter::<u64, u8>::with_counters_and_hasher(1, 64, hasher()).unwrap();
     for n in 1..=5u64 {
         f.insert(&1u64);
         assert!(f.count(&1u64) >= n.min(255), "u8, after {n} inserts");
@@ -206,7 +208,8 @@ fn removing_a_stranger_that_tests_positive_loses_a_member() {
     // A small filter holding one member: find strangers that test positive (all their
     // counters are the member's) and strangers that do not.
     let mut f =
-        CountingBloomFilter::<u8>::with_counters_and_hasher(8, 2, Xxh3Builder::default()).unwrap();
+        CountingBloomFilter::<u64, u8>::with_counters_and_hasher(8, 2, Xxh3Builder::default())
+            .unwrap();
     let member = 1u64;
     f.insert(&member);
     let before = f.clone();

@@ -21,11 +21,11 @@
 //! // Start small; grow as the crawl goes.
 //! let mut seen = ScalableBloomFilter::new(1_000, 0.01)?;
 //! for i in 0..50_000u64 {
-//!     seen.insert(&i)?;
+//!     seen.try_insert(&i)?;
 //! }
 //! assert!(seen.contains(&123u64));
 //! assert!(seen.fpr_bound() <= 0.01);     // the guarantee, whatever the growth
-//! assert_eq!(seen.slice_count(), 6);     // 1,000 + 2,000 + ... + 32,000 >= 50,000
+//! assert_eq!(seen.num_slices(), 6);     // 1,000 + 2,000 + ... + 32,000 >= 50,000
 //! # Ok::<(), bloomkit_core::Error>(())
 //! ```
 //!
@@ -36,9 +36,9 @@
 //!
 //! let mut capped = ScalableBloomFilter::builder(100, 0.01).growth(4).max_items(150).build()?;
 //! for i in 0..150u64 {
-//!     capped.insert(&i)?;
+//!     capped.try_insert(&i)?;
 //! }
-//! assert!(capped.insert(&1_000u64).is_err());
+//! assert!(capped.try_insert(&1_000u64).is_err());
 //! assert!(!capped.contains(&1_000u64));
 //! assert_eq!(capped.len(), 150);
 //! # Ok::<(), bloomkit_core::Error>(())
@@ -70,14 +70,17 @@
 /// a user of this crate alone can name them without depending on it separately.
 pub use bloomkit_core;
 
+use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
 
 use bloomkit_classic::BlockedBloomFilter;
 use bloomkit_core::batch::{pipeline, prefetch};
 use bloomkit_core::hash::block_contains;
 use bloomkit_core::{
-    check_fpr, sizing, Error, Filter, Limit, Parameter, PortableHasher, Setting, Union, Xxh3Builder,
+    check_fpr, sizing, Error, Filter, FilterCore, Limit, Parameter, PortableHasher, Setting, Union,
+    Xxh3Builder,
 };
 
 #[cfg(feature = "serde")]
@@ -97,11 +100,11 @@ pub const MAX_GROWTH: u32 = 16;
 /// target, for little gain. (Almeida et al. recommend 0.8 to 0.9; RedisBloom halves.)
 pub const TIGHTENING_RANGE: core::ops::RangeInclusive<f64> = 0.5..=0.95;
 
-/// A scalable Bloom filter over keys of any `Hash` type, made of blocked slices.
-#[derive(Clone, PartialEq)]
-pub struct ScalableBloomFilter<S = Xxh3Builder> {
+/// A scalable Bloom filter over keys of type `K`, made of blocked slices. The key type is
+/// part of the filter's type, as in a `HashSet<K>`.
+pub struct ScalableBloomFilter<K: ?Sized, S = Xxh3Builder> {
     /// Oldest first; the last is the one inserts go into.
-    slices: Vec<Slice<S>>,
+    slices: Vec<Slice<K, S>>,
     hasher: S,
     config: Config,
     /// The position in the geometric sequence of the next slice this filter creates.
@@ -110,12 +113,47 @@ pub struct ScalableBloomFilter<S = Xxh3Builder> {
     len: u64,
 }
 
-/// One classic filter of the list, and how many items went into it.
-#[derive(Clone, PartialEq)]
-struct Slice<S> {
-    filter: BlockedBloomFilter<S>,
+impl<K: ?Sized, S: Clone> Clone for ScalableBloomFilter<K, S> {
+    fn clone(&self) -> Self {
+        ScalableBloomFilter {
+            slices: self.slices.clone(),
+            hasher: self.hasher.clone(),
+            config: self.config,
+            next: self.next,
+            len: self.len,
+        }
+    }
+}
+
+impl<K: ?Sized, S: PartialEq> PartialEq for ScalableBloomFilter<K, S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.slices == other.slices
+            && self.hasher == other.hasher
+            && (self.config, self.next, self.len) == (other.config, other.next, other.len)
+    }
+}
+
+/// One blocked filter of the list, and how many items went into it.
+struct Slice<K: ?Sized, S> {
+    filter: BlockedBloomFilter<K, S>,
     capacity: u64,
     items: u64,
+}
+
+impl<K: ?Sized, S: Clone> Clone for Slice<K, S> {
+    fn clone(&self) -> Self {
+        Slice {
+            filter: self.filter.clone(),
+            capacity: self.capacity,
+            items: self.items,
+        }
+    }
+}
+
+impl<K: ?Sized, S: PartialEq> PartialEq for Slice<K, S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.filter == other.filter && (self.capacity, self.items) == (other.capacity, other.items)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -193,14 +231,33 @@ impl Config {
     }
 }
 
-/// Builds a [`ScalableBloomFilter`] with settings other than the defaults.
-#[derive(Debug, Clone)]
-pub struct Builder<S = Xxh3Builder> {
+/// Builds a [`ScalableBloomFilter`] over keys `K` with settings other than the defaults.
+pub struct Builder<K: ?Sized, S = Xxh3Builder> {
     config: Config,
     hasher: S,
+    key: PhantomData<fn(&K)>,
 }
 
-impl<S> Builder<S> {
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for Builder<K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("config", &self.config)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
+
+impl<K: ?Sized, S: Clone> Clone for Builder<K, S> {
+    fn clone(&self) -> Self {
+        Builder {
+            config: self.config,
+            hasher: self.hasher.clone(),
+            key: PhantomData,
+        }
+    }
+}
+
+impl<K: ?Sized, S> Builder<K, S> {
     /// Each new slice holds `growth` times the items of the last: 2 to [`MAX_GROWTH`]. 2
     /// (the default) uses the least memory; 4 makes fewer slices, so faster lookups, in
     /// about 25% more memory.
@@ -229,20 +286,21 @@ impl<S> Builder<S> {
     }
 
     /// Hash with XXH3-64 seeded with `seed`.
-    pub fn seed(self, seed: u64) -> Builder<Xxh3Builder> {
+    pub fn seed(self, seed: u64) -> Builder<K, Xxh3Builder> {
         self.hasher(Xxh3Builder::with_seed(seed))
     }
 
     /// Hash with `hasher`.
-    pub fn hasher<H>(self, hasher: H) -> Builder<H> {
+    pub fn hasher<H>(self, hasher: H) -> Builder<K, H> {
         Builder {
             config: self.config,
             hasher,
+            key: PhantomData,
         }
     }
 }
 
-impl<S: BuildHasher + Clone> Builder<S> {
+impl<K: ?Sized, S: BuildHasher + Clone> Builder<K, S> {
     /// The filter, with its first slice.
     ///
     /// # Errors
@@ -250,7 +308,7 @@ impl<S: BuildHasher + Clone> Builder<S> {
     /// outside `2..=`[`MAX_GROWTH`] or a tightening ratio outside [`TIGHTENING_RANGE`],
     /// [`Error::LimitReached`] when the first slice alone exceeds `max_bytes`, and the
     /// errors of sizing and allocation.
-    pub fn build(self) -> Result<ScalableBloomFilter<S>, Error> {
+    pub fn build(self) -> Result<ScalableBloomFilter<K, S>, Error> {
         let mut filter = ScalableBloomFilter {
             slices: Vec::new(),
             hasher: self.hasher,
@@ -263,7 +321,7 @@ impl<S: BuildHasher + Clone> Builder<S> {
     }
 }
 
-impl ScalableBloomFilter {
+impl<K: ?Sized> ScalableBloomFilter<K> {
     /// A filter that starts with room for `initial_capacity` items and grows, keeping its
     /// false-positive rate at most `fpr` however large it gets; growth 2, tightening 0.85,
     /// no limit, the default hasher and seed.
@@ -274,8 +332,16 @@ impl ScalableBloomFilter {
         Self::builder(initial_capacity, fpr).build()
     }
 
+    /// As [`new`](Self::new), hashing with XXH3-64 seeded with `seed`.
+    ///
+    /// # Errors
+    /// As [`Builder::build`].
+    pub fn with_seed(initial_capacity: u64, fpr: f64, seed: u64) -> Result<Self, Error> {
+        Self::builder(initial_capacity, fpr).seed(seed).build()
+    }
+
     /// A [`Builder`] for other settings.
-    pub fn builder(initial_capacity: u64, fpr: f64) -> Builder {
+    pub fn builder(initial_capacity: u64, fpr: f64) -> Builder<K> {
         Builder {
             config: Config {
                 initial_capacity,
@@ -286,11 +352,12 @@ impl ScalableBloomFilter {
                 max_bytes: None,
             },
             hasher: Xxh3Builder::default(),
+            key: PhantomData,
         }
     }
 }
 
-impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
+impl<K: ?Sized, S: BuildHasher + Clone> ScalableBloomFilter<K, S> {
     /// Adds the next slice of the sequence, unless a limit or an error stops it; then the
     /// filter is unchanged. Past the first slice, a slice that cannot be sized or allocated
     /// is [`Error::GrowthStopped`], which names the slice, so the caller is not left with a
@@ -328,7 +395,7 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
         self.slices
             .try_reserve(1)
             .map_err(|_| Error::AllocationFailed {
-                bytes: core::mem::size_of::<Slice<S>>() as u64,
+                bytes: core::mem::size_of::<Slice<K, S>>() as u64,
             })?;
         self.slices.push(Slice {
             filter,
@@ -342,20 +409,26 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     /// Inserts `key`. Returns `Ok(true)` if it was certainly new, `Ok(false)` if it may
     /// already be present, in which case nothing is added (repeats use no capacity).
     ///
-    /// # Errors
-    /// [`Error::LimitReached`] when the key is new and the filter is at its item or byte
-    /// limit, or the errors of sizing and allocating a new slice; the filter is then
-    /// unchanged.
-    #[inline]
-    pub fn insert<T: Hash + ?Sized>(&mut self, key: &T) -> Result<bool, Error> {
-        self.insert_hash(self.hasher.hash_one(key))
-    }
-
-    /// [`insert`](Self::insert) by hash.
+    /// (`try_insert`, not `insert`: a scalable filter can refuse an insert, and in bloomkit
+    /// `insert` names only inserts that cannot fail.)
     ///
     /// # Errors
-    /// As [`insert`](Self::insert).
-    pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+    /// [`Error::LimitReached`] when the key is new and the filter is at its item or byte
+    /// limit, or [`Error::GrowthStopped`] when the slice it needs cannot be added; the
+    /// filter is then unchanged.
+    #[inline]
+    pub fn try_insert(&mut self, key: &K) -> Result<bool, Error>
+    where
+        K: Hash,
+    {
+        self.try_insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// [`try_insert`](Self::try_insert) by hash.
+    ///
+    /// # Errors
+    /// As [`try_insert`](Self::try_insert).
+    pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         if self.contains_hash(hash) {
             return Ok(false);
         }
@@ -379,13 +452,16 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
         Ok(true)
     }
 
-    fn current(&self) -> &Slice<S> {
+    fn current(&self) -> &Slice<K, S> {
         self.slices.last().expect("a filter always has a slice")
     }
 
-    /// Whether `key` may be in the filter.
+    /// Whether `key` (or a form it borrows as) may be in the filter.
     #[inline]
-    pub fn contains<T: Hash + ?Sized>(&self, key: &T) -> bool {
+    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
         self.contains_hash(self.hasher.hash_one(key))
     }
 
@@ -411,23 +487,24 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     ///
     /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
     /// for i in 0..1_000u64 {
-    ///     f.insert(&i)?;
+    ///     f.try_insert(&i)?;
     /// }
     /// let mut found = Vec::new();
     /// f.contains_batch(&[1u64, 500, 999], &mut found);
     /// assert_eq!(found, [true, true, true]);
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
-    pub fn contains_batch<'k, T: Hash + ?Sized + 'k>(
-        &self,
-        keys: impl IntoIterator<Item = &'k T>,
-        out: &mut Vec<bool>,
-    ) {
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        K: Hash,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
         pipeline(
             out,
             keys,
             |_, key| {
-                let hash = self.hash_key(key);
+                let hash = self.hash_key(key.borrow());
                 for slice in &self.slices {
                     prefetch(slice.filter.block_of(hash));
                 }
@@ -437,9 +514,12 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
         );
     }
 
-    /// The 64-bit hash of `key` that the `*_hash` methods take.
+    /// The 64-bit hash of `key` (or a form it borrows as) that the `*_hash` methods take.
     #[inline]
-    pub fn hash_key<T: Hash + ?Sized>(&self, key: &T) -> u64 {
+    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
+    where
+        K: Borrow<Q>,
+    {
         self.hasher.hash_one(key)
     }
 
@@ -473,12 +553,13 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     }
 
     /// The number of slices.
-    pub fn slice_count(&self) -> usize {
+    pub fn num_slices(&self) -> usize {
         self.slices.len()
     }
 
-    /// The target false-positive rate the filter was built for.
-    pub fn fpr(&self) -> f64 {
+    /// The target false-positive rate the filter was built for: the guarantee, however far
+    /// it grows ([`fpr_bound`](Self::fpr_bound) is what the current slices give).
+    pub fn target_fpr(&self) -> f64 {
         self.config.fpr
     }
 
@@ -509,7 +590,7 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
             .iter()
             .map(|s| s.filter.heap_bytes())
             .sum::<usize>()
-            + self.slices.capacity() * core::mem::size_of::<Slice<S>>()
+            + self.slices.capacity() * core::mem::size_of::<Slice<K, S>>()
     }
 
     /// The growth factor.
@@ -523,7 +604,7 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     }
 
     /// The slices, oldest first, for inspection: each is a blocked Bloom filter.
-    pub fn slices(&self) -> impl ExactSizeIterator<Item = &BlockedBloomFilter<S>> {
+    pub fn slices(&self) -> impl ExactSizeIterator<Item = &BlockedBloomFilter<K, S>> {
         self.slices.iter().map(|s| &s.filter)
     }
 
@@ -533,7 +614,7 @@ impl<S: BuildHasher + Clone> ScalableBloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher + Clone> Union for ScalableBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher + Clone> Union for ScalableBloomFilter<K, S> {
     /// Takes in `other`'s slices: the result contains every item of either, and its
     /// guaranteed rate, [`fpr_bound`](ScalableBloomFilter::fpr_bound), becomes the **sum** of
     /// the two bounds (each slice keeps its own rate; nothing is re-hashed). New items keep
@@ -595,26 +676,15 @@ impl<S: PortableHasher + Clone> Union for ScalableBloomFilter<S> {
     }
 }
 
-impl<T: Hash + ?Sized, S: BuildHasher + Clone> Filter<T> for ScalableBloomFilter<S> {
+impl<K: ?Sized, S: BuildHasher + Clone> FilterCore for ScalableBloomFilter<K, S> {
     type InsertError = Error;
 
-    #[inline]
-    fn hash_key(&self, key: &T) -> u64 {
-        self.hasher.hash_one(key)
-    }
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.insert_hash(hash)
+        ScalableBloomFilter::try_insert_hash(self, hash)
     }
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         ScalableBloomFilter::contains_hash(self, hash)
-    }
-    fn contains_batch<'k, I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator<Item = &'k T>,
-        T: 'k,
-    {
-        ScalableBloomFilter::contains_batch(self, keys, out);
     }
     fn clear(&mut self) {
         ScalableBloomFilter::clear(self);
@@ -633,7 +703,23 @@ impl<T: Hash + ?Sized, S: BuildHasher + Clone> Filter<T> for ScalableBloomFilter
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for ScalableBloomFilter<S> {
+impl<K: Hash + ?Sized, S: BuildHasher + Clone> Filter for ScalableBloomFilter<K, S> {
+    type Key = K;
+
+    #[inline]
+    fn hash_key(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        ScalableBloomFilter::contains_batch(self, keys, out);
+    }
+}
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for ScalableBloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ScalableBloomFilter")
             .field("len", &self.len)

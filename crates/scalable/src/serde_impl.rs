@@ -70,10 +70,10 @@ fn invalid_msg(msg: String) -> Error {
 /// rate), one per filter merged in, the last run (its own) exactly `next` long, and every
 /// slice large enough for its rate at its capacity. This bounds what a decoded filter does
 /// next: its next slice is `growth` times its largest, whose bits are in the input.
-fn check_sequence<S: core::hash::BuildHasher>(
+fn check_sequence<K: ?Sized, S: core::hash::BuildHasher>(
     config: Config,
     next: u32,
-    slices: &[Slice<S>],
+    slices: &[Slice<K, S>],
 ) -> Result<(), Error> {
     let mut position: Option<u32> = None;
     for (i, s) in slices.iter().enumerate() {
@@ -123,7 +123,7 @@ fn check_sequence<S: core::hash::BuildHasher>(
     Ok(())
 }
 
-impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher + Clone> ScalableBloomFilter<K, S> {
     fn params(&self) -> Params {
         let c = self.config;
         Params {
@@ -139,7 +139,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
         }
     }
 
-    fn slice_params(slice: &Slice<S>) -> SliceParams {
+    fn slice_params(slice: &Slice<K, S>) -> SliceParams {
         SliceParams {
             blocks: slice.filter.num_blocks(),
             hashes: slice.filter.num_hashes(),
@@ -149,7 +149,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
         }
     }
 
-    fn slice_from_parts(hasher: &S, p: SliceParams, words: &[u64]) -> Result<Slice<S>, Error> {
+    fn slice_from_parts(hasher: &S, p: SliceParams, words: &[u64]) -> Result<Slice<K, S>, Error> {
         if p.items > p.capacity {
             return Err(invalid_msg(format!(
                 "slice holds {} items, more than its capacity {}",
@@ -175,7 +175,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
 
     /// Rebuilds a filter from decoded parts, rejecting anything the filter could not have
     /// reached by itself.
-    fn from_parts(hasher: S, params: Params, slices: Vec<Slice<S>>) -> Result<Self, Error> {
+    fn from_parts(hasher: S, params: Params, slices: Vec<Slice<K, S>>) -> Result<Self, Error> {
         let config = Config {
             initial_capacity: params.initial_capacity,
             fpr: params.fpr,
@@ -226,7 +226,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
     ///
     /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
     /// for i in 0..100u64 {
-    ///     f.insert(&i)?;
+    ///     f.try_insert(&i)?;
     /// }
     /// let g = ScalableBloomFilter::from_bytes(&f.to_bytes())?;
     /// assert_eq!(f, g);
@@ -258,7 +258,7 @@ impl<S: PortableHasher + Clone> ScalableBloomFilter<S> {
     }
 }
 
-impl ScalableBloomFilter {
+impl<K: ?Sized> ScalableBloomFilter<K> {
     /// Reads a filter written by [`to_bytes`](ScalableBloomFilter::to_bytes). (For a hasher
     /// of your own, use [`Codec::from_bytes`].)
     ///
@@ -270,7 +270,7 @@ impl ScalableBloomFilter {
     }
 }
 
-impl<S: PortableHasher + Clone> Codec for ScalableBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher + Clone> Codec for ScalableBloomFilter<K, S> {
     fn to_bytes(&self) -> Vec<u8> {
         ScalableBloomFilter::to_bytes(self)
     }
@@ -279,7 +279,7 @@ impl<S: PortableHasher + Clone> Codec for ScalableBloomFilter<S> {
     }
 }
 
-impl<S: PortableHasher + Clone> Serialize for ScalableBloomFilter<S> {
+impl<K: ?Sized, S: PortableHasher + Clone> Serialize for ScalableBloomFilter<K, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         ReprRef {
             hasher: self.hasher.spec(),
@@ -297,7 +297,7 @@ impl<S: PortableHasher + Clone> Serialize for ScalableBloomFilter<S> {
     }
 }
 
-impl<'de, S: PortableHasher + Clone> Deserialize<'de> for ScalableBloomFilter<S> {
+impl<'de, K: ?Sized, S: PortableHasher + Clone> Deserialize<'de> for ScalableBloomFilter<K, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;

@@ -13,11 +13,11 @@ fn no_false_negatives_across_growth() {
             .build()
             .unwrap();
         for k in keys {
-            f.insert(k).map_err(|e| e.to_string())?;
+            f.try_insert(k).map_err(|e| e.to_string())?;
         }
         let lost: Vec<_> = keys.iter().filter(|k| !f.contains(*k)).collect();
         ensure(lost.is_empty(), || {
-            format!("lost {lost:?} across {} slices", f.slice_count())
+            format!("lost {lost:?} across {} slices", f.num_slices())
         })?;
         ensure(f.fpr_bound() <= 0.01, || format!("bound {}", f.fpr_bound()))
     });
@@ -28,19 +28,19 @@ fn repeats_use_no_capacity_and_slices_grow_geometrically() {
     let mut f = ScalableBloomFilter::new(100, 0.01).unwrap();
     for _ in 0..10 {
         for i in 0..100 {
-            f.insert(&member(i)).unwrap();
+            f.try_insert(&member(i)).unwrap();
         }
     }
     assert_eq!(
-        (f.len(), f.slice_count()),
+        (f.len(), f.num_slices()),
         (100, 1),
         "repeats filled a slice"
     );
     for i in 100..1_500 {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
     // 100 + 200 + 400 + 800 = 1,500, less the few keys suppressed as false positives.
-    assert_eq!(f.slice_count(), 4);
+    assert_eq!(f.num_slices(), 4);
     assert_eq!(f.capacity(), 1_500);
     let caps: Vec<u64> = f.slices().map(|s| s.design().unwrap().capacity).collect();
     assert_eq!(caps, [100, 200, 400, 800]);
@@ -60,18 +60,18 @@ fn item_limit_refuses_and_changes_nothing() {
         .unwrap();
     let mut accepted = 0;
     for i in 0..25 {
-        if f.insert(&member(i)).unwrap() {
+        if f.try_insert(&member(i)).unwrap() {
             accepted += 1; // not `u64::from(flag)`: rust-lang/rust#158206
         }
     }
     while f.len() < 25 {
         // A key suppressed as a false positive does not count; top up.
-        if f.insert(&non_member(accepted)).unwrap() {
+        if f.try_insert(&non_member(accepted)).unwrap() {
             accepted += 1;
         }
     }
     let before = f.to_bytes();
-    let err = f.insert(&non_member(999_999)).unwrap_err();
+    let err = f.try_insert(&non_member(999_999)).unwrap_err();
     assert_eq!(
         err,
         Error::LimitReached {
@@ -85,7 +85,7 @@ fn item_limit_refuses_and_changes_nothing() {
     );
     assert_eq!(f.to_bytes(), before);
     // A key already present is not an error at the limit: nothing needs adding.
-    assert_eq!(f.insert(&member(3)), Ok(false));
+    assert_eq!(f.try_insert(&member(3)), Ok(false));
 }
 
 #[test]
@@ -97,7 +97,7 @@ fn byte_limit_refuses_the_slice_that_would_cross_it() {
     let first = f.heap_bytes();
     let mut i = 0;
     let err = loop {
-        match f.insert(&member(i)) {
+        match f.try_insert(&member(i)) {
             Ok(_) => i += 1,
             Err(e) => break e,
         }
@@ -111,11 +111,11 @@ fn byte_limit_refuses_the_slice_that_would_cross_it() {
     );
     assert!(f.heap_bytes() <= 8_000 && f.heap_bytes() > first);
     let before = f.to_bytes();
-    assert!(f.insert(&member(i)).is_err());
+    assert!(f.try_insert(&member(i)).is_err());
     assert_eq!(f.to_bytes(), before);
     // A limit the first slice already exceeds is refused at build time.
     assert!(matches!(
-        ScalableBloomFilter::builder(1_000_000, 0.01)
+        ScalableBloomFilter::<u64>::builder(1_000_000, 0.01)
             .max_bytes(1_000)
             .build(),
         Err(Error::LimitReached {
@@ -128,19 +128,22 @@ fn byte_limit_refuses_the_slice_that_would_cross_it() {
 #[test]
 fn bad_parameters_are_typed_errors() {
     assert_eq!(
-        ScalableBloomFilter::new(0, 0.01).unwrap_err(),
+        ScalableBloomFilter::<u64>::new(0, 0.01).unwrap_err(),
         Error::ZeroItems
     );
     for p in [0.0, 1.0, f64::NAN, -0.5] {
         assert!(
-            matches!(ScalableBloomFilter::new(10, p), Err(Error::InvalidFpr(_))),
+            matches!(
+                ScalableBloomFilter::<u64>::new(10, p),
+                Err(Error::InvalidFpr(_))
+            ),
             "{p}"
         );
     }
     // Regression: growth up to u32::MAX was accepted, and `builder(1, 0.01).growth(u32::MAX)`
     // asked for 8 GB on its second insert.
     for g in [0, 1, 17, 1 << 31, u32::MAX] {
-        let err = ScalableBloomFilter::builder(10, 0.01)
+        let err = ScalableBloomFilter::<u64>::builder(10, 0.01)
             .growth(g)
             .build()
             .unwrap_err();
@@ -150,7 +153,7 @@ fn bad_parameters_are_typed_errors() {
         );
     }
     for r in [0.0, 0.1, 0.49, 0.96, 1.0, 1.5, -0.1, f64::NAN] {
-        let err = ScalableBloomFilter::builder(10, 0.01)
+        let err = ScalableBloomFilter::<u64>::builder(10, 0.01)
             .tightening(r)
             .build()
             .unwrap_err();
@@ -166,7 +169,7 @@ fn bad_parameters_are_typed_errors() {
             .build()
             .unwrap();
         for i in 0..1_000 {
-            f.insert(&member(i)).unwrap();
+            f.try_insert(&member(i)).unwrap();
         }
         assert!((0..1_000).all(|i| f.contains(&member(i))));
     }
@@ -186,11 +189,11 @@ fn growth_that_cannot_continue_names_the_slice() {
         .unwrap();
     let mut i = 0;
     let err = loop {
-        let before = (f.len(), f.slice_count());
-        match f.insert(&member(i)) {
+        let before = (f.len(), f.num_slices());
+        match f.try_insert(&member(i)) {
             Ok(_) => i += 1,
             Err(e) => {
-                assert_eq!((f.len(), f.slice_count()), before);
+                assert_eq!((f.len(), f.num_slices()), before);
                 assert!(!f.contains(&member(i)), "a refused key was added");
                 break e;
             }
@@ -224,7 +227,7 @@ fn growth_that_cannot_continue_names_the_slice() {
 /// silently, and repeated self-unions reported `fpr_bound() > 1`.
 #[test]
 fn union_checks_settings_and_bounds() {
-    let base = ScalableBloomFilter::new(100, 0.01).unwrap();
+    let base = ScalableBloomFilter::<u64>::new(100, 0.01).unwrap();
     let others = [
         (
             ScalableBloomFilter::new(100, 0.02).unwrap(),
@@ -265,7 +268,7 @@ fn union_checks_settings_and_bounds() {
     assert!(base.union(&capped).is_ok(), "limits may differ");
     let mut f = ScalableBloomFilter::new(10, 0.3).unwrap();
     for i in 0..100 {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
     for _ in 0..8 {
         let g = f.clone();
@@ -284,17 +287,17 @@ fn union_sums_the_bounds_and_keeps_growing() {
     let mut a = ScalableBloomFilter::new(50, 0.01).unwrap();
     let mut b = ScalableBloomFilter::new(50, 0.01).unwrap();
     for i in 0..300 {
-        a.insert(&member(i)).unwrap();
-        b.insert(&non_member(i)).unwrap();
+        a.try_insert(&member(i)).unwrap();
+        b.try_insert(&non_member(i)).unwrap();
     }
     let (bound_a, bound_b) = (a.fpr_bound(), b.fpr_bound());
     let u = a.union(&b).unwrap();
     assert!((u.fpr_bound() - (bound_a + bound_b)).abs() < 1e-12);
-    assert_eq!(u.slice_count(), a.slice_count() + b.slice_count());
+    assert_eq!(u.num_slices(), a.num_slices() + b.num_slices());
     assert!((0..300).all(|i| u.contains(&member(i)) && u.contains(&non_member(i))));
     let mut u = u;
     for i in 300..2_000 {
-        u.insert(&member(i)).unwrap();
+        u.try_insert(&member(i)).unwrap();
     }
     assert!((0..2_000).all(|i| u.contains(&member(i))));
     // Limits hold across a union.
@@ -303,7 +306,7 @@ fn union_sums_the_bounds_and_keeps_growing() {
         .build()
         .unwrap();
     for i in 0..300 {
-        capped.insert(&member(i)).unwrap();
+        capped.try_insert(&member(i)).unwrap();
     }
     let before = capped.to_bytes();
     assert!(matches!(
@@ -317,21 +320,21 @@ fn union_sums_the_bounds_and_keeps_growing() {
 fn clear_keeps_the_slices() {
     let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
     for i in 0..100 {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
-    let (slices, bound) = (f.slice_count(), f.fpr_bound());
+    let (slices, bound) = (f.num_slices(), f.fpr_bound());
     f.clear();
     assert!(f.is_empty() && (0..100).all(|i| !f.contains(&member(i))));
-    assert_eq!((f.slice_count(), f.fpr_bound()), (slices, bound));
+    assert_eq!((f.num_slices(), f.fpr_bound()), (slices, bound));
     for i in 0..1_000 {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
     assert!((0..1_000).all(|i| f.contains(&member(i))));
 }
 
 /// Whether any slice has all the bits of the key whose hash is `hash`, from first
 /// principles: each slice's `BlockProbe` mask against the key's block in it.
-fn reference(f: &ScalableBloomFilter, hash: u64) -> bool {
+fn reference(f: &ScalableBloomFilter<u64>, hash: u64) -> bool {
     f.slices().any(|s| {
         let mask = BlockProbe::new(hash, s.num_blocks(), s.num_hashes()).mask;
         mask.iter().zip(s.block_of(hash)).all(|(m, b)| m & b == *m)
@@ -353,14 +356,14 @@ fn one_probe_slices_answer_like_the_reference() {
     for i in 0..20_000 {
         let key = member(i);
         let before = reference(&f, f.hash_key(&key));
-        let said_new = f.insert(&key).unwrap();
+        let said_new = f.try_insert(&key).unwrap();
         assert_eq!(said_new, !before, "key {key}");
         if said_new {
             new += 1;
         }
     }
     assert_eq!(f.len(), new);
-    assert!(f.slices().any(|s| s.num_hashes() == 1) && f.slice_count() >= 3);
+    assert!(f.slices().any(|s| s.num_hashes() == 1) && f.num_slices() >= 3);
     let keys: Vec<u64> = (0..20_000)
         .map(member)
         .chain((0..20_000).map(non_member))

@@ -25,9 +25,9 @@ fn union_keeps_both_sides() {
 
 #[test]
 fn codec_round_trips_across_slices_and_rejects_damage() {
-    let foreign = BloomFilter::new(100, 0.01).unwrap().to_bytes();
+    let foreign = BloomFilter::<u64>::new(100, 0.01).unwrap().to_bytes();
     kit::check_codec(|| ScalableBloomFilter::new(8, 0.01).unwrap(), &foreign);
-    let other = ScalableBloomFilter::builder(8, 0.01)
+    let other = ScalableBloomFilter::<u64>::builder(8, 0.01)
         .seed(1)
         .build()
         .unwrap();

@@ -10,7 +10,7 @@ use bloomkit_testkit::{member, reseal};
 
 /// Decoding `bytes` is refused with a structural error whose message contains `needle`.
 fn refused(bytes: &[u8], needle: &str) {
-    match ScalableBloomFilter::from_bytes(bytes) {
+    match ScalableBloomFilter::<u64>::from_bytes(bytes) {
         Err(Error::Decode(DecodeError::Invalid(msg))) => {
             assert!(msg.contains(needle), "{msg:?} does not say {needle:?}");
         }
@@ -21,7 +21,7 @@ fn refused(bytes: &[u8], needle: &str) {
 /// Decoding `bytes` is refused because a setting is one no filter can have: the error that
 /// building a filter with it gives, kept whole.
 fn refused_setting(bytes: &[u8], setting: Setting, value: f64, message: &str) {
-    match ScalableBloomFilter::from_bytes(bytes) {
+    match ScalableBloomFilter::<u64>::from_bytes(bytes) {
         Err(Error::Decode(DecodeError::Parameter(cause))) => {
             assert!(
                 matches!(*cause, Error::InvalidGrowth { what, got, .. } if what == setting && got == value),
@@ -62,11 +62,11 @@ fn the_shared_regression_inputs_are_refused() {
 }
 
 /// A filter of three slices (capacities 10, 20, 40) with default settings and no limits.
-fn grown() -> ScalableBloomFilter {
+fn grown() -> ScalableBloomFilter<u64> {
     let mut f = ScalableBloomFilter::new(10, 0.01).unwrap();
     let mut i = 0;
-    while f.slice_count() < 3 {
-        f.insert(&member(i)).unwrap();
+    while f.num_slices() < 3 {
+        f.try_insert(&member(i)).unwrap();
         i += 1;
     }
     f

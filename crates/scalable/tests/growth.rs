@@ -18,17 +18,17 @@ fn row(p: f64, growth: u32, tightening: f64) {
         .build()
         .unwrap();
     for i in 0..n {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
     assert!(
         (0..n).all(|i| f.contains(&member(i))),
         "false negative after growth"
     );
-    let classic = BloomFilter::new(n, p).unwrap();
+    let classic = BloomFilter::<u64>::new(n, p).unwrap();
     let measured = measure_fpr(&f, probes);
     println!(
         "| {p:>5} | {growth} | {tightening:>4} | {:>2} | {:>9} | {:>5.2} | {:>5.2} | {:.3}% | {:.3}% | {:.2} |",
-        f.slice_count(),
+        f.num_slices(),
         f.len(),
         f.heap_bytes() as f64 / n as f64,
         f.heap_bytes() as f64 / classic.heap_bytes() as f64,

@@ -31,7 +31,7 @@ pub struct Subject<F> {
 
 /// The fill-implied rate of a classic-layout filter (m bits or counters, k probes spread
 /// over all of them): `(X/m)^k` from `estimated_fpr`, combined with the hashing floor.
-pub fn classic_conditional<F: Filter<u64>>(f: &F, n: u64, m: u64, k: u32) -> f64 {
+pub fn classic_conditional<F: Filter<Key = u64>>(f: &F, n: u64, m: u64, k: u32) -> f64 {
     let floor = hashing_floor(n, m, k).expect("valid shape");
     1.0 - (1.0 - f.estimated_fpr()) * (1.0 - floor)
 }
@@ -140,7 +140,12 @@ impl Row {
 }
 
 /// One filter of n keys (seed 0), probed with `probes` non-members.
-pub fn one_filter<F: Filter<u64> + Sync>(subject: &Subject<F>, n: u64, p: f64, probes: u64) -> Row {
+pub fn one_filter<F: Filter<Key = u64> + Sync>(
+    subject: &Subject<F>,
+    n: u64,
+    p: f64,
+    probes: u64,
+) -> Row {
     let mut f = (subject.make)(n, p, 0);
     for i in 0..n {
         f.try_insert(&member(i)).expect("insert");
@@ -161,7 +166,7 @@ pub fn one_filter<F: Filter<u64> + Sync>(subject: &Subject<F>, n: u64, p: f64, p
 /// `instances` filters of n keys each, every one with its own seed and keys, each probed
 /// with `probes_each` non-members: the average FPR over filters, which is what the model
 /// predicts (one filter of a handful of keys is all luck).
-pub fn many_filters<F: Filter<u64>>(
+pub fn many_filters<F: Filter<Key = u64>>(
     subject: &Subject<F>,
     n: u64,
     p: f64,
@@ -215,7 +220,7 @@ pub fn many_filters<F: Filter<u64>>(
 /// away). Each single filter must match the rate its own fill implies; the rate averaged
 /// over 400 filters of 1,000 keys (one filter that small is a few percent lucky or unlucky)
 /// must match the model and stay within 1.1x the target.
-pub fn check_grid<F: Filter<u64> + Sync>(subject: &Subject<F>) {
+pub fn check_grid<F: Filter<Key = u64> + Sync>(subject: &Subject<F>) {
     header();
     for p in [0.1, 0.01, 0.001] {
         let probes = (2_000.0 / p) as u64;

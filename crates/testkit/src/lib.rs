@@ -125,7 +125,7 @@ impl Arbitrary for Op {
 /// answers of `contains`, `true` for every inserted key (no false negatives).
 pub fn check_batch<F, M>(make: M)
 where
-    F: Filter<u64, InsertError = std::convert::Infallible> + PartialEq + Debug,
+    F: Filter<Key = u64, InsertError = std::convert::Infallible> + PartialEq + Debug,
     M: Fn() -> F,
 {
     let lanes = bloomkit_core::batch::LANES as u64;
@@ -162,7 +162,7 @@ where
 
 /// `contains_batch` on `keys` then `probes` appends exactly the answers of `contains`, and
 /// `true` for every key of `keys` (which the caller inserted into `f`).
-fn same_batched_answers<F: Filter<u64>>(f: &F, keys: &[u64], probes: &[u64]) -> Outcome {
+fn same_batched_answers<F: Filter<Key = u64>>(f: &F, keys: &[u64], probes: &[u64]) -> Outcome {
     let mut out = vec![true]; // appended to, not overwritten
     f.contains_batch(keys.iter().chain(probes), &mut out);
     let expected: Vec<bool> = std::iter::once(true)
@@ -180,7 +180,7 @@ fn same_batched_answers<F: Filter<u64>>(f: &F, keys: &[u64], probes: &[u64]) -> 
 /// as `contains` does, on filters filled with random keys through `try_insert`.
 pub fn check_contains_batch<F, M>(make: M)
 where
-    F: Filter<u64>,
+    F: Filter<Key = u64>,
     M: Fn() -> F,
 {
     forall(100, |(keys, probes): &(Vec<u64>, Vec<u64>)| {
@@ -207,7 +207,7 @@ pub fn non_member(i: u64) -> u64 {
 /// bitmap refuses keys outside its range: a refused insert must change nothing).
 pub fn check_filter<F, M>(make: M)
 where
-    F: Filter<u64> + Clone + Debug,
+    F: Filter<Key = u64> + Clone + Debug,
     M: Fn() -> F,
 {
     // An empty filter holds nothing.
@@ -307,7 +307,7 @@ where
 }
 
 /// A filter from `make` holding `keys`, less any the variant refuses (see [`check_filter`]).
-fn fill<F: Filter<u64>>(make: &impl Fn() -> F, keys: &[u64]) -> F {
+fn fill<F: Filter<Key = u64>>(make: &impl Fn() -> F, keys: &[u64]) -> F {
     let mut f = make();
     for k in keys {
         let _refusals_are_checked_by_check_filter = f.try_insert(k);
@@ -319,7 +319,7 @@ fn fill<F: Filter<u64>>(make: &impl Fn() -> F, keys: &[u64]) -> F {
 /// value and in place alike, whichever side it is taken from.
 pub fn check_union<F, M>(make: M)
 where
-    F: Filter<u64> + Union + Debug,
+    F: Filter<Key = u64> + Union + Debug,
     M: Fn() -> F,
 {
     forall(200, |(a, b): &(Vec<u64>, Vec<u64>)| {
@@ -352,7 +352,7 @@ where
 /// common to both.
 pub fn check_intersection<F, M>(make: M)
 where
-    F: Filter<u64> + Intersection + Debug,
+    F: Filter<Key = u64> + Intersection + Debug,
     M: Fn() -> F,
 {
     forall(200, |(a, b, common): &(Vec<u64>, Vec<u64>, Vec<u64>)| {
@@ -407,7 +407,7 @@ pub fn reseal(bytes: &mut [u8]) {
 /// never panic.
 pub fn check_codec<F, M>(make: M, foreign: &[u8])
 where
-    F: Filter<u64> + Codec + Debug,
+    F: Filter<Key = u64> + Codec + Debug,
     M: Fn() -> F,
 {
     forall(100, |keys: &Vec<u64>| {
@@ -513,7 +513,7 @@ impl FprMeasurement {
 
 /// Probes `probes` keys that were never inserted ([`non_member`]) and counts the positives,
 /// on all cores.
-pub fn measure_fpr<F: Filter<u64> + Sync>(filter: &F, probes: u64) -> FprMeasurement {
+pub fn measure_fpr<F: Filter<Key = u64> + Sync>(filter: &F, probes: u64) -> FprMeasurement {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
     let per = probes.div_ceil(threads);
     let false_positives = std::thread::scope(|s| {

@@ -102,7 +102,7 @@ pub struct Deletable<F>(pub F);
 #[derive(Debug)]
 pub struct Exact<K>(pub HashSet<K>);
 
-impl<K, F: Filter<K>> Structure<K> for Approx<F> {
+impl<K, F: Filter<Key = K>> Structure<K> for Approx<F> {
     fn put(&mut self, key: &K) -> Result<(), String> {
         self.0.try_insert(key).map(drop).map_err(|e| e.to_string())
     }
@@ -117,7 +117,7 @@ impl<K, F: Filter<K>> Structure<K> for Approx<F> {
     }
 }
 
-impl<K, F: Filter<K> + Remove<K>> Structure<K> for Deletable<F> {
+impl<K, F: Filter<Key = K> + Remove> Structure<K> for Deletable<F> {
     fn put(&mut self, key: &K) -> Result<(), String> {
         self.0.try_insert(key).map(drop).map_err(|e| e.to_string())
     }
