@@ -5,7 +5,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
-use bloomkit_core::batch::{pipeline, prefetch};
+use bloomkit_core::batch::{insert_counting, pipeline, prefetch};
 use bloomkit_core::hash::{
     block_contains, block_contains_all, block_positions, reduce, BlockProbe, BLOCK_BITS,
 };
@@ -425,20 +425,12 @@ impl<K: Hash + ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        let mut new = 0;
-        pipeline(
+        insert_counting(
             self,
             keys,
             |f, key| f.locate(f.hash_key(key.borrow())),
-            |f, (hash, block)| {
-                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
-                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
-                if f.insert_at(hash, block) {
-                    new += 1;
-                }
-            },
-        );
-        new
+            |f, (hash, block)| f.insert_at(hash, block),
+        )
     }
 }
 

@@ -62,6 +62,27 @@ pub fn pipeline<C: ?Sized, K, P: Copy + Default>(
     }
 }
 
+/// [`pipeline`] for inserts: stages every key, then inserts it with `insert`, which says
+/// whether the key was certainly new; returns how many were. The batched inserts of the
+/// Bloom variants are this with their own `stage` and `insert`.
+#[inline]
+pub fn insert_counting<C: ?Sized, K, P: Copy + Default>(
+    ctx: &mut C,
+    keys: impl IntoIterator<Item = K>,
+    stage: impl FnMut(&C, K) -> P,
+    mut insert: impl FnMut(&mut C, P) -> bool,
+) -> usize {
+    let mut new = 0;
+    pipeline(ctx, keys, stage, |ctx, p| {
+        // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles
+        // bool-to-integer increments in release builds (see `bits::BitArray::set`).
+        if insert(ctx, p) {
+            new += 1;
+        }
+    });
+    new
+}
+
 #[cfg(test)]
 mod tests {
     use super::{pipeline, LANES};

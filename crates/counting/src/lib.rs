@@ -83,7 +83,7 @@ use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
 use bloomkit_classic::BloomFilter;
-use bloomkit_core::batch::pipeline;
+use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
@@ -405,20 +405,12 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        let mut new = 0;
-        pipeline(
+        insert_counting(
             self,
             keys,
             |f, key| f.locate(f.hash_key(key.borrow())),
-            |f, hash| {
-                // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206 miscompiles bool-to-integer
-                // increments in release builds; see `bloomkit_core::bits::BitArray::set`.
-                if f.insert_hash(hash) {
-                    new += 1;
-                }
-            },
-        );
-        new
+            Self::insert_hash,
+        )
     }
 
     /// Requests the cache lines of the key's counters; returns the hash.
