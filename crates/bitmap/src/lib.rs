@@ -574,3 +574,8 @@ impl<K: Key> fmt::Debug for Bitmap<K> {
             .finish()
     }
 }
+
+/// The README's examples, compiled and run as doctests so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

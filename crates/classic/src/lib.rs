@@ -480,3 +480,8 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilter<K, S> {
             .finish()
     }
 }
+
+/// The README's examples, compiled and run as doctests so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -74,3 +74,8 @@ pub use filter::{
 pub use format::Codec;
 pub use hash::{HasherSpec, PortableHasher, Xxh3Builder};
 pub use sizing::Design;
+
+/// The README's examples, compiled and run as doctests so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

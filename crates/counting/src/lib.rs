@@ -603,3 +603,8 @@ impl<K: ?Sized, C: Counter, S: fmt::Debug> fmt::Debug for CountingBloomFilter<K,
             .finish()
     }
 }
+
+/// The README's examples, compiled and run as doctests so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -764,3 +764,8 @@ mod tests {
         ));
     }
 }
+
+/// The README's examples, compiled and run as doctests so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
