@@ -25,8 +25,9 @@ struct Params {
 /// A bound as the format writes it: its value as an `i128` for signed keys, its bits as an
 /// `i128` for unsigned ones. That is the value itself for every bound that fits an `i128`
 /// (all that 0.1.0 could write), and a bit-for-bit copy for `u128` bounds above `i128::MAX`.
-fn to_wire<K: Key>(key: K) -> i128 {
-    let o = crate::ordinal(key).expect("a bitmap's bounds have ordinals");
+/// It takes the bound's ordinal (`crate::ordinal`), which the bitmap keeps for its low bound
+/// and derives for its high one, so writing has no failure path.
+fn to_wire<K: Key>(o: u128) -> i128 {
     if crate::is_signed::<K>() {
         (o ^ (1 << 127)) as i128
     } else {
@@ -90,8 +91,10 @@ impl<K: Key> Bitmap<K> {
         Params {
             key_bits,
             key_signed,
-            lo: to_wire(self.lo),
-            hi: to_wire(self.hi),
+            // `base + (len - 1)` is `ordinal(hi)`, at most u128::MAX (subtract first: a range
+            // ending at u128::MAX has `base + len` = 2^128).
+            lo: to_wire::<K>(self.base),
+            hi: to_wire::<K>(self.base + (u128::from(self.bits.len()) - 1)),
         }
     }
 

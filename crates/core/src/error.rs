@@ -129,7 +129,7 @@ pub enum Error {
     GrowthStopped {
         /// The position of the slice in the filter's sequence (0 for the first).
         slice: u32,
-        /// The items the slice would be sized for.
+        /// The items the slice would be sized for (`u64::MAX` if that overflows).
         capacity: u64,
         /// The slice's own false-positive rate.
         fpr: f64,

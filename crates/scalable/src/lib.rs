@@ -227,7 +227,13 @@ impl Config {
                 bits: f64::INFINITY,
                 max: bloomkit_core::bits::MAX_BITS,
             })?;
-        Ok((capacity, self.first_fpr() * self.tightening.powi(i as i32)))
+        Ok((capacity, self.slice_fpr(i)))
+    }
+
+    /// The rate of slice `i`, `p0 * r^i`: defined for every `i`, even where the capacity
+    /// overflows.
+    fn slice_fpr(self, i: u32) -> f64 {
+        self.first_fpr() * self.tightening.powi(i as i32)
     }
 }
 
@@ -367,11 +373,13 @@ impl<K: ?Sized, S: BuildHasher + Clone> ScalableBloomFilter<K, S> {
         let result = self.try_grow();
         match result {
             Err(e) if slice > 0 && !matches!(e, Error::LimitReached { .. }) => {
-                let (capacity, fpr) = self.config.slice(slice).unwrap_or((u64::MAX, 0.0));
+                // The capacity saturates where it overflows u64 (only past a slice of
+                // 2^59 items, which no allocator gives); the rate is always the slice's.
+                let capacity = self.config.slice(slice).map_or(u64::MAX, |(c, _)| c);
                 Err(Error::GrowthStopped {
                     slice,
                     capacity,
-                    fpr,
+                    fpr: self.config.slice_fpr(slice),
                     source: Box::new(e),
                 })
             }
