@@ -19,7 +19,10 @@ fn run(args: &[String]) -> Result<(), String> {
             let items = items.parse().map_err(|_| parse("ITEMS", items))?;
             let fpr = fpr.parse().map_err(|_| parse("FPR", fpr))?;
             let seed = seed.parse().map_err(|_| parse("SEED", seed))?;
-            let mut filter = BloomFilter::with_seed(items, fpr, seed).map_err(|e| e.to_string())?;
+            let mut filter = BloomFilter::builder(items, fpr)
+                .seed(seed)
+                .build()
+                .map_err(|e| e.to_string())?;
             for line in stdin.lines() {
                 filter.insert(line.map_err(|e| e.to_string())?.as_str());
             }

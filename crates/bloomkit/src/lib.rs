@@ -48,6 +48,27 @@
 //! # }
 //! ```
 //!
+//! Every Bloom variant is configured through the same [`Builder`], checked once at `build`;
+//! a setting a variant has no use for does not compile:
+//!
+//! ```
+//! # #[cfg(all(feature = "classic", feature = "counting", feature = "scalable"))] {
+//! use bloomkit::prelude::*;
+//!
+//! let classic = BloomFilter::builder(10_000, 0.01).seed(7).max_bytes(1 << 20).build()?;
+//! let counting = CountingBloomFilter::builder(10_000, 0.01).seed(7).counter::<u8>().build()?;
+//! let scalable = ScalableBloomFilter::builder(10_000, 0.01).seed(7).growth(4).build()?;
+//! # let _: (&BloomFilter<str>, &CountingBloomFilter<str, u8>, &ScalableBloomFilter<str>) =
+//! #     (&classic, &counting, &scalable);
+//! # }
+//! # Ok::<(), bloomkit::Error>(())
+//! ```
+//!
+//! ```compile_fail
+//! // A classic filter does not grow: `growth` is not one of its settings.
+//! let f = bloomkit::BloomFilter::<str>::builder(10_000, 0.01).growth(4).build();
+//! ```
+//!
 //! # Which structure?
 //!
 //! - **classic Bloom filter** ([`BloomFilter`]): a known number of items, no deletes;
@@ -81,15 +102,16 @@
 //!   checksummed format) on every enabled variant.
 //! - `full`: everything.
 //!
-//! The hashing and sizing layers are always available as [`hash`] and [`sizing`].
+//! The hashing and sizing layers are always available as [`hash`] and [`sizing`], and the
+//! one [`Builder`] every Bloom variant is configured with as [`build`].
 
 #![forbid(unsafe_code)]
 
 pub use bloomkit_core as core;
 pub use bloomkit_core::{
-    bits, check_fpr, hash, sizing, unified, DecodeError, Design, Error, Filter, FilterCore,
-    HasherSpec, Intersection, Limit, Parameter, PortableHasher, Remove, Setting, Unified, Union,
-    Variant, Xxh3Builder,
+    bits, build, check_fpr, hash, sizing, unified, Builder, DecodeError, Design, Error, Filter,
+    FilterCore, HasherSpec, Intersection, Limit, Parameter, PortableHasher, Remove, Setting,
+    Unified, Union, Variant, Xxh3Builder,
 };
 #[cfg(feature = "serde")]
 pub use bloomkit_core::{format, Codec};

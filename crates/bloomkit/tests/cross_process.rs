@@ -63,7 +63,10 @@ fn scratch(name: &str) -> PathBuf {
 fn written_here_read_there() {
     let members = keys(0..5_000);
     let probes = keys(0..20_000); // the first 5,000 are members
-    let mut filter = BloomFilter::with_seed(5_000, 0.01, 0xfeed).unwrap();
+    let mut filter = BloomFilter::builder(5_000, 0.01)
+        .seed(0xfeed)
+        .build()
+        .unwrap();
     for k in &members {
         filter.insert(k.as_str());
     }
@@ -103,7 +106,7 @@ fn written_there_read_here() {
     let bytes = std::fs::read(&file).unwrap();
     let filter = BloomFilter::from_bytes(&bytes).unwrap();
 
-    let mut expected = BloomFilter::with_seed(3_000, 0.001, 77).unwrap();
+    let mut expected = BloomFilter::builder(3_000, 0.001).seed(77).build().unwrap();
     for k in &members {
         expected.insert(k.as_str());
     }

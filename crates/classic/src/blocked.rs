@@ -6,6 +6,7 @@ use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
 use bloomkit_core::batch::{insert_counting, pipeline, prefetch};
+use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
 use bloomkit_core::hash::{
     block_contains, block_contains_all, block_positions, reduce, BlockProbe, BLOCK_BITS,
 };
@@ -95,6 +96,23 @@ impl<K: ?Sized, S: PartialEq> PartialEq for BlockedBloomFilter<K, S> {
     }
 }
 
+impl<K: ?Sized, S: BuildHasher> FromSettings for BlockedBloomFilter<K, S> {
+    type Hasher = S;
+
+    fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
+        let design = settings.design()?;
+        let plan = sizing::blocked_plan(settings.items, settings.fpr)?;
+        settings.check_bytes(plan.bits.saturating_mul(BLOCK_BITS / 8))?;
+        let mut filter = Self::with_blocks_and_hasher(plan.bits, plan.hashes, hasher)?;
+        filter.design = Some(design);
+        Ok(filter)
+    }
+}
+
+impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for BlockedBloomFilter<K, S> {
+    type Output = BlockedBloomFilter<K, H>;
+}
+
 impl<K: ?Sized> BlockedBloomFilter<K> {
     /// A blocked filter for `expected_items` at false-positive rate `fpr`, with the default
     /// hasher and seed.
@@ -103,15 +121,24 @@ impl<K: ?Sized> BlockedBloomFilter<K> {
     /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::UnreachableFpr`],
     /// [`Error::TooLarge`], [`Error::AllocationFailed`].
     pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::with_hasher(expected_items, fpr, Xxh3Builder::default())
+        Self::builder(expected_items, fpr).build()
     }
 
-    /// As [`new`](Self::new), with XXH3-64 seeded with `seed`.
+    /// A [`Builder`] for a blocked filter of `expected_items` at rate `fpr` with other
+    /// settings: a seed or hasher, a memory limit.
     ///
-    /// # Errors
-    /// As [`new`](Self::new).
-    pub fn with_seed(expected_items: u64, fpr: f64, seed: u64) -> Result<Self, Error> {
-        Self::with_hasher(expected_items, fpr, Xxh3Builder::with_seed(seed))
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BlockedBloomFilter;
+    ///
+    /// let mut f = BlockedBloomFilter::builder(10_000, 0.01).seed(7).build()?;
+    /// f.insert(&42u64);
+    /// assert!(f.contains(&42));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
+        Builder::new(expected_items, fpr)
     }
 
     /// A filter of exactly `blocks` blocks of 512 bits and `hashes` probes per key.
@@ -147,18 +174,6 @@ pub(crate) fn zeroed_blocks(blocks: u64) -> Result<Vec<Block>, Error> {
 }
 
 impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
-    /// A blocked filter for `expected_items` at rate `fpr`, hashing with `hasher`.
-    ///
-    /// # Errors
-    /// As [`BlockedBloomFilter::new`].
-    pub fn with_hasher(expected_items: u64, fpr: f64, hasher: S) -> Result<Self, Error> {
-        let design = Design::new(expected_items, fpr)?;
-        let plan = sizing::blocked_plan(expected_items, fpr)?;
-        let mut filter = Self::with_blocks_and_hasher(plan.bits, plan.hashes, hasher)?;
-        filter.design = Some(design);
-        Ok(filter)
-    }
-
     /// `blocks` blocks and `hashes` probes, hashing with `hasher`.
     ///
     /// # Errors

@@ -39,7 +39,7 @@
 //! assert!(both.contains(&1u64) && both.contains(&2u64));
 //!
 //! // Filters built differently cannot be combined: an error, not a panic.
-//! let other = BloomFilter::with_seed(1_000, 0.01, 42)?;
+//! let other = BloomFilter::builder(1_000, 0.01).seed(42).build()?;
 //! assert!(a.union_with(&other).is_err());
 //! # Ok::<(), bloomkit_core::Error>(())
 //! ```
@@ -63,6 +63,7 @@ use core::marker::PhantomData;
 
 use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::BitArray;
+use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{
@@ -120,6 +121,24 @@ impl<K: ?Sized, S: PartialEq> PartialEq for BloomFilter<K, S> {
     }
 }
 
+impl<K: ?Sized, S: BuildHasher> FromSettings for BloomFilter<K, S> {
+    type Hasher = S;
+
+    fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
+        let design = settings.design()?;
+        let plan = settings.plan()?;
+        let bits = sizing::coprime_bits(plan.bits, plan.hashes)?;
+        settings.check_bytes(bits.div_ceil(64) * 8)?;
+        let mut filter = Self::with_bits_and_hasher(bits, plan.hashes, hasher)?;
+        filter.design = Some(design);
+        Ok(filter)
+    }
+}
+
+impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for BloomFilter<K, S> {
+    type Output = BloomFilter<K, H>;
+}
+
 impl<K: ?Sized> BloomFilter<K> {
     /// A filter for `expected_items` at false-positive rate `fpr`, with the default hasher
     /// and seed.
@@ -140,16 +159,26 @@ impl<K: ?Sized> BloomFilter<K> {
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::with_hasher(expected_items, fpr, Xxh3Builder::default())
+        Self::builder(expected_items, fpr).build()
     }
 
-    /// As [`new`](Self::new), with XXH3-64 seeded with `seed`. Filters with different seeds
-    /// put keys in different places and cannot be combined.
+    /// A [`Builder`] for a filter of `expected_items` at rate `fpr` with other settings: a
+    /// seed or hasher, a memory limit.
     ///
-    /// # Errors
-    /// As [`new`](Self::new).
-    pub fn with_seed(expected_items: u64, fpr: f64, seed: u64) -> Result<Self, Error> {
-        Self::with_hasher(expected_items, fpr, Xxh3Builder::with_seed(seed))
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    ///
+    /// let mut f = BloomFilter::builder(10_000, 0.01).seed(7).max_bytes(16 << 10).build()?;
+    /// f.insert("a");
+    /// assert!(f.contains("a"));
+    /// // 100 million items at 1% need 114 MiB: more than the limit.
+    /// assert!(BloomFilter::<str>::builder(100_000_000, 0.01).max_bytes(1 << 20).build().is_err());
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
+        Builder::new(expected_items, fpr)
     }
 
     /// A filter of `bits` bits (rounded up to the next size with no prime factor below
@@ -165,18 +194,6 @@ impl<K: ?Sized> BloomFilter<K> {
 }
 
 impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
-    /// A filter for `expected_items` at false-positive rate `fpr`, hashing with `hasher`.
-    ///
-    /// # Errors
-    /// As [`BloomFilter::new`].
-    pub fn with_hasher(expected_items: u64, fpr: f64, hasher: S) -> Result<Self, Error> {
-        let design = Design::new(expected_items, fpr)?;
-        let plan = sizing::plan(expected_items, fpr)?;
-        let mut filter = Self::with_bits_and_hasher(plan.bits, plan.hashes, hasher)?;
-        filter.design = Some(design);
-        Ok(filter)
-    }
-
     /// A filter of `bits` bits (rounded up as in [`BloomFilter::with_bits`]) and `hashes`
     /// probes, hashing with `hasher`.
     ///

@@ -12,7 +12,12 @@ fn make() -> BlockedBloomFilter<u64> {
 #[test]
 fn filter_promises() {
     kit::check_filter(make);
-    kit::check_filter(|| BlockedBloomFilter::with_seed(5_000, 0.0001, 7).unwrap());
+    kit::check_filter(|| {
+        BlockedBloomFilter::builder(5_000, 0.0001)
+            .seed(7)
+            .build()
+            .unwrap()
+    });
     // One probe per key: every lookup once answered `true` (see below).
     kit::check_filter(|| BlockedBloomFilter::with_blocks(64, 1).unwrap());
     kit::check_union(make);
@@ -25,7 +30,10 @@ fn codec_and_incompatibility() {
     kit::check_codec(make, &foreign);
     kit::check_codec(|| BlockedBloomFilter::with_blocks(1, 3).unwrap(), &foreign);
     for other in [
-        BlockedBloomFilter::with_seed(2_000, 0.01, 1).unwrap(),
+        BlockedBloomFilter::builder(2_000, 0.01)
+            .seed(1)
+            .build()
+            .unwrap(),
         BlockedBloomFilter::new(4_000, 0.01).unwrap(),
     ] {
         kit::check_incompatible(&make(), &other, Union::union_with);

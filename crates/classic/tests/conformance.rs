@@ -12,7 +12,7 @@ fn make() -> BloomFilter<u64> {
 #[test]
 fn filter_promises() {
     kit::check_filter(make);
-    kit::check_filter(|| BloomFilter::with_seed(5_000, 0.001, 99).unwrap());
+    kit::check_filter(|| BloomFilter::builder(5_000, 0.001).seed(99).build().unwrap());
     kit::check_filter(|| BloomFilter::with_bits(20_000, 5).unwrap());
     // One probe per key: the case blocked lookups once got wrong.
     kit::check_filter(|| BloomFilter::with_bits(20_000, 1).unwrap());
@@ -45,7 +45,7 @@ fn incompatible_filters_are_refused_and_left_unchanged() {
     a.insert(&1u64);
     let others = [
         BloomFilter::new(2_000, 0.01).unwrap(),
-        BloomFilter::with_seed(1_000, 0.01, 1).unwrap(),
+        BloomFilter::builder(1_000, 0.01).seed(1).build().unwrap(),
         BloomFilter::with_bits(a.num_bits(), a.num_hashes() + 1).unwrap(),
     ];
     for b in &others {

@@ -63,7 +63,7 @@ fn constructor_parameters() {
         Err(Error::UnreachableFpr { .. })
     ));
     assert!(matches!(
-        BloomFilter::<u64>::with_seed(0, 0.1, 3),
+        BloomFilter::<u64>::builder(0, 0.1).seed(3).build(),
         Err(Error::ZeroItems)
     ));
 }

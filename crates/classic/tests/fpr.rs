@@ -13,14 +13,24 @@ use bloomkit_testkit::fpr::{
 };
 
 const CLASSIC: Subject<BloomFilter<u64>> = Subject {
-    make: |n, p, seed| BloomFilter::with_seed(n, p, seed).expect("valid parameters"),
+    make: |n, p, seed| {
+        BloomFilter::builder(n, p)
+            .seed(seed)
+            .build()
+            .expect("valid parameters")
+    },
     shape: |f| (f.num_bits(), f.num_hashes()),
     model: |f, n| f.fpr_at(n),
     conditional: |f, n| classic_conditional(f, n, f.num_bits(), f.num_hashes()),
 };
 
 const BLOCKED: Subject<BlockedBloomFilter<u64>> = Subject {
-    make: |n, p, seed| BlockedBloomFilter::with_seed(n, p, seed).expect("valid parameters"),
+    make: |n, p, seed| {
+        BlockedBloomFilter::builder(n, p)
+            .seed(seed)
+            .build()
+            .expect("valid parameters")
+    },
     shape: |f| (f.num_bits(), f.num_hashes()),
     model: |f, n| f.fpr_at(n),
     // Exact for the filter's fill: the average over blocks of (ones / 512)^k.

@@ -120,7 +120,7 @@ fn probes_are_in_range_above_2_pow_32_bits() {
 
 /// A small filter with a known content, as stored in `tests/data/classic-v1.bin`.
 fn golden_filter() -> BloomFilter<u64> {
-    let mut f = BloomFilter::with_seed(100, 0.01, 7).unwrap();
+    let mut f = BloomFilter::builder(100, 0.01).seed(7).build().unwrap();
     for i in 0..50u64 {
         f.insert(&i);
     }

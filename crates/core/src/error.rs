@@ -97,6 +97,17 @@ pub enum Error {
         /// The limit.
         limit: u64,
     },
+    /// A filter that would need more than the limit it was built with; nothing was
+    /// allocated.
+    #[error("the filter would need {needed} {what}, over its limit of {limit}")]
+    OverLimit {
+        /// What is limited.
+        what: Limit,
+        /// What the filter would need.
+        needed: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A growth factor or tightening ratio a scalable filter cannot use.
     #[error("{} must be {expected}, got {}", .what.name(), Num(*.got))]
     InvalidGrowth {

@@ -12,6 +12,8 @@
 //! - [`sizing`]: bits and probes from (items, FPR), FPR from (items, bits, probes),
 //!   capacity, and cardinality from a filter's fill, each checked and documented with its
 //!   source.
+//! - [`build`]: the one [`Builder`] every Bloom variant is configured with, checked once
+//!   at `build()`.
 //! - [`bits`]: the bit array the Bloom-style filters and the bitmap store their state in.
 //! - [`Error`]: one error type, with messages that name the bad value.
 //! - `format` (feature `serde`): the versioned, checksummed byte format, and [`Codec`].
@@ -58,6 +60,7 @@
 
 pub mod batch;
 pub mod bits;
+pub mod build;
 mod error;
 mod filter;
 #[cfg(feature = "serde")]
@@ -66,6 +69,7 @@ pub mod hash;
 mod prefetch;
 pub mod sizing;
 
+pub use build::Builder;
 pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Variant};
 pub use filter::{
     check_same_shape, unified, Filter, FilterCore, Intersection, Remove, Unified, Union,

@@ -50,9 +50,8 @@
 //!
 //! ```
 //! use bloomkit_counting::CountingBloomFilter;
-//! use bloomkit_core::Xxh3Builder;
 //!
-//! let mut votes = CountingBloomFilter::<u64, u16>::with_hasher(1_000, 0.01, Xxh3Builder::default())?;
+//! let mut votes = CountingBloomFilter::builder(1_000, 0.01).counter::<u16>().build()?;
 //! for _ in 0..1_000 {
 //!     votes.insert(&42u64);
 //! }
@@ -85,6 +84,7 @@ use core::marker::PhantomData;
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::BitArray;
+use bloomkit_core::build::{Builder, FromSettings, Settings, WithCounter, WithHasher};
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
 use bloomkit_core::{
@@ -135,10 +135,36 @@ impl<K: ?Sized, C: Counter, S: PartialEq> PartialEq for CountingBloomFilter<K, C
     }
 }
 
+impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for CountingBloomFilter<K, C, S> {
+    type Hasher = S;
+
+    fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
+        let design = settings.design()?;
+        let plan = settings.plan()?;
+        let m = sizing::coprime_bits(plan.bits, plan.hashes)?;
+        let bytes = (u128::from(m) * u128::from(C::BITS)).div_ceil(8);
+        settings.check_bytes(u64::try_from(bytes).unwrap_or(u64::MAX))?;
+        let mut filter = Self::with_counters_and_hasher(m, plan.hashes, hasher)?;
+        filter.design = Some(design);
+        Ok(filter)
+    }
+}
+
+impl<K: ?Sized, C: Counter, S: BuildHasher, H: BuildHasher> WithHasher<H>
+    for CountingBloomFilter<K, C, S>
+{
+    type Output = CountingBloomFilter<K, C, H>;
+}
+
+impl<K: ?Sized, C: Counter, C2: Counter, S: BuildHasher> WithCounter<C2>
+    for CountingBloomFilter<K, C, S>
+{
+    type Output = CountingBloomFilter<K, C2, S>;
+}
+
 /// The plain constructors build 4-bit counters with XXH3 (as `HashMap::new` builds its
 /// default hasher), so they need no type annotation beyond the key's; for another width,
-/// name it and pass a hasher:
-/// `CountingBloomFilter::<str, u16>::with_hasher(n, p, Xxh3Builder::with_seed(7))`.
+/// ask the builder: `CountingBloomFilter::builder(n, p).counter::<u16>().build()`.
 impl<K: ?Sized> CountingBloomFilter<K> {
     /// A filter with 4-bit counters for `expected_items` at false-positive rate `fpr`, with
     /// the default hasher and seed: the same m and k as `BloomFilter::new`.
@@ -147,15 +173,26 @@ impl<K: ?Sized> CountingBloomFilter<K> {
     /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::TooLarge`],
     /// [`Error::AllocationFailed`].
     pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::with_hasher(expected_items, fpr, Xxh3Builder::default())
+        Self::builder(expected_items, fpr).build()
     }
 
-    /// As [`new`](CountingBloomFilter::new), with XXH3-64 seeded with `seed`.
+    /// A [`Builder`] for a filter of `expected_items` at rate `fpr` with other settings:
+    /// counter width, seed or hasher, a memory limit.
     ///
-    /// # Errors
-    /// As [`new`](CountingBloomFilter::new).
-    pub fn with_seed(expected_items: u64, fpr: f64, seed: u64) -> Result<Self, Error> {
-        Self::with_hasher(expected_items, fpr, Xxh3Builder::with_seed(seed))
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_counting::CountingBloomFilter;
+    ///
+    /// let mut f = CountingBloomFilter::builder(1_000, 0.01).counter::<u8>().seed(7).build()?;
+    /// for _ in 0..200 {
+    ///     f.insert("hot key");
+    /// }
+    /// assert_eq!(f.count("hot key"), 200); // a 4-bit counter would stick at 15
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
+        Builder::new(expected_items, fpr)
     }
 
     /// `counters` 4-bit counters (rounded up as `BloomFilter::with_bits` rounds its bits)
@@ -170,19 +207,6 @@ impl<K: ?Sized> CountingBloomFilter<K> {
 }
 
 impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
-    /// A filter with counters of width `C` for `expected_items` at rate `fpr`, hashing with
-    /// `hasher`.
-    ///
-    /// # Errors
-    /// As [`new`](CountingBloomFilter::new).
-    pub fn with_hasher(expected_items: u64, fpr: f64, hasher: S) -> Result<Self, Error> {
-        let design = Design::new(expected_items, fpr)?;
-        let plan = sizing::plan(expected_items, fpr)?;
-        let mut filter = Self::with_counters_and_hasher(plan.bits, plan.hashes, hasher)?;
-        filter.design = Some(design);
-        Ok(filter)
-    }
-
     /// `counters` counters of width `C` and `hashes` probes, hashing with `hasher`.
     ///
     /// # Errors

@@ -2,20 +2,26 @@
 
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::Union;
-use bloomkit_core::Xxh3Builder;
 use bloomkit_counting::{Counter, CountingBloomFilter, U4};
 use bloomkit_testkit as kit;
 
 fn suite<C: Counter>() {
     let make = || {
-        CountingBloomFilter::<u64, C>::with_hasher(2_000, 0.01, Xxh3Builder::with_seed(3)).unwrap()
+        CountingBloomFilter::<u64>::builder(2_000, 0.01)
+            .counter::<C>()
+            .seed(3)
+            .build()
+            .unwrap()
     };
     kit::check_filter(make);
     kit::check_union(make);
     let foreign = BloomFilter::<u64>::new(100, 0.01).unwrap().to_bytes();
     kit::check_codec(make, &foreign);
-    let other =
-        CountingBloomFilter::<u64, C>::with_hasher(2_000, 0.01, Xxh3Builder::with_seed(4)).unwrap();
+    let other = CountingBloomFilter::<u64>::builder(2_000, 0.01)
+        .counter::<C>()
+        .seed(4)
+        .build()
+        .unwrap();
     kit::check_incompatible(&make(), &other, Union::union_with);
 }
 

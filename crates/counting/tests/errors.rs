@@ -48,7 +48,10 @@ fn constructor_parameters() {
 
 #[test]
 fn bytes_of_another_width_or_with_bad_padding() {
-    let mut f = CountingBloomFilter::with_seed(10, 0.1, 0).unwrap();
+    let mut f = CountingBloomFilter::builder(10, 0.1)
+        .seed(0)
+        .build()
+        .unwrap();
     f.insert(&1u64);
     let bytes = f.to_bytes();
     let err = <CountingBloomFilter<u64, u16> as Codec>::from_bytes(&bytes).unwrap_err();

@@ -11,7 +11,12 @@ use bloomkit_testkit::fpr::{check_grid, classic_conditional, Subject};
 #[test]
 fn fpr_grid_honours_target() {
     check_grid(&Subject::<CountingBloomFilter<u64, U4>> {
-        make: |n, p, seed| CountingBloomFilter::with_seed(n, p, seed).expect("valid parameters"),
+        make: |n, p, seed| {
+            CountingBloomFilter::builder(n, p)
+                .seed(seed)
+                .build()
+                .expect("valid parameters")
+        },
         shape: |f| (f.num_counters(), f.num_hashes()),
         model: |f, n| f.fpr_at(n),
         conditional: |f, n| classic_conditional(f, n, f.num_counters(), f.num_hashes()),

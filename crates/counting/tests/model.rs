@@ -93,16 +93,32 @@ fn run<C: Counter>(ops: &[Op], make: impl Fn() -> CountingBloomFilter<u64, C>) -
 fn widths(ops: &[Op]) -> Outcome {
     // Small filters, so counters are shared and (for 4 bits) saturate.
     run::<U4>(ops, || {
-        CountingBloomFilter::<u64, U4>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
+        CountingBloomFilter::<u64>::builder(20, 0.05)
+            .counter::<U4>()
+            .seed(1)
+            .build()
+            .unwrap()
     })?;
     run::<u8>(ops, || {
-        CountingBloomFilter::<u64, u8>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
+        CountingBloomFilter::<u64>::builder(20, 0.05)
+            .counter::<u8>()
+            .seed(1)
+            .build()
+            .unwrap()
     })?;
     run::<u16>(ops, || {
-        CountingBloomFilter::<u64, u16>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
+        CountingBloomFilter::<u64>::builder(20, 0.05)
+            .counter::<u16>()
+            .seed(1)
+            .build()
+            .unwrap()
     })?;
     run::<u32>(ops, || {
-        CountingBloomFilter::<u64, u32>::with_hasher(20, 0.05, Xxh3Builder::with_seed(1)).unwrap()
+        CountingBloomFilter::<u64>::builder(20, 0.05)
+            .counter::<u32>()
+            .seed(1)
+            .build()
+            .unwrap()
     })?;
     // A tiny filter whose keys' probes coincide: removal must lower a counter as often as
     // insertion raised it.

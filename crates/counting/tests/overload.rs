@@ -61,7 +61,10 @@ fn a_counter_driven_past_its_ceiling_sticks() {
     assert!(f.contains("hot"));
     assert_eq!(f.count("hot"), 15);
 
-    let mut g = CountingBloomFilter::<str, u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(0))
+    let mut g = CountingBloomFilter::<str>::builder(1_000, 0.01)
+        .counter::<u8>()
+        .seed(0)
+        .build()
         .unwrap();
     for _ in 0..300 {
         g.insert("hot");
@@ -95,7 +98,10 @@ fn removing_a_key_with_a_zero_counter_is_refused_and_changes_nothing() {
 
 #[test]
 fn removing_everything_empties_the_filter() {
-    let mut f = CountingBloomFilter::<u64, u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(9))
+    let mut f = CountingBloomFilter::<u64>::builder(1_000, 0.01)
+        .counter::<u8>()
+        .seed(9)
+        .build()
         .unwrap();
     for i in 0..1_000 {
         f.insert(&member(i));
@@ -109,16 +115,21 @@ fn removing_everything_empties_the_filter() {
     assert_eq!(f.nonzero_counters(), 0);
     assert_eq!(
         f,
-        CountingBloomFilter::<u64, u8>::with_hasher(1_000, 0.01, Xxh3Builder::with_seed(9))
+        CountingBloomFilter::<u64>::builder(1_000, 0.01)
+            .counter::<u8>()
+            .seed(9)
+            .build()
             .unwrap()
     );
 }
 
 #[test]
 fn classic_conversion_answers_identically() {
-    let mut f =
-        CountingBloomFilter::<u64, U4>::with_hasher(10_000, 0.01, Xxh3Builder::with_seed(5))
-            .unwrap();
+    let mut f = CountingBloomFilter::<u64>::builder(10_000, 0.01)
+        .counter::<U4>()
+        .seed(5)
+        .build()
+        .unwrap();
     for i in 0..10_000 {
         f.insert(&member(i));
     }
@@ -136,7 +147,10 @@ fn classic_conversion_answers_identically() {
         assert_eq!(c.contains(&non_member(i)), f.contains(&non_member(i)));
     }
     // The same (n, p) sizes both alike.
-    let classic = bloomkit_classic::BloomFilter::<u64>::with_seed(10_000, 0.01, 5).unwrap();
+    let classic = bloomkit_classic::BloomFilter::<u64>::builder(10_000, 0.01)
+        .seed(5)
+        .build()
+        .unwrap();
     assert_eq!(
         (classic.num_bits(), classic.num_hashes()),
         (f.num_counters(), f.num_hashes())
@@ -151,7 +165,10 @@ fn classic_conversion_answers_identically() {
 #[test]
 fn memory_per_item_at_one_percent() {
     fn per_item<C: bloomkit_counting::Counter>() -> f64 {
-        CountingBloomFilter::<u64, C>::with_hasher(1_000_000, 0.01, Xxh3Builder::with_seed(0))
+        CountingBloomFilter::<u64>::builder(1_000_000, 0.01)
+            .counter::<C>()
+            .seed(0)
+            .build()
             .unwrap()
             .heap_bytes() as f64
             / 1e6

@@ -73,10 +73,10 @@ pub use bloomkit_core;
 use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
-use core::marker::PhantomData;
 
 use bloomkit_classic::BlockedBloomFilter;
 use bloomkit_core::batch::{pipeline, prefetch};
+use bloomkit_core::build::{Builder, FromSettings, Growable, Settings, WithHasher};
 use bloomkit_core::hash::block_contains;
 use bloomkit_core::{
     check_fpr, sizing, Error, Filter, FilterCore, Limit, Parameter, PortableHasher, Setting, Union,
@@ -237,88 +237,29 @@ impl Config {
     }
 }
 
-/// Builds a [`ScalableBloomFilter`] over keys `K` with settings other than the defaults.
-pub struct Builder<K: ?Sized, S = Xxh3Builder> {
-    config: Config,
-    hasher: S,
-    key: PhantomData<fn(&K)>,
-}
+impl<K: ?Sized, S: BuildHasher + Clone> FromSettings for ScalableBloomFilter<K, S> {
+    type Hasher = S;
 
-impl<K: ?Sized, S: fmt::Debug> fmt::Debug for Builder<K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Builder")
-            .field("config", &self.config)
-            .field("hasher", &self.hasher)
-            .finish()
-    }
-}
-
-impl<K: ?Sized, S: Clone> Clone for Builder<K, S> {
-    fn clone(&self) -> Self {
-        Builder {
-            config: self.config,
-            hasher: self.hasher.clone(),
-            key: PhantomData,
-        }
-    }
-}
-
-impl<K: ?Sized, S> Builder<K, S> {
-    /// Each new slice holds `growth` times the items of the last: 2 to [`MAX_GROWTH`]. 2
-    /// (the default) uses the least memory; 4 makes fewer slices, so faster lookups, in
-    /// about 25% more memory.
-    pub fn growth(mut self, growth: u32) -> Self {
-        self.config.growth = growth;
-        self
-    }
-
-    /// Each new slice's rate is `tightening` times the last's: in [`TIGHTENING_RANGE`],
-    /// default 0.85.
-    pub fn tightening(mut self, ratio: f64) -> Self {
-        self.config.tightening = ratio;
-        self
-    }
-
-    /// Refuse inserts of new items past `items` in total.
-    pub fn max_items(mut self, items: u64) -> Self {
-        self.config.max_items = Some(items);
-        self
-    }
-
-    /// Refuse inserts that would need a slice taking the filter past `bytes` of heap.
-    pub fn max_bytes(mut self, bytes: u64) -> Self {
-        self.config.max_bytes = Some(bytes);
-        self
-    }
-
-    /// Hash with XXH3-64 seeded with `seed`.
-    pub fn seed(self, seed: u64) -> Builder<K, Xxh3Builder> {
-        self.hasher(Xxh3Builder::with_seed(seed))
-    }
-
-    /// Hash with `hasher`.
-    pub fn hasher<H>(self, hasher: H) -> Builder<K, H> {
-        Builder {
-            config: self.config,
-            hasher,
-            key: PhantomData,
-        }
-    }
-}
-
-impl<K: ?Sized, S: BuildHasher + Clone> Builder<K, S> {
     /// The filter, with its first slice.
     ///
     /// # Errors
     /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::InvalidGrowth`] for a growth
     /// outside `2..=`[`MAX_GROWTH`] or a tightening ratio outside [`TIGHTENING_RANGE`],
-    /// [`Error::LimitReached`] when the first slice alone exceeds `max_bytes`, and the
-    /// errors of sizing and allocation.
-    pub fn build(self) -> Result<ScalableBloomFilter<K, S>, Error> {
+    /// [`Error::OverLimit`] when the first slice alone exceeds `max_bytes`, and the errors
+    /// of sizing and allocation.
+    fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
+        let config = Config {
+            initial_capacity: settings.items,
+            fpr: settings.fpr,
+            growth: settings.growth.unwrap_or(DEFAULT_GROWTH),
+            tightening: settings.tightening.unwrap_or(DEFAULT_TIGHTENING),
+            max_items: settings.max_items,
+            max_bytes: settings.max_bytes,
+        };
         let mut filter = ScalableBloomFilter {
             slices: Vec::new(),
-            hasher: self.hasher,
-            config: self.config.check()?,
+            hasher,
+            config: config.check()?,
             next: 0,
             len: 0,
         };
@@ -326,6 +267,15 @@ impl<K: ?Sized, S: BuildHasher + Clone> Builder<K, S> {
         Ok(filter)
     }
 }
+
+impl<K: ?Sized, S: BuildHasher + Clone, H: BuildHasher + Clone> WithHasher<H>
+    for ScalableBloomFilter<K, S>
+{
+    type Output = ScalableBloomFilter<K, H>;
+}
+
+/// A scalable filter takes the builder's growth, tightening and item limit.
+impl<K: ?Sized, S: BuildHasher + Clone> Growable for ScalableBloomFilter<K, S> {}
 
 impl<K: ?Sized> ScalableBloomFilter<K> {
     /// A filter that starts with room for `initial_capacity` items and grows, keeping its
@@ -338,28 +288,32 @@ impl<K: ?Sized> ScalableBloomFilter<K> {
         Self::builder(initial_capacity, fpr).build()
     }
 
-    /// As [`new`](Self::new), hashing with XXH3-64 seeded with `seed`.
+    /// A [`Builder`] for other settings:
     ///
-    /// # Errors
-    /// As [`Builder::build`].
-    pub fn with_seed(initial_capacity: u64, fpr: f64, seed: u64) -> Result<Self, Error> {
-        Self::builder(initial_capacity, fpr).seed(seed).build()
-    }
-
-    /// A [`Builder`] for other settings.
-    pub fn builder(initial_capacity: u64, fpr: f64) -> Builder<K> {
-        Builder {
-            config: Config {
-                initial_capacity,
-                fpr,
-                growth: DEFAULT_GROWTH,
-                tightening: DEFAULT_TIGHTENING,
-                max_items: None,
-                max_bytes: None,
-            },
-            hasher: Xxh3Builder::default(),
-            key: PhantomData,
-        }
+    /// - [`growth`](Builder::growth): each new slice holds `growth` times the items of the
+    ///   last, 2 to [`MAX_GROWTH`]. 2 (the default) uses the least memory; 4 makes fewer
+    ///   slices, so faster lookups, in about 25% more memory.
+    /// - [`tightening`](Builder::tightening): each new slice's rate is `ratio` times the
+    ///   last's, in [`TIGHTENING_RANGE`], default 0.85.
+    /// - [`max_items`](Builder::max_items), [`max_bytes`](Builder::max_bytes): refuse
+    ///   inserts past that many items, or that would need a slice taking the filter past
+    ///   that many bytes of heap ([`Error::LimitReached`]).
+    /// - [`seed`](Builder::seed), [`hasher`](Builder::hasher).
+    ///
+    /// All are checked at [`build`](Builder::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_scalable::ScalableBloomFilter;
+    ///
+    /// let f = ScalableBloomFilter::<str>::builder(1_000, 0.01).seed(7).growth(4).build()?;
+    /// assert_eq!(f.growth(), 4);
+    /// assert!(ScalableBloomFilter::<str>::builder(1_000, 0.01).growth(1).build().is_err());
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn builder(initial_capacity: u64, fpr: f64) -> Builder<Self> {
+        Builder::new(initial_capacity, fpr)
     }
 }
 
@@ -389,22 +343,45 @@ impl<K: ?Sized, S: BuildHasher + Clone> ScalableBloomFilter<K, S> {
 
     fn try_grow(&mut self) -> Result<(), Error> {
         let (capacity, fpr) = self.config.slice(self.next)?;
+        // The list of slices grows one place at a time (exactly: a filter has a few dozen
+        // slices at most), so the heap after this slice is known before anything is
+        // allocated, and a byte limit is exact.
+        let slice_size = core::mem::size_of::<Slice<K, S>>() as u64;
+        let places = self.slices.capacity().max(self.slices.len() + 1) as u64;
         if let Some(max) = self.config.max_bytes {
             let plan = sizing::blocked_plan(capacity, fpr)?;
-            let bytes = plan.bits * 64;
-            if self.heap_bytes() as u64 + bytes > max {
-                return Err(Error::LimitReached {
-                    what: Limit::Bytes,
-                    limit: max,
+            let held = self
+                .slices
+                .iter()
+                .map(|s| s.filter.heap_bytes() as u64)
+                .sum::<u64>();
+            let needed = held + plan.bits * 64 + places * slice_size;
+            if needed > max {
+                return Err(if self.next == 0 {
+                    // At build time: the filter cannot even start.
+                    Error::OverLimit {
+                        what: Limit::Bytes,
+                        needed,
+                        limit: max,
+                    }
+                } else {
+                    Error::LimitReached {
+                        what: Limit::Bytes,
+                        limit: max,
+                    }
                 });
             }
         }
-        let filter = BlockedBloomFilter::with_hasher(capacity, fpr, self.hasher.clone())?;
-        self.slices
-            .try_reserve(1)
-            .map_err(|_| Error::AllocationFailed {
-                bytes: core::mem::size_of::<Slice<K, S>>() as u64,
-            })?;
+        let filter = BlockedBloomFilter::<K>::builder(capacity, fpr)
+            .hasher(self.hasher.clone())
+            .build()?;
+        if self.slices.len() == self.slices.capacity() {
+            self.slices
+                .try_reserve_exact(1)
+                .map_err(|_| Error::AllocationFailed {
+                    bytes: places * slice_size,
+                })?;
+        }
         self.slices.push(Slice {
             filter,
             capacity,

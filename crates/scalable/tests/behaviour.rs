@@ -113,13 +113,14 @@ fn byte_limit_refuses_the_slice_that_would_cross_it() {
     let before = f.to_bytes();
     assert!(f.try_insert(&member(i)).is_err());
     assert_eq!(f.to_bytes(), before);
-    // A limit the first slice already exceeds is refused at build time.
+    // A limit the first slice already exceeds is refused at build time, saying so.
     assert!(matches!(
         ScalableBloomFilter::<u64>::builder(1_000_000, 0.01)
             .max_bytes(1_000)
             .build(),
-        Err(Error::LimitReached {
+        Err(Error::OverLimit {
             what: Limit::Bytes,
+            limit: 1_000,
             ..
         })
     ));

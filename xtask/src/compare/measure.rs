@@ -333,7 +333,9 @@ where
             STRUCTURES[1],
             (false, false, false),
             || {
-                BloomFilter::with_seed(n, sizing.fpr, sizing.seed)
+                BloomFilter::builder(n, sizing.fpr)
+                    .seed(sizing.seed)
+                    .build()
                     .map(Approx)
                     .map_err(err)
             },
@@ -347,7 +349,9 @@ where
             STRUCTURES[2],
             (false, false, false),
             || {
-                BlockedBloomFilter::with_seed(n, sizing.fpr, sizing.seed)
+                BlockedBloomFilter::builder(n, sizing.fpr)
+                    .seed(sizing.seed)
+                    .build()
                     .map(Approx)
                     .map_err(err)
             },
@@ -361,7 +365,9 @@ where
             STRUCTURES[3],
             (true, false, false),
             || {
-                CountingBloomFilter::with_seed(n, sizing.fpr, sizing.seed)
+                CountingBloomFilter::builder(n, sizing.fpr)
+                    .seed(sizing.seed)
+                    .build()
                     .map(Deletable)
                     .map_err(err)
             },

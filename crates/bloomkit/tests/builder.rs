@@ -1,0 +1,245 @@
+//! The one builder (issue 12, item 4): the same chain configures every Bloom variant, each
+//! setting is checked at `build` and nowhere else, and a memory limit is exact.
+
+use bloomkit::build::{Builder, FromSettings};
+use bloomkit::counting::U4;
+use bloomkit::prelude::*;
+use bloomkit::Limit;
+use bloomkit_testkit::{ensure, forall, Outcome};
+
+/// A `build` with a limit of exactly the filter's heap succeeds, one byte less fails with
+/// `OverLimit` naming both numbers, and nothing else about the filter changes.
+fn check_byte_limit<F>(items: u64, fpr: f64) -> Outcome
+where
+    F: FromSettings<Hasher = Xxh3Builder> + FilterCore + PartialEq + std::fmt::Debug,
+{
+    let free = Builder::<F>::new(items, fpr).build();
+    let Ok(free) = free else {
+        // An invalid point fails the same way with or without a limit.
+        let with_limit = Builder::<F>::new(items, fpr).max_bytes(u64::MAX).build();
+        // (Compared as messages: `InvalidFpr(NaN)` is not equal to itself.)
+        let message = |e: Option<Error>| e.map(|e| e.to_string());
+        return ensure(message(with_limit.err()) == message(free.err()), || {
+            format!("({items}, {fpr}): a limit changed the error")
+        });
+    };
+    let heap = free.heap_bytes() as u64;
+    let at = Builder::<F>::new(items, fpr).max_bytes(heap).build();
+    ensure(
+        at.as_ref().map(FilterCore::heap_bytes) == Ok(free.heap_bytes()),
+        || format!("({items}, {fpr}): a limit of exactly {heap} bytes gave {at:?}"),
+    )?;
+    let under = Builder::<F>::new(items, fpr).max_bytes(heap - 1).build();
+    let expected = Error::OverLimit {
+        what: Limit::Bytes,
+        needed: heap,
+        limit: heap - 1,
+    };
+    ensure(under.as_ref().err() == Some(&expected), || {
+        format!(
+            "({items}, {fpr}): a limit of {} bytes gave {under:?}",
+            heap - 1
+        )
+    })
+}
+
+#[test]
+fn a_byte_limit_is_exact_for_every_variant() {
+    forall(200, |&(items, rate): &(u16, u8)| {
+        // Items 0..65535 (0 is an error), rates from 0.5 down to 1e-7 and two invalid ones.
+        let items = u64::from(items);
+        let fpr = match rate % 16 {
+            14 => f64::NAN,
+            15 => 1.5,
+            r => 0.5 / 3f64.powi(i32::from(r)),
+        };
+        check_byte_limit::<BloomFilter<u64>>(items, fpr)?;
+        check_byte_limit::<BlockedBloomFilter<u64>>(items, fpr)?;
+        check_byte_limit::<CountingBloomFilter<u64>>(items, fpr)?;
+        check_byte_limit::<CountingBloomFilter<u64, u8>>(items, fpr)?;
+        check_byte_limit::<CountingBloomFilter<u64, u32>>(items, fpr)?;
+        check_byte_limit::<ScalableBloomFilter<u64>>(items, fpr)
+    });
+}
+
+#[test]
+fn new_is_the_builder_with_defaults() {
+    assert_eq!(
+        BloomFilter::<str>::new(5_000, 0.001).unwrap(),
+        BloomFilter::builder(5_000, 0.001).build().unwrap()
+    );
+    assert_eq!(
+        CountingBloomFilter::<str>::new(5_000, 0.001).unwrap(),
+        CountingBloomFilter::builder(5_000, 0.001)
+            .counter::<U4>()
+            .seed(0)
+            .build()
+            .unwrap()
+    );
+    assert_eq!(
+        ScalableBloomFilter::<str>::new(5_000, 0.001).unwrap(),
+        ScalableBloomFilter::builder(5_000, 0.001)
+            .growth(2)
+            .tightening(0.85)
+            .build()
+            .unwrap()
+    );
+}
+
+#[test]
+fn seed_and_hasher_reach_every_variant() {
+    let seeded = Xxh3Builder::with_seed(7);
+    let key = "https://example.com/";
+    let want = std::hash::BuildHasher::hash_one(&seeded, key);
+    let classic = BloomFilter::<str>::builder(100, 0.01)
+        .seed(7)
+        .build()
+        .unwrap();
+    let blocked = BlockedBloomFilter::<str>::builder(100, 0.01)
+        .seed(7)
+        .build()
+        .unwrap();
+    let counting = CountingBloomFilter::<str>::builder(100, 0.01)
+        .seed(7)
+        .build()
+        .unwrap();
+    let scalable = ScalableBloomFilter::<str>::builder(100, 0.01)
+        .seed(7)
+        .build()
+        .unwrap();
+    assert_eq!(
+        [
+            classic.hash_key(key),
+            blocked.hash_key(key),
+            counting.hash_key(key),
+            scalable.hash_key(key)
+        ],
+        [want; 4]
+    );
+    // Another hasher type changes the filter's type; the settings carry over.
+    let std_hasher =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default();
+    let mut f = BloomFilter::<str>::builder(100, 0.01)
+        .seed(7)
+        .max_bytes(1 << 10)
+        .hasher(std_hasher)
+        .build()
+        .unwrap();
+    assert_eq!(f.target_fpr(), Some(0.01));
+    f.insert(key);
+    assert!(f.contains(key));
+    assert_ne!(f.hash_key(key), want);
+}
+
+#[test]
+fn counter_width_is_a_builder_setting() {
+    let mut f = CountingBloomFilter::builder(1_000, 0.01)
+        .counter::<u16>()
+        .build()
+        .unwrap();
+    for _ in 0..1_000 {
+        f.insert("hot");
+    }
+    assert_eq!(f.count("hot"), 1_000);
+    let mut narrow = CountingBloomFilter::builder(1_000, 0.01).build().unwrap();
+    for _ in 0..1_000 {
+        narrow.insert("hot");
+    }
+    assert_eq!(
+        narrow.count("hot"),
+        15,
+        "4-bit counters stick at their ceiling"
+    );
+}
+
+#[test]
+fn growth_settings_are_checked_at_build() {
+    let build = |growth: u32, tightening: f64| {
+        ScalableBloomFilter::<u64>::builder(100, 0.01)
+            .growth(growth)
+            .tightening(tightening)
+            .build()
+            .map(|f| (f.growth(), f.tightening()))
+    };
+    assert_eq!(build(4, 0.9), Ok((4, 0.9)));
+    assert!(matches!(build(1, 0.9), Err(Error::InvalidGrowth { .. })));
+    assert!(matches!(build(17, 0.9), Err(Error::InvalidGrowth { .. })));
+    assert!(matches!(build(2, 0.4), Err(Error::InvalidGrowth { .. })));
+    assert!(matches!(
+        build(2, f64::NAN),
+        Err(Error::InvalidGrowth { .. })
+    ));
+    // The order of the calls does not matter: the last value of each setting counts.
+    let f = ScalableBloomFilter::<u64>::builder(100, 0.01)
+        .growth(1)
+        .max_items(10)
+        .growth(3)
+        .build()
+        .unwrap();
+    assert_eq!(f.growth(), 3);
+}
+
+#[test]
+fn an_item_limit_refuses_inserts_past_it() {
+    let mut f = ScalableBloomFilter::builder(10, 0.01)
+        .max_items(25)
+        .build()
+        .unwrap();
+    for i in 0..25u64 {
+        assert_eq!(f.try_insert(&i), Ok(true));
+    }
+    assert_eq!(
+        f.try_insert(&1_000),
+        Err(Error::LimitReached {
+            what: Limit::Items,
+            limit: 25
+        })
+    );
+    assert_eq!(f.len(), 25);
+}
+
+#[test]
+fn over_limit_says_what_it_needed() {
+    let needed = BloomFilter::<str>::new(1_000_000, 0.01)
+        .unwrap()
+        .heap_bytes();
+    assert!((1_190_000..1_200_000).contains(&needed), "{needed}"); // 9.6 bits per item
+    let err = BloomFilter::<str>::builder(1_000_000, 0.01)
+        .max_bytes(1_000)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("the filter would need {needed} bytes, over its limit of 1000")
+    );
+}
+
+#[test]
+fn a_growing_filter_never_holds_more_than_its_byte_limit() {
+    forall(40, |&(start, limit): &(u8, u16)| {
+        let start = u64::from(start) + 1;
+        let limit = u64::from(limit) * 8;
+        let Ok(mut f) = ScalableBloomFilter::builder(start, 0.01)
+            .max_bytes(limit)
+            .build()
+        else {
+            return Ok(()); // the first slice alone is over the limit
+        };
+        for i in 0u64.. {
+            match f.try_insert(&i) {
+                Ok(_) => {}
+                Err(Error::LimitReached {
+                    what: Limit::Bytes, ..
+                }) => break,
+                Err(e) => return Err(format!("unexpected error {e}")),
+            }
+            ensure(f.heap_bytes() as u64 <= limit, || {
+                format!("{} bytes held under a limit of {limit}", f.heap_bytes())
+            })?;
+        }
+        // Refused: every member is still found.
+        ensure((0..f.len()).all(|i| f.contains(&i)), || {
+            "a member was lost".into()
+        })
+    });
+}

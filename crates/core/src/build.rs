@@ -1,0 +1,279 @@
+//! One builder for every Bloom variant.
+//!
+//! [`Builder`] collects the settings a filter is made with — expected items, target rate,
+//! hasher or seed, counter width, growth and limits — and checks them all at once, in
+//! [`build`](Builder::build). A setting that a variant has no use for is not a method of
+//! its builder: `growth` on a classic filter does not compile, rather than being ignored.
+//! The variants name it through their `builder(items, fpr)` constructor, so the chain reads
+//! the same for each, and switching variants changes one type name:
+//!
+//! ```text
+//! BloomFilter::builder(n, p).seed(7).max_bytes(1 << 20).build()?
+//! CountingBloomFilter::builder(n, p).seed(7).counter::<U8>().build()?
+//! ScalableBloomFilter::builder(n, p).seed(7).growth(4).max_items(1 << 30).build()?
+//! ```
+//!
+//! The traits here are how a variant tells the builder what it accepts: [`FromSettings`]
+//! (every buildable filter), [`WithHasher`] and [`WithCounter`] (the same filter with another
+//! hasher or counter type), and [`Growable`] (a filter that grows, so takes growth,
+//! tightening and an item limit).
+//!
+//! # Examples
+//!
+//! A stand-in filter (the real ones live in the variant crates) shows the contract:
+//!
+//! ```
+//! use bloomkit_core::build::{Builder, FromSettings, Settings};
+//! use bloomkit_core::{Error, Xxh3Builder};
+//!
+//! #[derive(Debug)]
+//! struct Sized { bits: u64, hasher: Xxh3Builder }
+//!
+//! impl FromSettings for Sized {
+//!     type Hasher = Xxh3Builder;
+//!     fn from_settings(settings: &Settings, hasher: Xxh3Builder) -> Result<Self, Error> {
+//!         let plan = settings.plan()?;             // checks items and rate
+//!         settings.check_bytes(plan.bits / 8)?;    // and the memory limit
+//!         Ok(Sized { bits: plan.bits, hasher })
+//!     }
+//! }
+//!
+//! let f: Sized = Builder::new(1_000, 0.01).seed(7).build()?;
+//! assert_eq!(f.hasher, Xxh3Builder::with_seed(7));
+//! assert!(Builder::<Sized>::new(1_000, 0.01).max_bytes(100).build().is_err());
+//! assert!(Builder::<Sized>::new(0, 0.01).build().is_err());
+//! # Ok::<(), Error>(())
+//! ```
+
+use core::fmt;
+
+use crate::error::{Error, Limit};
+use crate::hash::Xxh3Builder;
+use crate::sizing::{self, Design, Plan};
+
+/// The settings a [`Builder`] collected, as a filter's [`FromSettings`] reads them.
+///
+/// Only the builder makes one, so a filter can trust that the fields a variant does not
+/// accept (growth on a classic filter) are `None`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The number of items the filter is sized for (for a scalable filter, its first slice).
+    pub items: u64,
+    /// The target false-positive rate.
+    pub fpr: f64,
+    /// For a [`Growable`] filter: how many times the items of the last slice the next holds.
+    pub growth: Option<u32>,
+    /// For a [`Growable`] filter: how many times the rate of the last slice the next has.
+    pub tightening: Option<f64>,
+    /// For a [`Growable`] filter: the most items it takes before refusing inserts.
+    pub max_items: Option<u64>,
+    /// The most heap memory the filter may take: `build` fails if it needs more, and a
+    /// growable filter refuses to grow past it.
+    pub max_bytes: Option<u64>,
+}
+
+impl Settings {
+    /// The design point (items, rate), checked.
+    ///
+    /// # Errors
+    /// [`Error::ZeroItems`], [`Error::InvalidFpr`].
+    pub fn design(&self) -> Result<Design, Error> {
+        Design::new(self.items, self.fpr)
+    }
+
+    /// The classic filter's bits and probes for these items and rate
+    /// ([`sizing::plan`]).
+    ///
+    /// # Errors
+    /// As [`sizing::plan`].
+    pub fn plan(&self) -> Result<Plan, Error> {
+        sizing::plan(self.items, self.fpr)
+    }
+
+    /// `Ok` if `bytes` of heap are within [`max_bytes`](Self::max_bytes).
+    ///
+    /// # Errors
+    /// [`Error::OverLimit`] when they are not.
+    pub fn check_bytes(&self, bytes: u64) -> Result<(), Error> {
+        match self.max_bytes {
+            Some(limit) if bytes > limit => Err(Error::OverLimit {
+                what: Limit::Bytes,
+                needed: bytes,
+                limit,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A filter a [`Builder`] can make.
+pub trait FromSettings: Sized {
+    /// The hasher the filter hashes its keys with.
+    type Hasher;
+
+    /// The filter for `settings`, hashing with `hasher`: every setting checked here, once.
+    ///
+    /// # Errors
+    /// Whatever is wrong with the settings: invalid items or rate, a growth out of range,
+    /// a size over the memory limit or beyond the allocator.
+    fn from_settings(settings: &Settings, hasher: Self::Hasher) -> Result<Self, Error>;
+}
+
+/// The same filter hashing with `H`: what [`Builder::hasher`] turns a builder into.
+pub trait WithHasher<H>: FromSettings {
+    /// The filter with hasher `H`.
+    type Output: FromSettings<Hasher = H>;
+}
+
+/// The same filter with counters of type `C`: what [`Builder::counter`] turns a builder
+/// into (counting filters only).
+pub trait WithCounter<C>: FromSettings {
+    /// The filter with counters `C`.
+    type Output: FromSettings<Hasher = Self::Hasher>;
+}
+
+/// A filter that grows as it fills, so takes [`Builder::growth`],
+/// [`Builder::tightening`] and [`Builder::max_items`].
+pub trait Growable: FromSettings {}
+
+/// Builds a filter of type `F` with settings other than the defaults; see the
+/// [module docs](self).
+///
+/// Setters only record; [`build`](Self::build) checks everything, so the order of the calls
+/// does not matter and a bad value is reported once, by the call that would use it.
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct Builder<F: FromSettings> {
+    settings: Settings,
+    hasher: F::Hasher,
+}
+
+impl<F: FromSettings> fmt::Debug for Builder<F>
+where
+    F::Hasher: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("filter", &core::any::type_name::<F>())
+            .field("settings", &self.settings)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
+
+impl<F: FromSettings> Clone for Builder<F>
+where
+    F::Hasher: Clone,
+{
+    fn clone(&self) -> Self {
+        Builder {
+            settings: self.settings,
+            hasher: self.hasher.clone(),
+        }
+    }
+}
+
+impl<F: FromSettings> Builder<F>
+where
+    F::Hasher: Default,
+{
+    /// A builder for `items` expected items at false-positive rate `fpr`, with the default
+    /// hasher and no limits. Nothing is checked until [`build`](Self::build).
+    pub fn new(items: u64, fpr: f64) -> Self {
+        Builder {
+            settings: Settings {
+                items,
+                fpr,
+                growth: None,
+                tightening: None,
+                max_items: None,
+                max_bytes: None,
+            },
+            hasher: F::Hasher::default(),
+        }
+    }
+}
+
+impl<F: FromSettings> Builder<F> {
+    /// The settings recorded so far.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Hash with XXH3-64 seeded with `seed` (the default hasher has seed 0). Filters with
+    /// different seeds put keys in different places and cannot be combined.
+    pub fn seed(mut self, seed: u64) -> Self
+    where
+        F: FromSettings<Hasher = Xxh3Builder>,
+    {
+        self.hasher = Xxh3Builder::with_seed(seed);
+        self
+    }
+
+    /// Hash with `hasher` instead: the builder then makes the same filter over `H`.
+    pub fn hasher<H>(self, hasher: H) -> Builder<F::Output>
+    where
+        F: WithHasher<H>,
+    {
+        Builder {
+            settings: self.settings,
+            hasher,
+        }
+    }
+
+    /// Use counters of type `C` (a counting filter's width: `U4`, `u8`, `u16`, ...).
+    pub fn counter<C>(self) -> Builder<F::Output>
+    where
+        F: WithCounter<C>,
+    {
+        Builder {
+            settings: self.settings,
+            hasher: self.hasher,
+        }
+    }
+
+    /// Take at most `bytes` of heap: [`build`](Self::build) fails with
+    /// [`Error::OverLimit`] if the filter would need more, and a growable filter refuses to
+    /// grow past it ([`Error::LimitReached`]).
+    pub fn max_bytes(mut self, bytes: u64) -> Self {
+        self.settings.max_bytes = Some(bytes);
+        self
+    }
+
+    /// Each new slice holds `growth` times the items of the last.
+    pub fn growth(mut self, growth: u32) -> Self
+    where
+        F: Growable,
+    {
+        self.settings.growth = Some(growth);
+        self
+    }
+
+    /// Each new slice's rate is `ratio` times the last's.
+    pub fn tightening(mut self, ratio: f64) -> Self
+    where
+        F: Growable,
+    {
+        self.settings.tightening = Some(ratio);
+        self
+    }
+
+    /// Refuse inserts of new items past `items` in total ([`Error::LimitReached`]).
+    pub fn max_items(mut self, items: u64) -> Self
+    where
+        F: Growable,
+    {
+        self.settings.max_items = Some(items);
+        self
+    }
+
+    /// The filter, every setting checked.
+    ///
+    /// # Errors
+    /// As the filter's [`FromSettings::from_settings`]: [`Error::ZeroItems`] and
+    /// [`Error::InvalidFpr`] for bad items or rate, [`Error::OverLimit`] past `max_bytes`,
+    /// and the variant's own.
+    pub fn build(self) -> Result<F, Error> {
+        F::from_settings(&self.settings, self.hasher)
+    }
+}
