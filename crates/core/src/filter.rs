@@ -41,27 +41,126 @@ pub trait FilterCore {
     ///
     /// # Errors
     /// When the variant refuses the key; the filter is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, FilterCore};
+    ///
+    /// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// let hash = f.hash_key("alice");
+    /// assert_eq!(f.try_insert_hash(hash), Ok(true)); // new
+    /// assert_eq!(f.try_insert_hash(hash), Ok(false)); // seen before
+    /// assert!(f.contains("alice"));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError>;
 
     /// Whether the key whose hash is `hash` may be in the filter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, FilterCore};
+    ///
+    /// // Two filters with the same hasher and seed: hash the key once, ask both.
+    /// let mut today = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// let yesterday = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// today.insert("alice");
+    /// let hash = today.hash_key("alice");
+    /// assert!(today.contains_hash(hash));
+    /// assert!(!yesterday.contains_hash(hash));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn contains_hash(&self, hash: u64) -> bool;
 
     /// Removes every item, keeping the filter's parameters and allocation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, FilterCore};
+    ///
+    /// let mut f = BloomFilter::<u64>::new(1_000, 0.01)?;
+    /// f.insert_batch(0..500u64);
+    /// let bytes = f.heap_bytes();
+    /// f.clear();
+    /// assert!(!f.contains(&7));
+    /// assert_eq!(f.estimated_len(), 0.0);
+    /// assert_eq!(f.heap_bytes(), bytes); // the allocation is kept for reuse
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn clear(&mut self);
 
     /// An estimate of the number of distinct items inserted (exact for exact variants).
     /// Infinite when the filter is saturated and can no longer tell.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, FilterCore};
+    ///
+    /// let mut f = BloomFilter::<u64>::new(10_000, 0.01)?;
+    /// f.insert_batch(0..5_000u64);
+    /// let n = f.estimated_len();
+    /// assert!((4_850.0..5_150.0).contains(&n), "{n}"); // from the fill, within a few percent
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn estimated_len(&self) -> f64;
 
     /// Bytes of heap memory the filter holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::FilterCore;
+    ///
+    /// // A million items at 1%: about 9.6 bits each.
+    /// let f = BloomFilter::<str>::new(1_000_000, 0.01)?;
+    /// assert!((1_150_000..1_250_000).contains(&f.heap_bytes()));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn heap_bytes(&self) -> usize;
 
     /// The false-positive rate the filter was sized for at its design load, if it was sized
     /// from a target (`None` for a filter built from raw parameters; `Some(0.0)` for exact
     /// variants).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::FilterCore;
+    ///
+    /// assert_eq!(BloomFilter::<str>::new(1_000, 0.01)?.target_fpr(), Some(0.01));
+    /// // Built from raw bits and probes, it has no target.
+    /// assert_eq!(BloomFilter::<str>::with_bits(8_192, 5)?.target_fpr(), None);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn target_fpr(&self) -> Option<f64>;
 
     /// The false-positive rate estimated from the filter's current fill.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, FilterCore};
+    ///
+    /// let mut f = BloomFilter::<u64>::new(10_000, 0.01)?;
+    /// assert_eq!(f.estimated_fpr(), 0.0); // empty: nothing can test positive
+    /// f.insert_batch(0..10_000u64);
+    /// let p = f.estimated_fpr();
+    /// assert!((0.007..0.013).contains(&p), "{p}"); // at its design load, near the target
+    /// f.insert_batch(10_000..40_000u64);
+    /// assert!(f.estimated_fpr() > 0.3); // overfilled: the estimate says so
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn estimated_fpr(&self) -> f64;
 }
 
@@ -114,12 +213,45 @@ pub trait Filter: FilterCore {
     type Key: ?Sized;
 
     /// The 64-bit hash this filter derives `key`'s positions from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::Filter;
+    ///
+    /// let a = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// let b = BloomFilter::<str>::new(50, 0.001)?;
+    /// // The hash depends on the hasher and seed, not on the filter's size.
+    /// assert_eq!(a.hash_key("alice"), b.hash_key("alice"));
+    /// let seeded = BloomFilter::<str>::builder(1_000, 0.01).seed(7).build()?;
+    /// assert_ne!(a.hash_key("alice"), seeded.hash_key("alice"));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn hash_key(&self, key: &Self::Key) -> u64;
 
     /// Inserts `key`; see [`try_insert_hash`](FilterCore::try_insert_hash).
     ///
     /// # Errors
     /// When the variant refuses the key; the filter is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_bitmap::Bitmap;
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Error, Filter};
+    ///
+    /// let mut bloom = BloomFilter::<u32>::new(100, 0.01)?;
+    /// assert_eq!(Filter::try_insert(&mut bloom, &42), Ok(true));
+    /// assert_eq!(Filter::try_insert(&mut bloom, &42), Ok(false));
+    /// // A bitmap refuses keys outside its range, and changes nothing.
+    /// let mut ids = Bitmap::new(0u32..=99)?;
+    /// assert_eq!(Filter::try_insert(&mut ids, &42), Ok(true));
+    /// assert!(matches!(Filter::try_insert(&mut ids, &420), Err(Error::KeyOutOfRange { .. })));
+    /// assert_eq!(ids.len(), 1);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     #[inline]
     fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Self::InsertError> {
         let hash = self.hash_key(key);
@@ -128,6 +260,22 @@ pub trait Filter: FilterCore {
 
     /// Whether `key` may be in the filter: `true` for every inserted key, `false` for a key
     /// never inserted except with probability about the false-positive rate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::Filter;
+    ///
+    /// fn seen<F: Filter<Key = str>>(filter: &F, url: &str) -> bool {
+    ///     filter.contains(url)
+    /// }
+    /// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// f.insert("https://a.example/");
+    /// assert!(seen(&f, "https://a.example/"));
+    /// assert!(!seen(&f, "https://b.example/")); // wrong at most ~1% of the time
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     #[inline]
     fn contains(&self, key: &Self::Key) -> bool {
         self.contains_hash(self.hash_key(key))
@@ -141,6 +289,20 @@ pub trait Filter: FilterCore {
     /// Variants whose lookups miss the cache (the Bloom filters) override it to hash a group
     /// of keys, prefetch their cache lines, then probe ([`crate::batch`]), so the misses of a
     /// filter larger than the cache overlap. (`Self: Sized`: not callable through `dyn`.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::Filter;
+    ///
+    /// let mut f = BloomFilter::<u64>::new(1_000, 0.01)?;
+    /// f.insert_batch([1u64, 3, 5]);
+    /// let mut out = Vec::new();
+    /// f.contains_batch(1..=3u64, &mut out);
+    /// assert_eq!(out, [true, false, true]);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
     where
         I: IntoIterator,
@@ -153,6 +315,19 @@ pub trait Filter: FilterCore {
     /// Inserts every key of `keys` into a filter that never refuses an insert, returning how
     /// many were certainly new (as [`insert`](Filter::insert) counts them one at a time).
     /// Bloom variants override it as they do [`contains_batch`](Filter::contains_batch).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::Filter;
+    ///
+    /// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// let urls = vec!["https://a.example/".to_string(), "https://b.example/".to_string()];
+    /// assert_eq!(f.insert_batch(urls), 2); // Strings for str keys
+    /// assert_eq!(f.insert_batch(["https://a.example/"]), 0); // already there
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn insert_batch<I>(&mut self, keys: I) -> usize
     where
         I: IntoIterator,
@@ -174,6 +349,22 @@ pub trait Filter: FilterCore {
     ///
     /// (`Self: Sized` keeps `Filter` dyn-compatible; through a `dyn Filter`, call
     /// [`try_insert`](Filter::try_insert).)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::Filter;
+    ///
+    /// let mut seen = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// for url in ["https://a.example/", "https://b.example/", "https://a.example/"] {
+    ///     if Filter::insert(&mut seen, url) {
+    ///         // first sighting: crawl it
+    ///     }
+    /// }
+    /// assert!(seen.contains("https://b.example/"));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     #[inline]
     fn insert(&mut self, key: &Self::Key) -> bool
     where
@@ -198,12 +389,41 @@ pub trait Remove: Filter {
     /// # Errors
     /// [`Error::NotPresent`] when the key is certainly not in the filter, or another
     /// variant-specific reason; the filter is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_core::{Error, Filter, Remove};
+    /// use bloomkit_counting::CountingBloomFilter;
+    ///
+    /// let mut f = CountingBloomFilter::<str>::new(1_000, 0.01)?;
+    /// f.insert("alice");
+    /// let hash = f.hash_key("alice");
+    /// f.remove_hash(hash)?;
+    /// assert!(!f.contains("alice"));
+    /// assert_eq!(f.remove_hash(hash), Err(Error::NotPresent)); // and nothing changed
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error>;
 
     /// Removes `key`; see [`remove_hash`](Remove::remove_hash).
     ///
     /// # Errors
     /// As [`remove_hash`](Remove::remove_hash).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_core::{Filter, Remove};
+    /// use bloomkit_counting::CountingBloomFilter;
+    ///
+    /// let mut sessions = CountingBloomFilter::<str>::new(1_000, 0.01)?;
+    /// sessions.insert("alice");
+    /// sessions.insert("bob");
+    /// Remove::remove(&mut sessions, "alice")?; // only keys that were inserted: see the trait docs
+    /// assert!(!sessions.contains("alice") && sessions.contains("bob"));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     #[inline]
     fn remove(&mut self, key: &Self::Key) -> Result<(), Error> {
         let hash = self.hash_key(key);
@@ -374,12 +594,46 @@ pub trait Union: Sized + Clone {
     /// # Errors
     /// [`Error::Incompatible`] when the two were built with different parameters (size,
     /// probes, hasher or seed); `self` is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, Union};
+    ///
+    /// let mut here = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// let mut there = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// here.insert("a");
+    /// there.insert("b");
+    /// here.union_with(&there)?;
+    /// assert!(here.contains("a") && here.contains("b"));
+    /// // Another size or seed: refused.
+    /// let other = BloomFilter::<str>::new(5_000, 0.01)?;
+    /// assert!(here.union_with(&other).is_err());
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn union_with(&mut self, other: &Self) -> Result<(), Error>;
 
     /// A new filter holding every item of `self` and `other`.
     ///
     /// # Errors
     /// As [`union_with`](Union::union_with).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, Union};
+    ///
+    /// let mut a = BloomFilter::<u64>::new(1_000, 0.01)?;
+    /// let mut b = BloomFilter::<u64>::new(1_000, 0.01)?;
+    /// a.insert(&1);
+    /// b.insert(&2);
+    /// let both = a.union(&b)?;
+    /// assert!(both.contains(&1) && both.contains(&2));
+    /// assert!(!a.contains(&2)); // the inputs are unchanged
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn union(&self, other: &Self) -> Result<Self, Error> {
         let mut out = self.clone();
         out.union_with(other)?;
@@ -396,12 +650,42 @@ pub trait Intersection: Sized + Clone {
     /// # Errors
     /// [`Error::Incompatible`] when the two were built with different parameters; `self` is
     /// then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, Intersection};
+    ///
+    /// let mut monday = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// let mut tuesday = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// monday.insert_batch(["alice", "bob"]);
+    /// tuesday.insert_batch(["bob", "carol"]);
+    /// monday.intersect_with(&tuesday)?;
+    /// assert!(monday.contains("bob")); // in both: always kept
+    /// assert!(!monday.contains("carol")); // only in one: dropped, up to false positives
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn intersect_with(&mut self, other: &Self) -> Result<(), Error>;
 
     /// A new filter holding the items common to `self` and `other`.
     ///
     /// # Errors
     /// As [`intersect_with`](Intersection::intersect_with).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_bitmap::Bitmap;
+    /// use bloomkit_core::Intersection;
+    ///
+    /// // Exact for a bitmap.
+    /// let a = Bitmap::from_keys(0u32..=99, [1, 2, 3])?;
+    /// let b = Bitmap::from_keys(0u32..=99, [2, 3, 4])?;
+    /// let both = a.intersection(&b)?;
+    /// assert_eq!(both.iter().collect::<Vec<_>>(), [2, 3]);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
     fn intersection(&self, other: &Self) -> Result<Self, Error> {
         let mut out = self.clone();
         out.intersect_with(other)?;
