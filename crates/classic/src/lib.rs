@@ -125,11 +125,8 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for BloomFilter<K, S> {
     type Hasher = S;
 
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
-        let design = settings.design()?;
-        let plan = settings.plan()?;
-        let bits = sizing::coprime_bits(plan.bits, plan.hashes)?;
-        settings.check_bytes(bits.div_ceil(64) * 8)?;
-        let mut filter = Self::with_bits_and_hasher(bits, plan.hashes, hasher)?;
+        let (design, plan) = settings.slot_plan(|bits| bits.div_ceil(64) * 8)?;
+        let mut filter = Self::with_bits_and_hasher(plan.bits, plan.hashes, hasher)?;
         filter.design = Some(design);
         Ok(filter)
     }

@@ -91,6 +91,25 @@ impl Settings {
         sizing::plan(self.items, self.fpr)
     }
 
+    /// The design point and the classic plan for a filter of one slot per bit position
+    /// (bits, or counters), its size rounded by [`sizing::coprime_bits`] and checked against
+    /// [`max_bytes`](Self::max_bytes), where `slots` slots take `bytes(slots)` bytes.
+    ///
+    /// # Errors
+    /// As [`design`](Self::design), [`plan`](Self::plan), [`sizing::coprime_bits`] and
+    /// [`check_bytes`](Self::check_bytes).
+    pub fn slot_plan(&self, bytes: impl FnOnce(u64) -> u64) -> Result<(Design, Plan), Error> {
+        let design = self.design()?;
+        let plan = self.plan()?;
+        let slots = sizing::coprime_bits(plan.bits, plan.hashes)?;
+        self.check_bytes(bytes(slots))?;
+        let plan = Plan {
+            bits: slots,
+            hashes: plan.hashes,
+        };
+        Ok((design, plan))
+    }
+
     /// `Ok` if `bytes` of heap are within [`max_bytes`](Self::max_bytes).
     ///
     /// # Errors

@@ -139,12 +139,11 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for CountingBloomFilter
     type Hasher = S;
 
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
-        let design = settings.design()?;
-        let plan = settings.plan()?;
-        let m = sizing::coprime_bits(plan.bits, plan.hashes)?;
-        let bytes = (u128::from(m) * u128::from(C::BITS)).div_ceil(8);
-        settings.check_bytes(u64::try_from(bytes).unwrap_or(u64::MAX))?;
-        let mut filter = Self::with_counters_and_hasher(m, plan.hashes, hasher)?;
+        let (design, plan) = settings.slot_plan(|counters| {
+            let bytes = (u128::from(counters) * u128::from(C::BITS)).div_ceil(8);
+            u64::try_from(bytes).unwrap_or(u64::MAX)
+        })?;
+        let mut filter = Self::with_counters_and_hasher(plan.bits, plan.hashes, hasher)?;
         filter.design = Some(design);
         Ok(filter)
     }
