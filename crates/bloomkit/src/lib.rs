@@ -119,7 +119,9 @@ pub use bloomkit_core::{format, Codec};
 #[cfg(feature = "classic")]
 pub use bloomkit_classic as classic;
 #[cfg(feature = "classic")]
-pub use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
+pub use bloomkit_classic::{
+    AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter,
+};
 
 #[cfg(feature = "counting")]
 pub use bloomkit_counting as counting;
@@ -147,7 +149,7 @@ pub mod prelude {
     #[cfg(feature = "scalable")]
     pub use crate::ScalableBloomFilter;
     #[cfg(feature = "classic")]
-    pub use crate::{BlockedBloomFilter, BloomFilter};
+    pub use crate::{AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
     pub use crate::{Error, Filter, FilterCore, Intersection, Remove, Union, Xxh3Builder};
 }
 

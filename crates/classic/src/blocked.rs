@@ -151,6 +151,27 @@ impl<K: ?Sized> BlockedBloomFilter<K> {
     }
 }
 
+/// Swamidass & Baldi's estimate of the keys in a blocked filter, block by block from each
+/// block's count of set bits, summed; infinite once a block is full.
+pub(crate) fn len_from_fill(block_ones: impl Iterator<Item = u32>, k: u32) -> f64 {
+    let k = f64::from(k);
+    let per_bit = BLOCK_BITS as f64;
+    block_ones
+        .map(|x| -(per_bit / k) * (-f64::from(x) / per_bit).ln_1p())
+        .sum()
+}
+
+/// A blocked filter's false-positive rate from each block's count of set bits: the average
+/// over blocks of `(X_b / 512)^k`.
+pub(crate) fn fpr_from_fill(block_ones: impl Iterator<Item = u32>, k: u32) -> f64 {
+    let (mut sum, mut blocks) = (0.0, 0u64);
+    for x in block_ones {
+        sum += (f64::from(x) / BLOCK_BITS as f64).powi(k as i32);
+        blocks += 1;
+    }
+    sum / blocks as f64
+}
+
 /// `blocks` zeroed blocks, or the reason they cannot be had.
 pub(crate) fn zeroed_blocks(blocks: u64) -> Result<Vec<Block>, Error> {
     if blocks == 0 {
@@ -335,22 +356,13 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
     /// An estimate of the number of distinct keys inserted: Swamidass & Baldi's estimator
     /// applied block by block and summed; infinite once a block is full.
     pub fn estimated_len(&self) -> f64 {
-        let k = f64::from(self.hashes);
-        let per_bit = BLOCK_BITS as f64;
-        self.block_ones()
-            .map(|x| -(per_bit / k) * (-f64::from(x) / per_bit).ln_1p())
-            .sum()
+        len_from_fill(self.block_ones(), self.hashes)
     }
 
     /// The false-positive rate now: the average over blocks of `(X_b / 512)^k`, which is
     /// exact for this filter's fill (a non-member lands in a uniformly random block).
     pub fn estimated_fpr(&self) -> f64 {
-        let k = self.hashes as i32;
-        let sum: f64 = self
-            .block_ones()
-            .map(|x| (f64::from(x) / BLOCK_BITS as f64).powi(k))
-            .sum();
-        sum / self.blocks.len() as f64
+        fpr_from_fill(self.block_ones(), self.hashes)
     }
 
     /// The false-positive rate the blocked model predicts after `items` distinct insertions.

@@ -70,10 +70,12 @@ use bloomkit_core::{
     check_same_shape, Error, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
 };
 
+mod atomic;
 mod blocked;
 #[cfg(feature = "serde")]
 mod serde_impl;
 
+pub use atomic::{AtomicBlockedBloomFilter, AtomicBloomFilter};
 pub use blocked::{BlockedBloomFilter, BRANCH_FREE_MAX_BYTES};
 
 /// A classic Bloom filter over keys of type `K`.

@@ -1,0 +1,753 @@
+//! Filters that many threads insert into at once: [`AtomicBloomFilter`] and
+//! [`AtomicBlockedBloomFilter`].
+//!
+//! Each is its single-threaded twin with the words made atomic: the same sizing, hashing,
+//! bit positions and byte format, so a filter converts both ways without re-hashing a key
+//! (the bits are copied as they are). `insert` takes `&self`: share the filter through an
+//! `Arc` or a scoped thread and insert from every thread, with no lock.
+//!
+//! # Why no key is lost
+//!
+//! An insert sets each of its bits with `fetch_or` on the bit's word (after a plain load that
+//! skips bits already set). Bits only ever go from 0 to 1 (until `clear`, which needs
+//! `&mut self`), and every read-modify-write of one word takes its place in that word's
+//! single modification order, so two threads setting bits in the same word never undo each
+//! other's bit: no update is lost, whatever the interleaving. `Relaxed` ordering suffices for
+//! that; what it does not give (nothing can) is an answer about an insert that has not
+//! finished: a key is certainly found by a thread that synchronized with the insert's end
+//! (joined the thread, received from a channel, took a lock after it), and may be missed
+//! before that, as in any concurrent set.
+//!
+//! Two threads inserting the same key at once may both get `true` ("certainly new"): each
+//! may have set one of its bits.
+
+use core::borrow::Borrow;
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use bloomkit_core::batch::{insert_counting, pipeline, prefetch};
+use bloomkit_core::bits::BitArray;
+use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
+use bloomkit_core::hash::{block_contains, block_contains_all, reduce, BlockProbe, Probes};
+use bloomkit_core::sizing::{self, Design};
+use bloomkit_core::{Error, PortableHasher, Xxh3Builder};
+
+use crate::blocked::{Block, BRANCH_FREE_MAX_BYTES};
+use crate::{BlockedBloomFilter, BloomFilter};
+
+/// `len` zeroed atomic words, or the reason they cannot be had.
+fn atomic_words(len: usize) -> Result<Vec<AtomicU64>, Error> {
+    let mut words = Vec::new();
+    words
+        .try_reserve_exact(len)
+        .map_err(|_| Error::AllocationFailed {
+            bytes: (len as u64).saturating_mul(8),
+        })?;
+    words.resize_with(len, AtomicU64::default);
+    Ok(words)
+}
+
+/// A [`BloomFilter`] that any number of threads insert into at once, through `&self`.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::{AtomicBloomFilter, BloomFilter};
+///
+/// let seen = AtomicBloomFilter::new(100_000, 0.01)?;
+/// std::thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let seen = &seen;
+///         s.spawn(move || {
+///             for i in 0..1_000u64 {
+///                 seen.insert(&(t * 1_000 + i));
+///             }
+///         });
+///     }
+/// });
+/// assert!((0..4_000u64).all(|i| seen.contains(&i)));
+///
+/// // The same bits as a filter built by one thread from the same keys.
+/// let mut one = BloomFilter::new(100_000, 0.01)?;
+/// one.insert_batch(0..4_000u64);
+/// assert_eq!(seen.to_filter()?, one);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub struct AtomicBloomFilter<K: ?Sized, S = Xxh3Builder> {
+    words: Box<[AtomicU64]>,
+    bits: u64,
+    hashes: u32,
+    design: Option<Design>,
+    hasher: S,
+    key: PhantomData<fn(&K)>,
+}
+
+/// A copy of the words as they are now (an insert running meanwhile may or may not be in
+/// it).
+impl<K: ?Sized, S: Clone> Clone for AtomicBloomFilter<K, S> {
+    fn clone(&self) -> Self {
+        AtomicBloomFilter {
+            words: self
+                .words
+                .iter()
+                .map(|w| AtomicU64::new(w.load(Relaxed)))
+                .collect(),
+            bits: self.bits,
+            hashes: self.hashes,
+            design: self.design,
+            hasher: self.hasher.clone(),
+            key: PhantomData,
+        }
+    }
+}
+
+/// The same parameters and hasher, and the same bits as read now.
+impl<K: ?Sized, S: PartialEq> PartialEq for AtomicBloomFilter<K, S> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.bits, self.hashes, self.design, &self.hasher)
+            == (other.bits, other.hashes, other.design, &other.hasher)
+            && self
+                .words
+                .iter()
+                .zip(other.words.iter())
+                .all(|(a, b)| a.load(Relaxed) == b.load(Relaxed))
+    }
+}
+
+impl<K: ?Sized, S: BuildHasher> FromSettings for AtomicBloomFilter<K, S> {
+    type Hasher = S;
+
+    fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
+        // The twin's sizing exactly; the zeroed words are allocated once, here.
+        let (design, plan) = settings.slot_plan(|bits| bits.div_ceil(64) * 8)?;
+        let words = usize::try_from(plan.bits.div_ceil(64)).map_err(|_| Error::TooLarge {
+            bits: plan.bits as f64,
+            max: bloomkit_core::bits::MAX_BITS,
+        })?;
+        Ok(AtomicBloomFilter {
+            words: atomic_words(words)?.into_boxed_slice(),
+            bits: plan.bits,
+            hashes: plan.hashes,
+            design: Some(design),
+            hasher,
+            key: PhantomData,
+        })
+    }
+}
+
+impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for AtomicBloomFilter<K, S> {
+    type Output = AtomicBloomFilter<K, H>;
+}
+
+impl<K: ?Sized> AtomicBloomFilter<K> {
+    /// A filter for `expected_items` at rate `fpr`: the m and k of
+    /// [`BloomFilter::new`].
+    ///
+    /// # Errors
+    /// As [`BloomFilter::new`].
+    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
+        Self::builder(expected_items, fpr).build()
+    }
+
+    /// A [`Builder`] for other settings (seed or hasher, memory limit).
+    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
+        Builder::new(expected_items, fpr)
+    }
+}
+
+impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
+    /// Inserts the key whose hash is `hash`; returns as [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) -> bool {
+        let mut fresh = 0u64;
+        for i in Probes::new(hash, self.bits, self.hashes) {
+            let word = &self.words[(i >> 6) as usize];
+            let bit = 1u64 << (i & 63);
+            // A plain load first: a bit already set costs no locked instruction and does
+            // not take the cache line away from other threads.
+            if word.load(Relaxed) & bit == 0 {
+                fresh |= !word.fetch_or(bit, Relaxed) & bit;
+            }
+        }
+        fresh != 0
+    }
+
+    /// Whether the key whose hash is `hash` may be in the filter.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        Probes::new(hash, self.bits, self.hashes)
+            .all(|i| self.words[(i >> 6) as usize].load(Relaxed) >> (i & 63) & 1 == 1)
+    }
+
+    #[inline]
+    fn locate(&self, hash: u64) -> u64 {
+        for i in Probes::new(hash, self.bits, self.hashes) {
+            prefetch(&self.words[(i >> 6) as usize]);
+        }
+        hash
+    }
+
+    /// Removes every key (`&mut self`: no insert can run meanwhile).
+    pub fn clear(&mut self) {
+        for word in self.words.iter_mut() {
+            *word.get_mut() = 0;
+        }
+    }
+
+    /// `m`, the number of bits.
+    pub fn num_bits(&self) -> u64 {
+        self.bits
+    }
+
+    /// `k`, the number of probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The number of set bits, counted now (O(m / 64); inserts running meanwhile may or may
+    /// not be counted).
+    pub fn count_ones(&self) -> u64 {
+        self.words
+            .iter()
+            .map(|w| u64::from(w.load(Relaxed).count_ones()))
+            .sum()
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// The design point, for a filter built from (items, FPR).
+    pub fn design(&self) -> Option<Design> {
+        self.design
+    }
+
+    /// An estimate of the number of distinct keys inserted, from the set bits counted now
+    /// (as [`BloomFilter::estimated_len`]).
+    pub fn estimated_len(&self) -> f64 {
+        sizing::estimate_cardinality(self.bits, self.hashes, self.count_ones())
+            .unwrap_or(f64::INFINITY)
+    }
+
+    /// The false-positive rate from the fill counted now.
+    pub fn estimated_fpr(&self) -> f64 {
+        sizing::fpr_from_fill(self.bits, self.hashes, self.count_ones()).unwrap_or(1.0)
+    }
+
+    /// Bytes of heap memory held (the words).
+    pub fn heap_bytes(&self) -> usize {
+        core::mem::size_of_val(&*self.words)
+    }
+
+    /// A single-threaded copy of the filter as it is now: the same bits, parameters and
+    /// hasher.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] when the copy cannot be allocated.
+    pub fn to_filter(&self) -> Result<BloomFilter<K, S>, Error>
+    where
+        S: Clone,
+    {
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(self.words.len())
+            .map_err(|_| Error::AllocationFailed {
+                bytes: self.heap_bytes() as u64,
+            })?;
+        words.extend(self.words.iter().map(|w| w.load(Relaxed)));
+        let bits = BitArray::from_words(words, self.bits)?;
+        BloomFilter::from_bit_array(bits, self.hashes, self.hasher.clone(), self.design)
+    }
+
+    /// The filter with the bits of `filter` (which it consumes), for inserts from many
+    /// threads.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] when the atomic words cannot be allocated.
+    pub fn from_filter(filter: BloomFilter<K, S>) -> Result<Self, Error> {
+        let words = atomic_words(filter.bits.words().len())?;
+        for (atomic, &word) in words.iter().zip(filter.bits.words()) {
+            atomic.store(word, Relaxed);
+        }
+        Ok(AtomicBloomFilter {
+            words: words.into_boxed_slice(),
+            bits: filter.bits.len(),
+            hashes: filter.hashes,
+            design: filter.design,
+            hasher: filter.hasher,
+            key: PhantomData,
+        })
+    }
+
+    /// ORs `other`'s bits in: afterwards `self` contains every key `other` contains. Runs
+    /// alongside inserts and other merges (a per-partition filter merged into a shared one).
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] when the two were built with different bits, probes, hasher
+    /// or seed; nothing is changed then.
+    pub fn union_with(&self, other: &BloomFilter<K, S>) -> Result<(), Error>
+    where
+        S: PortableHasher,
+    {
+        bloomkit_core::check_same_shape(
+            (bloomkit_core::Parameter::Bits, self.bits, other.bits.len()),
+            (self.hashes, other.hashes),
+            (self.hasher.spec(), other.hasher.spec()),
+        )?;
+        for (word, &bits) in self.words.iter().zip(other.bits.words()) {
+            if bits != 0 {
+                word.fetch_or(bits, Relaxed);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
+    /// Inserts `key`, from any thread. Returns `true` if this call set at least one of its
+    /// bits (the key was certainly new), `false` if they were all set already.
+    #[inline]
+    pub fn insert(&self, key: &K) -> bool {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// Whether `key` may be in the filter; `true` for every key whose insert finished
+    /// before this call (in the sense of the [module docs](self)).
+    #[inline]
+    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// The 64-bit hash of `key` that the `*_hash` methods take.
+    #[inline]
+    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
+    where
+        K: Borrow<Q>,
+    {
+        self.hasher.hash_one(key)
+    }
+
+    /// [`contains`](Self::contains) for each of `keys`, appended to `out`, with a group of
+    /// keys' cache lines requested before any is probed.
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        pipeline(
+            out,
+            keys,
+            |_, key| self.locate(self.hash_key(key.borrow())),
+            |out, hash| out.push(self.contains_hash(hash)),
+        );
+    }
+
+    /// Inserts every key of `keys` (from any thread), a group at a time as
+    /// [`contains_batch`](Self::contains_batch) probes; returns how many were certainly new.
+    pub fn insert_batch<I>(&self, keys: I) -> usize
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        let mut this = self;
+        insert_counting(
+            &mut this,
+            keys,
+            |f, key| f.locate(f.hash_key(key.borrow())),
+            |f, hash| f.insert_hash(hash),
+        )
+    }
+}
+
+bloomkit_core::impl_infallible_filter!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for AtomicBloomFilter<K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AtomicBloomFilter")
+            .field("bits", &self.bits)
+            .field("hashes", &self.hashes)
+            .field("design", &self.design)
+            .field("hasher", &self.hasher)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One 64-byte block of atomic words, aligned to a cache line as [`Block`] is.
+#[repr(align(64))]
+#[derive(Default)]
+struct AtomicBlock([AtomicU64; 8]);
+
+/// A [`BlockedBloomFilter`] that any number of threads insert into at once, through
+/// `&self`: an insert is at most eight `fetch_or`s on one cache line.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::AtomicBlockedBloomFilter;
+/// use std::sync::Arc;
+///
+/// let seen = Arc::new(AtomicBlockedBloomFilter::<u64>::new(100_000, 0.01)?);
+/// let workers: Vec<_> = (0..2u64)
+///     .map(|t| {
+///         let seen = Arc::clone(&seen);
+///         std::thread::spawn(move || seen.insert_batch(t * 50_000..(t + 1) * 50_000))
+///     })
+///     .collect();
+/// for w in workers {
+///     w.join().unwrap();
+/// }
+/// assert!((0..100_000u64).all(|i| seen.contains(&i)));
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub struct AtomicBlockedBloomFilter<K: ?Sized, S = Xxh3Builder> {
+    blocks: Box<[AtomicBlock]>,
+    hashes: u32,
+    design: Option<Design>,
+    hasher: S,
+    key: PhantomData<fn(&K)>,
+}
+
+/// A copy of the blocks as they are now.
+impl<K: ?Sized, S: Clone> Clone for AtomicBlockedBloomFilter<K, S> {
+    fn clone(&self) -> Self {
+        let blocks: Box<[AtomicBlock]> = self
+            .blocks
+            .iter()
+            .map(|b| {
+                AtomicBlock(core::array::from_fn(|i| {
+                    AtomicU64::new(b.0[i].load(Relaxed))
+                }))
+            })
+            .collect();
+        AtomicBlockedBloomFilter {
+            blocks,
+            hashes: self.hashes,
+            design: self.design,
+            hasher: self.hasher.clone(),
+            key: PhantomData,
+        }
+    }
+}
+
+/// The same parameters and hasher, and the same bits as read now.
+impl<K: ?Sized, S: PartialEq> PartialEq for AtomicBlockedBloomFilter<K, S> {
+    fn eq(&self, other: &Self) -> bool {
+        let same = |a: &AtomicBlock, b: &AtomicBlock| {
+            a.0.iter()
+                .zip(&b.0)
+                .all(|(x, y)| x.load(Relaxed) == y.load(Relaxed))
+        };
+        (self.hashes, self.design, &self.hasher) == (other.hashes, other.design, &other.hasher)
+            && self.blocks.len() == other.blocks.len()
+            && self
+                .blocks
+                .iter()
+                .zip(other.blocks.iter())
+                .all(|(a, b)| same(a, b))
+    }
+}
+
+/// `blocks` zeroed atomic blocks, or the reason they cannot be had.
+fn atomic_blocks(blocks: u64) -> Result<Box<[AtomicBlock]>, Error> {
+    let failed = || Error::AllocationFailed {
+        bytes: blocks.saturating_mul(64),
+    };
+    let n = usize::try_from(blocks).map_err(|_| failed())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| failed())?;
+    v.resize_with(n, AtomicBlock::default);
+    Ok(v.into_boxed_slice())
+}
+
+impl<K: ?Sized, S: BuildHasher> FromSettings for AtomicBlockedBloomFilter<K, S> {
+    type Hasher = S;
+
+    fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
+        // The twin's checks and sizing (a zero-block twin is never allocated: it is only
+        // sized here), then atomic blocks of the same count.
+        let design = settings.design()?;
+        let plan = sizing::blocked_plan(settings.items, settings.fpr)?;
+        settings.check_bytes(plan.bits.saturating_mul(64))?;
+        Ok(AtomicBlockedBloomFilter {
+            blocks: atomic_blocks(plan.bits)?,
+            hashes: plan.hashes,
+            design: Some(design),
+            hasher,
+            key: PhantomData,
+        })
+    }
+}
+
+impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for AtomicBlockedBloomFilter<K, S> {
+    type Output = AtomicBlockedBloomFilter<K, H>;
+}
+
+impl<K: ?Sized> AtomicBlockedBloomFilter<K> {
+    /// A filter for `expected_items` at rate `fpr`: the blocks and k of
+    /// [`BlockedBloomFilter::new`].
+    ///
+    /// # Errors
+    /// As [`BlockedBloomFilter::new`].
+    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
+        Self::builder(expected_items, fpr).build()
+    }
+
+    /// A [`Builder`] for other settings (seed or hasher, memory limit).
+    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
+        Builder::new(expected_items, fpr)
+    }
+}
+
+impl<K: ?Sized, S: BuildHasher> AtomicBlockedBloomFilter<K, S> {
+    #[inline]
+    fn block(&self, hash: u64) -> &[AtomicU64; 8] {
+        &self.blocks[reduce(hash, self.blocks.len() as u64) as usize].0
+    }
+
+    /// Inserts the key whose hash is `hash`; returns as [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) -> bool {
+        let probe = BlockProbe::new(hash, self.blocks.len() as u64, self.hashes);
+        let block = &self.blocks[probe.block as usize].0;
+        let mut fresh = 0u64;
+        for (word, mask) in block.iter().zip(probe.mask) {
+            // Only the words the key has bits in, and only if one of them is clear.
+            if mask != 0 && word.load(Relaxed) & mask != mask {
+                fresh |= !word.fetch_or(mask, Relaxed) & mask;
+            }
+        }
+        fresh != 0
+    }
+
+    /// Whether the key whose hash is `hash` may be in the filter: the block's words read
+    /// once, then tested as [`BlockedBloomFilter::contains_hash`] tests them.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let block = self.block(hash);
+        let words: [u64; 8] = core::array::from_fn(|i| block[i].load(Relaxed));
+        if self.blocks.len() <= BRANCH_FREE_MAX_BYTES / 64 {
+            block_contains_all(&words, hash, self.hashes)
+        } else {
+            block_contains(&words, hash, self.hashes)
+        }
+    }
+
+    #[inline]
+    fn locate(&self, hash: u64) -> u64 {
+        prefetch(self.block(hash));
+        hash
+    }
+
+    /// Removes every key (`&mut self`: no insert can run meanwhile).
+    pub fn clear(&mut self) {
+        for block in self.blocks.iter_mut() {
+            for word in &mut block.0 {
+                *word.get_mut() = 0;
+            }
+        }
+    }
+
+    /// The number of 512-bit blocks.
+    pub fn num_blocks(&self) -> u64 {
+        self.blocks.len() as u64
+    }
+
+    /// `k`, the number of probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// The design point, for a filter built from (items, FPR).
+    pub fn design(&self) -> Option<Design> {
+        self.design
+    }
+
+    fn block_ones(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks
+            .iter()
+            .map(|b| b.0.iter().map(|w| w.load(Relaxed).count_ones()).sum())
+    }
+
+    /// An estimate of the number of distinct keys inserted, from the blocks as they are now
+    /// (as [`BlockedBloomFilter::estimated_len`]; O(blocks)).
+    pub fn estimated_len(&self) -> f64 {
+        crate::blocked::len_from_fill(self.block_ones(), self.hashes)
+    }
+
+    /// The false-positive rate from the fill now (as
+    /// [`BlockedBloomFilter::estimated_fpr`]; O(blocks)).
+    pub fn estimated_fpr(&self) -> f64 {
+        crate::blocked::fpr_from_fill(self.block_ones(), self.hashes)
+    }
+
+    /// Bytes of heap memory held (the blocks).
+    pub fn heap_bytes(&self) -> usize {
+        self.blocks.len() * core::mem::size_of::<AtomicBlock>()
+    }
+
+    fn snapshot<T>(&self, hasher: T) -> Result<BlockedBloomFilter<K, T>, Error> {
+        let mut blocks = crate::blocked::zeroed_blocks(self.blocks.len() as u64)?;
+        let mut ones = 0u64;
+        for (block, atomic) in blocks.iter_mut().zip(self.blocks.iter()) {
+            for (word, a) in block.0.iter_mut().zip(&atomic.0) {
+                *word = a.load(Relaxed);
+                ones += u64::from(word.count_ones());
+            }
+        }
+        Ok(BlockedBloomFilter {
+            blocks,
+            hashes: self.hashes,
+            design: self.design,
+            hasher,
+            ones,
+            key: PhantomData,
+        })
+    }
+
+    /// A single-threaded copy of the filter as it is now.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] when the copy cannot be allocated.
+    pub fn to_filter(&self) -> Result<BlockedBloomFilter<K, S>, Error>
+    where
+        S: Clone,
+    {
+        self.snapshot(self.hasher.clone())
+    }
+
+    /// The filter with the blocks of `filter` (which it consumes), for inserts from many
+    /// threads.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] when the atomic blocks cannot be allocated.
+    pub fn from_filter(filter: BlockedBloomFilter<K, S>) -> Result<Self, Error> {
+        let blocks = atomic_blocks(filter.blocks.len() as u64)?;
+        for (atomic, block) in blocks.iter().zip(&filter.blocks) {
+            copy_block(atomic, block);
+        }
+        Ok(AtomicBlockedBloomFilter {
+            blocks,
+            hashes: filter.hashes,
+            design: filter.design,
+            hasher: filter.hasher,
+            key: PhantomData,
+        })
+    }
+
+    /// ORs `other`'s bits in, alongside inserts and other merges.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] when the two were built with different blocks, probes,
+    /// hasher or seed; nothing is changed then.
+    pub fn union_with(&self, other: &BlockedBloomFilter<K, S>) -> Result<(), Error>
+    where
+        S: PortableHasher,
+    {
+        bloomkit_core::check_same_shape(
+            (
+                bloomkit_core::Parameter::Blocks,
+                self.blocks.len() as u64,
+                other.blocks.len() as u64,
+            ),
+            (self.hashes, other.hashes),
+            (self.hasher.spec(), other.hasher.spec()),
+        )?;
+        for (atomic, block) in self.blocks.iter().zip(&other.blocks) {
+            for (word, &bits) in atomic.0.iter().zip(&block.0) {
+                if bits != 0 {
+                    word.fetch_or(bits, Relaxed);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn copy_block(atomic: &AtomicBlock, block: &Block) {
+    for (a, &w) in atomic.0.iter().zip(&block.0) {
+        a.store(w, Relaxed);
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> AtomicBlockedBloomFilter<K, S> {
+    /// Inserts `key`, from any thread. Returns `true` if this call set at least one of its
+    /// bits (the key was certainly new), `false` if they were all set already.
+    #[inline]
+    pub fn insert(&self, key: &K) -> bool {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// Whether `key` may be in the filter; `true` for every key whose insert finished
+    /// before this call (in the sense of the [module docs](self)).
+    #[inline]
+    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// The 64-bit hash of `key` that the `*_hash` methods take.
+    #[inline]
+    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
+    where
+        K: Borrow<Q>,
+    {
+        self.hasher.hash_one(key)
+    }
+
+    /// [`contains`](Self::contains) for each of `keys`, appended to `out`, with a group of
+    /// keys' blocks requested before any is probed.
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        pipeline(
+            out,
+            keys,
+            |_, key| self.locate(self.hash_key(key.borrow())),
+            |out, hash| out.push(self.contains_hash(hash)),
+        );
+    }
+
+    /// Inserts every key of `keys` (from any thread), a group at a time; returns how many
+    /// were certainly new.
+    pub fn insert_batch<I>(&self, keys: I) -> usize
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        let mut this = self;
+        insert_counting(
+            &mut this,
+            keys,
+            |f, key| f.locate(f.hash_key(key.borrow())),
+            |f, hash| f.insert_hash(hash),
+        )
+    }
+}
+
+bloomkit_core::impl_infallible_filter!([S: BuildHasher] AtomicBlockedBloomFilter<K, S>, key = K);
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for AtomicBlockedBloomFilter<K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AtomicBlockedBloomFilter")
+            .field("blocks", &self.blocks.len())
+            .field("hashes", &self.hashes)
+            .field("design", &self.design)
+            .field("hasher", &self.hasher)
+            .finish_non_exhaustive()
+    }
+}
