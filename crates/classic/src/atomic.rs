@@ -5,21 +5,6 @@
 //! bit positions and byte format, so a filter converts both ways without re-hashing a key
 //! (the bits are copied as they are). `insert` takes `&self`: share the filter through an
 //! `Arc` or a scoped thread and insert from every thread, with no lock.
-//!
-//! # Why no key is lost
-//!
-//! An insert sets each of its bits with `fetch_or` on the bit's word (after a plain load that
-//! skips bits already set). Bits only ever go from 0 to 1 (until `clear`, which needs
-//! `&mut self`), and every read-modify-write of one word takes its place in that word's
-//! single modification order, so two threads setting bits in the same word never undo each
-//! other's bit: no update is lost, whatever the interleaving. `Relaxed` ordering suffices for
-//! that; what it does not give (nothing can) is an answer about an insert that has not
-//! finished: a key is certainly found by a thread that synchronized with the insert's end
-//! (joined the thread, received from a channel, took a lock after it), and may be missed
-//! before that, as in any concurrent set.
-//!
-//! Two threads inserting the same key at once may both get `true` ("certainly new"): each
-//! may have set one of its bits.
 
 use core::borrow::Borrow;
 use core::fmt;
@@ -50,6 +35,21 @@ fn atomic_words(len: usize) -> Result<Vec<AtomicU64>, Error> {
 }
 
 /// A [`BloomFilter`] that any number of threads insert into at once, through `&self`.
+///
+/// # Why no key is lost
+///
+/// An insert sets each of its bits with `fetch_or` on the bit's word (after a plain load that
+/// skips bits already set). Bits only ever go from 0 to 1 (until `clear`, which needs
+/// `&mut self`), and every read-modify-write of one word takes its place in that word's
+/// single modification order, so two threads setting bits in the same word never undo each
+/// other's bit: no update is lost, whatever the interleaving. `Relaxed` ordering suffices for
+/// that; what it does not give (nothing can) is an answer about an insert that has not
+/// finished: a key is certainly found by a thread that synchronized with the insert's end
+/// (joined the thread, received from a channel, took a lock after it), and may be missed
+/// before that, as in any concurrent set.
+///
+/// Two threads inserting the same key at once may both get `true` ("certainly new"): each
+/// may have set one of its bits.
 ///
 /// # Examples
 ///
@@ -315,7 +315,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     }
 
     /// Whether `key` may be in the filter; `true` for every key whose insert finished
-    /// before this call (in the sense of the [module docs](self)).
+    /// before this call (see [`AtomicBloomFilter`]'s "Why no key is lost").
     #[inline]
     pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
     where
@@ -689,7 +689,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> AtomicBlockedBloomFilter<K, S> {
     }
 
     /// Whether `key` may be in the filter; `true` for every key whose insert finished
-    /// before this call (in the sense of the [module docs](self)).
+    /// before this call (see [`AtomicBloomFilter`]'s "Why no key is lost").
     #[inline]
     pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
     where
