@@ -306,64 +306,72 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     }
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
-    /// Inserts `key`, from any thread. Returns `true` if this call set at least one of its
-    /// bits (the key was certainly new), `false` if they were all set already.
-    #[inline]
-    pub fn insert(&self, key: &K) -> bool {
-        self.insert_hash(self.hasher.hash_one(key))
-    }
+/// The key-taking methods of an atomic filter, on top of its `insert_hash`,
+/// `contains_hash` and `locate` (one body for both atomic filters).
+macro_rules! atomic_key_methods {
+    ($ty:ident) => {
+        impl<K: Hash + ?Sized, S: BuildHasher> $ty<K, S> {
+            /// Inserts `key`, from any thread. Returns `true` if this call set at least one of its
+            /// bits (the key was certainly new), `false` if they were all set already.
+            #[inline]
+            pub fn insert(&self, key: &K) -> bool {
+                self.insert_hash(self.hasher.hash_one(key))
+            }
 
-    /// Whether `key` may be in the filter; `true` for every key whose insert finished
-    /// before this call (see [`AtomicBloomFilter`]'s "Why no key is lost").
-    #[inline]
-    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-    {
-        self.contains_hash(self.hasher.hash_one(key))
-    }
+            /// Whether `key` may be in the filter; `true` for every key whose insert finished
+            /// before this call (see [`AtomicBloomFilter`]'s "Why no key is lost").
+            #[inline]
+            pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+            where
+                K: Borrow<Q>,
+            {
+                self.contains_hash(self.hasher.hash_one(key))
+            }
 
-    /// The 64-bit hash of `key` that the `*_hash` methods take.
-    #[inline]
-    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
-    where
-        K: Borrow<Q>,
-    {
-        self.hasher.hash_one(key)
-    }
+            /// The 64-bit hash of `key` that the `*_hash` methods take.
+            #[inline]
+            pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
+            where
+                K: Borrow<Q>,
+            {
+                self.hasher.hash_one(key)
+            }
 
-    /// [`contains`](Self::contains) for each of `keys`, appended to `out`, with a group of
-    /// keys' cache lines requested before any is probed.
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        pipeline(
-            out,
-            keys,
-            |_, key| self.locate(self.hash_key(key.borrow())),
-            |out, hash| out.push(self.contains_hash(hash)),
-        );
-    }
+            /// [`contains`](Self::contains) for each of `keys`, appended to `out`, with a group of
+            /// keys' cache lines requested before any is probed.
+            pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+            where
+                I: IntoIterator,
+                I::Item: Borrow<K>,
+            {
+                pipeline(
+                    out,
+                    keys,
+                    |_, key| self.locate(self.hash_key(key.borrow())),
+                    |out, hash| out.push(self.contains_hash(hash)),
+                );
+            }
 
-    /// Inserts every key of `keys` (from any thread), a group at a time as
-    /// [`contains_batch`](Self::contains_batch) probes; returns how many were certainly new.
-    pub fn insert_batch<I>(&self, keys: I) -> usize
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        let mut this = self;
-        insert_counting(
-            &mut this,
-            keys,
-            |f, key| f.locate(f.hash_key(key.borrow())),
-            |f, hash| f.insert_hash(hash),
-        )
-    }
+            /// Inserts every key of `keys` (from any thread), a group at a time as
+            /// [`contains_batch`](Self::contains_batch) probes; returns how many were certainly new.
+            pub fn insert_batch<I>(&self, keys: I) -> usize
+            where
+                I: IntoIterator,
+                I::Item: Borrow<K>,
+            {
+                let mut this = self;
+                insert_counting(
+                    &mut this,
+                    keys,
+                    |f, key| f.locate(f.hash_key(key.borrow())),
+                    |f, hash| f.insert_hash(hash),
+                )
+            }
+        }
+    };
 }
+
+atomic_key_methods!(AtomicBloomFilter);
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
 
@@ -680,64 +688,7 @@ fn copy_block(atomic: &AtomicBlock, block: &Block) {
     }
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher> AtomicBlockedBloomFilter<K, S> {
-    /// Inserts `key`, from any thread. Returns `true` if this call set at least one of its
-    /// bits (the key was certainly new), `false` if they were all set already.
-    #[inline]
-    pub fn insert(&self, key: &K) -> bool {
-        self.insert_hash(self.hasher.hash_one(key))
-    }
-
-    /// Whether `key` may be in the filter; `true` for every key whose insert finished
-    /// before this call (see [`AtomicBloomFilter`]'s "Why no key is lost").
-    #[inline]
-    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-    {
-        self.contains_hash(self.hasher.hash_one(key))
-    }
-
-    /// The 64-bit hash of `key` that the `*_hash` methods take.
-    #[inline]
-    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
-    where
-        K: Borrow<Q>,
-    {
-        self.hasher.hash_one(key)
-    }
-
-    /// [`contains`](Self::contains) for each of `keys`, appended to `out`, with a group of
-    /// keys' blocks requested before any is probed.
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        pipeline(
-            out,
-            keys,
-            |_, key| self.locate(self.hash_key(key.borrow())),
-            |out, hash| out.push(self.contains_hash(hash)),
-        );
-    }
-
-    /// Inserts every key of `keys` (from any thread), a group at a time; returns how many
-    /// were certainly new.
-    pub fn insert_batch<I>(&self, keys: I) -> usize
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        let mut this = self;
-        insert_counting(
-            &mut this,
-            keys,
-            |f, key| f.locate(f.hash_key(key.borrow())),
-            |f, hash| f.insert_hash(hash),
-        )
-    }
-}
+atomic_key_methods!(AtomicBlockedBloomFilter);
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] AtomicBlockedBloomFilter<K, S>, key = K);
 
