@@ -6,13 +6,12 @@
 //! (the bits are copied as they are). `insert` takes `&self`: share the filter through an
 //! `Arc` or a scoped thread and insert from every thread, with no lock.
 
-use core::borrow::Borrow;
 use core::fmt;
-use core::hash::{BuildHasher, Hash};
+use core::hash::BuildHasher;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use bloomkit_core::batch::{insert_counting, pipeline, prefetch};
+use bloomkit_core::batch::prefetch;
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
 use bloomkit_core::hash::{block_contains, block_contains_all, reduce, BlockProbe, Probes};
@@ -167,8 +166,11 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
             let bit = 1u64 << (i & 63);
             // A plain load first: a bit already set costs no locked instruction and does
             // not take the cache line away from other threads.
+            // "Certainly new" from the load, and the old value of `fetch_or` unused, as in
+            // the blocked filter's insert: one `lock or`, no compare-and-swap loop.
             if word.load(Relaxed) & bit == 0 {
-                fresh |= !word.fetch_or(bit, Relaxed) & bit;
+                word.fetch_or(bit, Relaxed);
+                fresh |= bit;
             }
         }
         fresh != 0
@@ -306,72 +308,7 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     }
 }
 
-/// The key-taking methods of an atomic filter, on top of its `insert_hash`,
-/// `contains_hash` and `locate` (one body for both atomic filters).
-macro_rules! atomic_key_methods {
-    ($ty:ident) => {
-        impl<K: Hash + ?Sized, S: BuildHasher> $ty<K, S> {
-            /// Inserts `key`, from any thread. Returns `true` if this call set at least one of its
-            /// bits (the key was certainly new), `false` if they were all set already.
-            #[inline]
-            pub fn insert(&self, key: &K) -> bool {
-                self.insert_hash(self.hasher.hash_one(key))
-            }
-
-            /// Whether `key` may be in the filter; `true` for every key whose insert finished
-            /// before this call (see [`AtomicBloomFilter`]'s "Why no key is lost").
-            #[inline]
-            pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
-            where
-                K: Borrow<Q>,
-            {
-                self.contains_hash(self.hasher.hash_one(key))
-            }
-
-            /// The 64-bit hash of `key` that the `*_hash` methods take.
-            #[inline]
-            pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
-            where
-                K: Borrow<Q>,
-            {
-                self.hasher.hash_one(key)
-            }
-
-            /// [`contains`](Self::contains) for each of `keys`, appended to `out`, with a group of
-            /// keys' cache lines requested before any is probed.
-            pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-            where
-                I: IntoIterator,
-                I::Item: Borrow<K>,
-            {
-                pipeline(
-                    out,
-                    keys,
-                    |_, key| self.locate(self.hash_key(key.borrow())),
-                    |out, hash| out.push(self.contains_hash(hash)),
-                );
-            }
-
-            /// Inserts every key of `keys` (from any thread), a group at a time as
-            /// [`contains_batch`](Self::contains_batch) probes; returns how many were certainly new.
-            pub fn insert_batch<I>(&self, keys: I) -> usize
-            where
-                I: IntoIterator,
-                I::Item: Borrow<K>,
-            {
-                let mut this = self;
-                insert_counting(
-                    &mut this,
-                    keys,
-                    |f, key| f.locate(f.hash_key(key.borrow())),
-                    |f, hash| f.insert_hash(hash),
-                )
-            }
-        }
-    };
-}
-
-atomic_key_methods!(AtomicBloomFilter);
+bloomkit_core::impl_atomic_key_methods!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
 
@@ -523,26 +460,39 @@ impl<K: ?Sized, S: BuildHasher> AtomicBlockedBloomFilter<K, S> {
     pub fn insert_hash(&self, hash: u64) -> bool {
         let probe = BlockProbe::new(hash, self.blocks.len() as u64, self.hashes);
         let block = &self.blocks[probe.block as usize].0;
-        let mut fresh = 0u64;
-        for (word, mask) in block.iter().zip(probe.mask) {
-            // Only the words the key has bits in, and only if one of them is clear.
-            if mask != 0 && word.load(Relaxed) & mask != mask {
-                fresh |= !word.fetch_or(mask, Relaxed) & mask;
-            }
+        // First, with no branch, the bits each word lacks (eight plain loads of one cache
+        // line); then one `lock or` per word that lacks any, and none for the others. A
+        // branch per word would mispredict several times an insert (a word holds none of a
+        // key's 7 bits 39% of the time, and then half-full words decide at random); the
+        // loop over the set bits of `todo` mispredicts about once, at its exit. `todo` is
+        // built with shifts, not from a bool cast to an integer, which
+        // rust-lang/rust#158206 miscompiles next to a returned flag (see `BitArray::set`). The old value of `fetch_or` is not used: with it, a multi-bit OR compiles
+        // to a compare-and-swap loop on x86; without it, to one `lock or`. "Certainly
+        // new" comes from the loads: a bit seen clear there was clear before this call.
+        let missing: [u64; 8] = core::array::from_fn(|i| probe.mask[i] & !block[i].load(Relaxed));
+        let mut todo = 0u64;
+        for (i, &m) in missing.iter().enumerate() {
+            // The top bit of `m | -m` is set exactly when `m != 0`.
+            todo |= ((m | m.wrapping_neg()) >> 63) << i;
+        }
+        let fresh = todo;
+        while todo != 0 {
+            let i = todo.trailing_zeros() as usize;
+            block[i].fetch_or(missing[i], Relaxed);
+            todo &= todo - 1;
         }
         fresh != 0
     }
 
-    /// Whether the key whose hash is `hash` may be in the filter: the block's words read
-    /// once, then tested as [`BlockedBloomFilter::contains_hash`] tests them.
+    /// Whether the key whose hash is `hash` may be in the filter: the bits tested in place
+    /// as [`BlockedBloomFilter::contains_hash`] tests them, one `Relaxed` load per probe.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let block = self.block(hash);
-        let words: [u64; 8] = core::array::from_fn(|i| block[i].load(Relaxed));
         if self.blocks.len() <= BRANCH_FREE_MAX_BYTES / 64 {
-            block_contains_all(&words, hash, self.hashes)
+            block_contains_all(block, hash, self.hashes)
         } else {
-            block_contains(&words, hash, self.hashes)
+            block_contains(block, hash, self.hashes)
         }
     }
 
@@ -688,7 +638,7 @@ fn copy_block(atomic: &AtomicBlock, block: &Block) {
     }
 }
 
-atomic_key_methods!(AtomicBlockedBloomFilter);
+bloomkit_core::impl_atomic_key_methods!([S: BuildHasher] AtomicBlockedBloomFilter<K, S>, key = K);
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] AtomicBlockedBloomFilter<K, S>, key = K);
 

@@ -62,6 +62,18 @@ pub enum Error {
         /// The value in the right-hand filter.
         right: u64,
     },
+    /// [`Union::merge_all`](crate::Union::merge_all) was given no filter to merge.
+    #[error("cannot merge an empty list of filters: there is no shape to give the result")]
+    NoFilters,
+    /// [`Union::merge_all`](crate::Union::merge_all) met a filter it cannot merge with the
+    /// ones before it; no result was made and no input was changed.
+    #[error("cannot merge filter {index} (counting from 0) into the ones before it: {source}")]
+    MergeFailed {
+        /// The position of the filter in the input.
+        index: u64,
+        /// Why it could not be merged (usually [`Error::Incompatible`]).
+        source: Box<Error>,
+    },
     /// A key outside the range a bitmap was built for; nothing was changed.
     #[error("key {key} is outside the bitmap's range {lo}..={hi}")]
     KeyOutOfRange {

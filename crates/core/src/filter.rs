@@ -639,6 +639,53 @@ pub trait Union: Sized + Clone {
         out.union_with(other)?;
         Ok(out)
     }
+
+    /// One filter holding every item of every filter in `filters`: the reduce step of a
+    /// build split into partitions (one filter per partition, per file or per worker, all
+    /// built with the same parameters), as Spark's `bloom_filter_agg` merges its partial
+    /// filters. The first filter is copied once; each further one is ORed in, in order.
+    ///
+    /// # Errors
+    /// [`Error::NoFilters`] for an empty input; [`Error::MergeFailed`] naming the first
+    /// filter (by position) that cannot be merged with the ones before it, with the reason.
+    /// The inputs are borrowed and never changed, so nothing is lost on an error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Error, Filter, Union};
+    ///
+    /// // One filter per partition, the same parameters for all.
+    /// let parts: Vec<BloomFilter<u64>> = (0..4u64)
+    ///     .map(|p| {
+    ///         let mut f = BloomFilter::new(10_000, 0.01)?;
+    ///         f.insert_batch(p * 1_000..(p + 1) * 1_000);
+    ///         Ok(f)
+    ///     })
+    ///     .collect::<Result<_, Error>>()?;
+    /// let all = BloomFilter::merge_all(&parts)?;
+    /// assert!((0..4_000u64).all(|k| all.contains(&k)));
+    ///
+    /// assert_eq!(BloomFilter::<u64>::merge_all([]), Err(Error::NoFilters));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    fn merge_all<'a, I>(filters: I) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = &'a Self>,
+        Self: 'a,
+    {
+        let mut filters = filters.into_iter();
+        let mut out = filters.next().ok_or(Error::NoFilters)?.clone();
+        for (index, filter) in (1u64..).zip(filters) {
+            out.union_with(filter)
+                .map_err(|source| Error::MergeFailed {
+                    index,
+                    source: Box::new(source),
+                })?;
+        }
+        Ok(out)
+    }
 }
 
 /// Filters that can be intersected with another built with the same parameters: the result
@@ -780,6 +827,80 @@ macro_rules! impl_infallible_filter {
                 I::Item: ::core::borrow::Borrow<$key>,
             {
                 <$ty>::insert_batch(self, keys)
+            }
+        }
+    };
+}
+
+/// The key-taking methods of a filter that threads insert into through `&self` (the atomic
+/// filters): `insert`, `contains`, `hash_key`, `contains_batch` and `insert_batch`, on top of
+/// its inherent `hasher()`, `insert_hash(&self, u64) -> bool`, `contains_hash` and
+/// `locate(&self, u64) -> u64` (which requests the key's cache lines and returns the hash).
+/// Generic parameters other than the key go in brackets, as for [`impl_infallible_filter!`]:
+///
+/// ```text
+/// bloomkit_core::impl_atomic_key_methods!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
+/// ```
+#[macro_export]
+macro_rules! impl_atomic_key_methods {
+    ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
+        impl<$key: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $ty {
+            /// Inserts `key`, from any thread. Returns `true` if the key was certainly new (this
+            /// call found one of its bits or counters still zero), `false` otherwise.
+            #[inline]
+            pub fn insert(&self, key: &$key) -> bool {
+                self.insert_hash(::core::hash::BuildHasher::hash_one(self.hasher(), key))
+            }
+
+            /// Whether `key` may be in the filter; `true` for every key whose insert finished
+            /// before this call (a thread that joined the inserting thread, or received a message
+            /// it sent after the insert, sees it).
+            #[inline]
+            pub fn contains<Q: ::core::hash::Hash + ?::core::marker::Sized>(&self, key: &Q) -> bool
+            where
+                $key: ::core::borrow::Borrow<Q>,
+            {
+                self.contains_hash(::core::hash::BuildHasher::hash_one(self.hasher(), key))
+            }
+
+            /// The 64-bit hash of `key` that the `*_hash` methods take.
+            #[inline]
+            pub fn hash_key<Q: ::core::hash::Hash + ?::core::marker::Sized>(&self, key: &Q) -> u64
+            where
+                $key: ::core::borrow::Borrow<Q>,
+            {
+                ::core::hash::BuildHasher::hash_one(self.hasher(), key)
+            }
+
+            /// [`contains`](Self::contains) for each of `keys`, appended to `out`, with a group of
+            /// keys' cache lines requested before any is probed.
+            pub fn contains_batch<I>(&self, keys: I, out: &mut ::std::vec::Vec<bool>)
+            where
+                I: ::core::iter::IntoIterator,
+                I::Item: ::core::borrow::Borrow<$key>,
+            {
+                $crate::batch::pipeline(
+                    out,
+                    keys,
+                    |_, key| self.locate(self.hash_key(::core::borrow::Borrow::borrow(&key))),
+                    |out, hash| out.push(self.contains_hash(hash)),
+                );
+            }
+
+            /// Inserts every key of `keys` (from any thread), a group at a time as
+            /// [`contains_batch`](Self::contains_batch) probes; returns how many were certainly new.
+            pub fn insert_batch<I>(&self, keys: I) -> usize
+            where
+                I: ::core::iter::IntoIterator,
+                I::Item: ::core::borrow::Borrow<$key>,
+            {
+                let mut this = self;
+                $crate::batch::insert_counting(
+                    &mut this,
+                    keys,
+                    |f, key| f.locate(f.hash_key(::core::borrow::Borrow::borrow(&key))),
+                    |f, hash| f.insert_hash(hash),
+                )
             }
         }
     };

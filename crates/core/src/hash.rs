@@ -512,6 +512,32 @@ pub fn block_positions(hash: u64, k: u32) -> impl Iterator<Item = u64> {
     })
 }
 
+/// The eight words of one block, read one at a time: what [`block_contains`] and
+/// [`block_contains_all`] test. A plain block reads its words; a block of atomics (a filter
+/// that threads insert into through `&self`) loads each word it needs, in place, with no
+/// copy of the block.
+pub trait BlockWords {
+    /// Word `i` of the block, `i < 8`.
+    fn word(&self, i: usize) -> u64;
+}
+
+impl BlockWords for [u64; 8] {
+    #[inline(always)]
+    fn word(&self, i: usize) -> u64 {
+        self[i]
+    }
+}
+
+#[cfg(target_has_atomic = "64")]
+impl BlockWords for [core::sync::atomic::AtomicU64; 8] {
+    /// A `Relaxed` load: bits only go from 0 to 1 while threads insert, so any value read
+    /// holds every bit set by an insert that happened before the read.
+    #[inline(always)]
+    fn word(&self, i: usize) -> u64 {
+        self[i].load(core::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// Whether all `k` positions of the key whose hash is `hash` are set in `block`, testing
 /// every position without a branch on any of them.
 ///
@@ -520,8 +546,8 @@ pub fn block_positions(hash: u64, k: u32) -> impl Iterator<Item = u64> {
 /// 10^6 keys, one lookup at a time: absent keys 7.9 ns against 13.8 for [`block_contains`],
 /// members 8.2 against 7.2; on cold lines the early exit won, see `docs/performance.md`.)
 #[inline]
-pub fn block_contains_all(block: &[u64; 8], hash: u64, k: u32) -> bool {
-    let has = |p: u64| block[(p >> 6) as usize] & (1 << (p & 63)) != 0;
+pub fn block_contains_all<B: BlockWords + ?Sized>(block: &B, hash: u64, k: u32) -> bool {
+    let has = |p: u64| block.word((p >> 6) as usize) & (1 << (p & 63)) != 0;
     // The first seven positions straight from one word (as `block_positions` draws them),
     // without the iterator's refill bookkeeping; the rest, for k > 7, through it.
     let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -543,8 +569,8 @@ pub fn block_contains_all(block: &[u64; 8], hash: u64, k: u32) -> bool {
 /// The first seven positions come from one multiplication, so testing one block costs one
 /// cache line and, for an absent key, usually one or two bit tests.
 #[inline]
-pub fn block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
-    let has = |p: u64| block[(p >> 6) as usize] & (1 << (p & 63)) != 0;
+pub fn block_contains<B: BlockWords + ?Sized>(block: &B, hash: u64, k: u32) -> bool {
+    let has = |p: u64| block.word((p >> 6) as usize) & (1 << (p & 63)) != 0;
     let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     // The first two positions together, with one branch: an absent key fails it three
     // times in four, and one hard-to-predict branch costs less than two. With k = 1 the

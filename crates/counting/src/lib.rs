@@ -282,27 +282,8 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
         self.probes(hash).all(|i| self.counters.get(i) > 0)
     }
 
-    /// The key's distinct positions, sorted, each with how many of its k probes land there
-    /// (the first `len` entries). A key's probes coincide only in tiny filters, but when they
-    /// do, an insert raises that counter more than once and a removal must lower it as often.
-    fn runs(&self, hash: u64) -> ([(u64, u64); MAX_HASHES as usize], usize) {
-        let mut positions = [0u64; MAX_HASHES as usize];
-        let k = self.hashes as usize;
-        for (slot, i) in positions.iter_mut().zip(self.probes(hash)) {
-            *slot = i;
-        }
-        positions[..k].sort_unstable();
-        let mut runs = [(0u64, 0u64); MAX_HASHES as usize];
-        let mut len = 0;
-        for &p in &positions[..k] {
-            if len > 0 && runs[len - 1].0 == p {
-                runs[len - 1].1 += 1;
-            } else {
-                runs[len] = (p, 1);
-                len += 1;
-            }
-        }
-        (runs, len)
+    fn runs(&self, hash: u64) -> Runs {
+        Runs::new(self.probes(hash), self.hashes)
     }
 
     /// Removes one occurrence of `key`: decrements each of its counters that is not stuck
@@ -349,17 +330,12 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// # Errors
     /// As [`remove`](Self::remove).
     pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
-        let (runs, len) = self.runs(hash);
-        let runs = &runs[..len];
+        let runs = self.runs(hash);
         // Check everything first, so a refusal changes nothing.
-        let present = runs.iter().all(|&(i, times)| {
-            let c = self.counters.get(i);
-            c == C::MAX || c >= times
-        });
-        if !present {
+        if !runs.removable::<C>(|i| self.counters.get(i)) {
             return Err(Error::NotPresent);
         }
-        for &(i, times) in runs {
+        for &(i, times) in runs.as_slice() {
             let c = self.counters.get(i);
             if c != C::MAX {
                 self.counters.set(i, c - times);
@@ -386,21 +362,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
 
     /// [`count`](Self::count) by hash.
     pub fn count_hash(&self, hash: u64) -> u64 {
-        let (runs, len) = self.runs(hash);
-        runs[..len]
-            .iter()
-            .map(|&(i, times)| {
-                let c = self.counters.get(i);
-                // Stuck: it was raised at least this often, perhaps far more; dividing it by
-                // `times` could read below the key's own count.
-                if c == C::MAX {
-                    C::MAX
-                } else {
-                    c / times
-                }
-            })
-            .min()
-            .unwrap_or(0)
+        self.runs(hash).count::<C>(|i| self.counters.get(i))
     }
 
     /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
@@ -624,6 +586,70 @@ impl<K: ?Sized, C: Counter, S: fmt::Debug> fmt::Debug for CountingBloomFilter<K,
             .field("design", &self.design)
             .field("hasher", &self.hasher)
             .finish()
+    }
+}
+
+/// A key's distinct positions, sorted, each with how many of its k probes land there. A
+/// key's probes coincide only in tiny filters, but when they do, an insert raises that
+/// counter more than once and a removal must lower it as often. Shared by the counting
+/// filter and its atomic twin, so both read and refuse exactly alike.
+pub(crate) struct Runs {
+    runs: [(u64, u64); MAX_HASHES as usize],
+    len: usize,
+}
+
+impl Runs {
+    fn new(probes: Probes, k: u32) -> Runs {
+        let mut positions = [0u64; MAX_HASHES as usize];
+        let k = k as usize;
+        for (slot, i) in positions.iter_mut().zip(probes) {
+            *slot = i;
+        }
+        positions[..k].sort_unstable();
+        let mut runs = [(0u64, 0u64); MAX_HASHES as usize];
+        let mut len = 0;
+        for &p in &positions[..k] {
+            if len > 0 && runs[len - 1].0 == p {
+                runs[len - 1].1 += 1;
+            } else {
+                runs[len] = (p, 1);
+                len += 1;
+            }
+        }
+        Runs { runs, len }
+    }
+
+    /// `(position, probes landing there)`, by position.
+    fn as_slice(&self) -> &[(u64, u64)] {
+        &self.runs[..self.len]
+    }
+
+    /// Whether every counter (read through `get`) is high enough for the key to have been
+    /// inserted: at least its number of probes there, or stuck at the ceiling.
+    fn removable<C: Counter>(&self, get: impl Fn(u64) -> u64) -> bool {
+        self.as_slice().iter().all(|&(i, times)| {
+            let c = get(i);
+            c == C::MAX || c >= times
+        })
+    }
+
+    /// The key's estimated count: the smallest of its counters, each divided by its number
+    /// of probes there; a counter stuck at the ceiling reads as the ceiling.
+    fn count<C: Counter>(&self, get: impl Fn(u64) -> u64) -> u64 {
+        self.as_slice()
+            .iter()
+            .map(|&(i, times)| {
+                let c = get(i);
+                // Stuck: it was raised at least this often, perhaps far more; dividing it by
+                // `times` could read below the key's own count.
+                if c == C::MAX {
+                    C::MAX
+                } else {
+                    c / times
+                }
+            })
+            .min()
+            .unwrap_or(0)
     }
 }
 
