@@ -3,6 +3,8 @@
 //!
 //! - `atomic insert`: building from empty to n keys, one thread (the atomic filters pay for
 //!   their `fetch_or`s here) and, for the atomic ones, two threads inserting half each;
+//! - `atomic counting insert`: the atomic counting filter per counter width (4, 8, 16 bits),
+//!   1 and 2 threads, next to the single-threaded counting filter;
 //! - `atomic contains`: single-threaded lookups of members and non-members, `BATCH` keys per
 //!   iteration, cycling over a probe set.
 //!
@@ -15,7 +17,11 @@
 use std::hint::black_box;
 use std::thread;
 
-use bloomkit::{AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
+use bloomkit::counting::{Counter, U4};
+use bloomkit::{
+    AtomicBlockedBloomFilter, AtomicBloomFilter, AtomicCountingBloomFilter, BlockedBloomFilter,
+    BloomFilter, CountingBloomFilter,
+};
 use bloomkit_benches::{members, non_members, smoke, Cycle};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
@@ -168,5 +174,57 @@ fn lookups(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, inserts, lookups);
+/// Inserts into one atomic counting filter, per counter width, 1 and 2 threads, next to the
+/// single-threaded counting filter: what the compare-and-swap costs, and whether 16
+/// four-bit counters to a word collide enough between threads to matter.
+fn counting(c: &mut Criterion) {
+    fn width<C: Counter>(
+        group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+        n: u64,
+        keys: &[u64],
+        name: &str,
+    ) {
+        let id = |what: &str| BenchmarkId::new(format!("{what} {name}"), n);
+        group.bench_function(id("counting"), |b| {
+            b.iter(|| {
+                let mut f = CountingBloomFilter::<u64>::builder(n, P)
+                    .counter::<C>()
+                    .build()
+                    .unwrap();
+                keys.iter().for_each(|k| {
+                    f.insert(k);
+                });
+                black_box(f)
+            })
+        });
+        for threads in [1, 2] {
+            group.bench_function(id(&format!("atomic counting, {threads} thr.")), |b| {
+                b.iter(|| {
+                    let f = AtomicCountingBloomFilter::<u64>::builder(n, P)
+                        .counter::<C>()
+                        .build()
+                        .unwrap();
+                    split(&f, keys, threads, |f, keys| {
+                        keys.iter().for_each(|k| {
+                            f.insert(k);
+                        })
+                    });
+                    black_box(f)
+                })
+            });
+        }
+    }
+    let mut group = c.benchmark_group("atomic counting insert");
+    group.sample_size(10);
+    for n in sizes() {
+        let keys = members(n);
+        group.throughput(Throughput::Elements(n));
+        width::<U4>(&mut group, n, &keys, "u4");
+        width::<u8>(&mut group, n, &keys, "u8");
+        width::<u16>(&mut group, n, &keys, "u16");
+    }
+    group.finish();
+}
+
+criterion_group!(benches, inserts, lookups, counting);
 criterion_main!(benches);

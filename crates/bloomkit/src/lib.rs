@@ -126,7 +126,7 @@ pub use bloomkit_classic::{
 #[cfg(feature = "counting")]
 pub use bloomkit_counting as counting;
 #[cfg(feature = "counting")]
-pub use bloomkit_counting::CountingBloomFilter;
+pub use bloomkit_counting::{AtomicCountingBloomFilter, CountingBloomFilter};
 
 #[cfg(feature = "scalable")]
 pub use bloomkit_scalable as scalable;
@@ -144,12 +144,12 @@ pub mod prelude {
     pub use crate::Bitmap;
     #[cfg(feature = "serde")]
     pub use crate::Codec;
-    #[cfg(feature = "counting")]
-    pub use crate::CountingBloomFilter;
     #[cfg(feature = "scalable")]
     pub use crate::ScalableBloomFilter;
     #[cfg(feature = "classic")]
     pub use crate::{AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
+    #[cfg(feature = "counting")]
+    pub use crate::{AtomicCountingBloomFilter, CountingBloomFilter};
     pub use crate::{Error, Filter, FilterCore, Intersection, Remove, Union, Xxh3Builder};
 }
 

@@ -91,10 +91,12 @@ use bloomkit_core::{
     check_same_shape, Error, Parameter, PortableHasher, Remove, Union, Xxh3Builder,
 };
 
+mod atomic;
 mod counter;
 #[cfg(feature = "serde")]
 mod serde_impl;
 
+pub use atomic::AtomicCountingBloomFilter;
 pub use counter::{Counter, CounterArray, Nibbles, Wide, U4};
 
 /// A counting Bloom filter over keys of type `K`, with counters of width `C` ([`U4`] by
@@ -505,6 +507,27 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
             }
         }
         BloomFilter::from_bit_array(bits, self.hashes, self.hasher.clone(), self.design)
+    }
+
+    /// A filter over `counters` (whatever their values), its counts of nonzero and stuck
+    /// counters recounted.
+    pub(crate) fn from_counters(
+        counters: C::Array,
+        hashes: u32,
+        design: Option<Design>,
+        hasher: S,
+    ) -> Self {
+        let mut filter = CountingBloomFilter {
+            counters,
+            hashes,
+            design,
+            hasher,
+            nonzero: 0,
+            saturated: 0,
+            key: PhantomData,
+        };
+        filter.recount();
+        filter
     }
 
     fn recount(&mut self) {

@@ -70,17 +70,10 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
                 Some(d) => Some(Design::new(d.capacity, d.fpr)?),
                 None => None,
             };
-            let mut filter = CountingBloomFilter {
-                counters: C::Array::decode(packed, params.counters)?,
-                hashes,
-                design,
-                hasher,
-                nonzero: 0,
-                saturated: 0,
-                key: core::marker::PhantomData,
-            };
-            filter.recount();
-            Ok(filter)
+            let counters = C::Array::decode(packed, params.counters)?;
+            Ok(CountingBloomFilter::from_counters(
+                counters, hashes, design, hasher,
+            ))
         };
         check().map_err(Error::into_decode)
     }
