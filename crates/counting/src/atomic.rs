@@ -78,7 +78,8 @@ pub struct AtomicCountingBloomFilter<K: ?Sized, C: Counter = U4, S = Xxh3Builder
     hashes: u32,
     design: Option<Design>,
     hasher: S,
-    key: PhantomData<(fn(&K), C)>,
+    key: PhantomData<fn(&K)>,
+    width: PhantomData<C>,
 }
 
 /// Where counter `i` of width `C` lives: its word and the shift of its lowest bit.
@@ -119,6 +120,7 @@ impl<K: ?Sized, C: Counter, S> AtomicCountingBloomFilter<K, C, S> {
             design,
             hasher,
             key: PhantomData,
+            width: PhantomData,
         })
     }
 
@@ -483,6 +485,7 @@ impl<K: ?Sized, C: Counter, S: Clone> Clone for AtomicCountingBloomFilter<K, C, 
             design: self.design,
             hasher: self.hasher.clone(),
             key: PhantomData,
+            width: PhantomData,
         }
     }
 }
