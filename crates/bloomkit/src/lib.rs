@@ -100,6 +100,9 @@
 //! for a minimal build, use `default-features = false` and name the variants you need.
 //! - `serde` (default): serde impls and `to_bytes` / `from_bytes` (bincode 2, a versioned and
 //!   checksummed format) on every enabled variant.
+//! - `rayon`: `par_extend` (rayon's `ParallelExtend`) on the classic, blocked and counting
+//!   filters, a parallel build from a parallel iterator: one private filter per thread,
+//!   merged at the end (the engine is `bloomkit::parallel`, present with the feature).
 //! - `full`: everything.
 //!
 //! The hashing and sizing layers are always available as [`hash`] and [`sizing`], and the
@@ -108,6 +111,8 @@
 #![forbid(unsafe_code)]
 
 pub use bloomkit_core as core;
+#[cfg(feature = "rayon")]
+pub use bloomkit_core::parallel;
 pub use bloomkit_core::{
     bits, build, check_fpr, hash, sizing, unified, Builder, DecodeError, Design, Error, Filter,
     FilterCore, HasherSpec, Intersection, Limit, Parameter, PortableHasher, Remove, Setting,

@@ -503,6 +503,49 @@ impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for BlockedBloomF
     }
 }
 
+/// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
+/// `rayon`), as [`BloomFilter`]'s `par_extend` does: the same filter, bit for bit, as a
+/// sequential [`insert_batch`](BlockedBloomFilter::insert_batch).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::BlockedBloomFilter;
+/// use rayon::prelude::*;
+///
+/// let urls: Vec<String> = (0..10_000).map(|i| format!("https://example.com/{i}")).collect();
+/// let mut seen = BlockedBloomFilter::<str>::new(10_000, 0.01)?;
+/// seen.par_extend(urls.par_iter().map(String::as_str));
+/// assert!(seen.contains("https://example.com/42"));
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+#[cfg(feature = "rayon")]
+impl<K, S, T> rayon::iter::ParallelExtend<T> for BlockedBloomFilter<K, S>
+where
+    K: Hash + ?Sized,
+    S: PortableHasher + Clone + Send,
+    T: Borrow<K> + Send,
+{
+    fn par_extend<I: rayon::iter::IntoParallelIterator<Item = T>>(&mut self, keys: I) {
+        let (blocks, hashes, hasher, design) = (
+            self.blocks.len() as u64,
+            self.hashes,
+            self.hasher.clone(),
+            self.design,
+        );
+        bloomkit_core::parallel::par_insert(self, keys, || {
+            Ok(BlockedBloomFilter {
+                blocks: zeroed_blocks(blocks)?,
+                hashes,
+                design,
+                hasher: hasher.clone(),
+                ones: 0,
+                key: PhantomData,
+            })
+        });
+    }
+}
+
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BlockedBloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BlockedBloomFilter")

@@ -57,6 +57,7 @@
 //!
 //! - `serde` (default): serde derives on the shared types, and the [`format`](mod@format) module with [`Codec`]
 //!   (bincode 2).
+//! - `rayon`: the `parallel` module, the engine behind every variant's `par_extend`.
 
 pub mod batch;
 pub mod bits;
@@ -66,6 +67,8 @@ mod filter;
 #[cfg(feature = "serde")]
 pub mod format;
 pub mod hash;
+#[cfg(feature = "rayon")]
+pub mod parallel;
 mod prefetch;
 pub mod sizing;
 

@@ -598,6 +598,49 @@ impl<K: Hash + ?Sized, C: Counter, S: BuildHasher, T: Borrow<K>> Extend<T>
     }
 }
 
+/// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
+/// `rayon`): one private filter per thread, their counters added at the end (saturating
+/// addition of partial counts gives exactly the counters of one sequential
+/// [`insert_batch`](CountingBloomFilter::insert_batch), stuck ones included).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_counting::CountingBloomFilter;
+/// use rayon::prelude::*;
+///
+/// let mut f = CountingBloomFilter::<u64>::new(100_000, 0.01)?;
+/// f.par_extend((0..100_000u64).into_par_iter());
+/// assert!((0..100_000u64).all(|i| f.contains(&i)));
+/// f.remove(&7)?; // each was inserted once
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+#[cfg(feature = "rayon")]
+impl<K, C, S, T> rayon::iter::ParallelExtend<T> for CountingBloomFilter<K, C, S>
+where
+    K: Hash + ?Sized,
+    C: Counter,
+    S: PortableHasher + Clone + Send,
+    T: Borrow<K> + Send,
+{
+    fn par_extend<I: rayon::iter::IntoParallelIterator<Item = T>>(&mut self, keys: I) {
+        let (counters, hashes, hasher, design) = (
+            self.counters.len(),
+            self.hashes,
+            self.hasher.clone(),
+            self.design,
+        );
+        bloomkit_core::parallel::par_insert(self, keys, || {
+            Ok(CountingBloomFilter::from_counters(
+                C::Array::zeroed(counters)?,
+                hashes,
+                design,
+                hasher.clone(),
+            ))
+        });
+    }
+}
+
 impl<K: ?Sized, C: Counter, S: fmt::Debug> fmt::Debug for CountingBloomFilter<K, C, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CountingBloomFilter")
