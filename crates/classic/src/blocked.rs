@@ -504,7 +504,7 @@ impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for BlockedBloomF
 }
 
 /// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
-/// `rayon`), as [`BloomFilter`]'s `par_extend` does: the same filter, bit for bit, as a
+/// `rayon`), as [`BloomFilter`](crate::BloomFilter)'s `par_extend` does: the same filter, bit for bit, as a
 /// sequential [`insert_batch`](BlockedBloomFilter::insert_batch).
 ///
 /// # Examples

@@ -129,3 +129,41 @@ fn hostile_parameters_behind_a_valid_checksum() {
     assert!(patch(45, &2.0f64.to_le_bytes()).contains("got 2"));
     assert!(patch(45, &f64::NAN.to_le_bytes()).contains("got NaN"));
 }
+
+/// `merge_all`: an empty list and a filter of another shape are typed errors naming what
+/// and where; the inputs are borrowed, so nothing is lost.
+#[test]
+fn merge_all_errors_name_the_filter() {
+    use bloomkit_classic::BlockedBloomFilter;
+    use bloomkit_core::{Parameter, Union};
+
+    assert_eq!(
+        BloomFilter::<u64>::merge_all([]).unwrap_err(),
+        Error::NoFilters
+    );
+    let mut parts: Vec<BlockedBloomFilter<u64>> = (0..3u64)
+        .map(|p| {
+            let mut f = BlockedBloomFilter::new(10_000, 0.01).unwrap();
+            f.insert_batch(p * 100..(p + 1) * 100);
+            f
+        })
+        .collect();
+    let all = BlockedBloomFilter::merge_all(&parts).unwrap();
+    assert!((0..300u64).all(|k| all.contains(&k)));
+    // One partition sized differently: refused, naming its position and the parameter.
+    parts.push(BlockedBloomFilter::new(20_000, 0.01).unwrap());
+    let before = parts.clone();
+    let err = BlockedBloomFilter::merge_all(&parts).unwrap_err();
+    match &err {
+        Error::MergeFailed { index: 3, source } => assert!(matches!(
+            **source,
+            Error::Incompatible {
+                what: Parameter::Blocks,
+                ..
+            }
+        )),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(err.to_string().starts_with("cannot merge filter 3"));
+    assert_eq!(parts, before);
+}
