@@ -131,43 +131,36 @@ impl<K: ?Sized, C: Counter, S> AtomicCountingBloomFilter<K, C, S> {
         (self.words[word].load(Relaxed) >> shift) & C::MAX
     }
 
+    /// Replaces counter `i`'s value `c` with `new(c)` in one compare-and-swap on its word
+    /// (retried while other threads change the word), or leaves it when `new` returns
+    /// `None`; returns the value it saw last, the one replaced or left.
+    #[inline]
+    fn update(&self, i: u64, new: impl Fn(u64) -> Option<u64>) -> u64 {
+        let (word, shift) = slot::<C>(i);
+        let seen = self.words[word]
+            .fetch_update(Relaxed, Relaxed, |w| {
+                let c = (w >> shift) & C::MAX;
+                new(c).map(|n| w - (c << shift) + (n << shift))
+            })
+            .unwrap_or_else(|w| w);
+        (seen >> shift) & C::MAX
+    }
+
     /// Raises counter `i` by one unless it is stuck at the ceiling; returns its value before.
     #[inline]
     fn increment(&self, i: u64) -> u64 {
-        let (word, shift) = slot::<C>(i);
-        let word = &self.words[word];
-        let mut old = word.load(Relaxed);
-        loop {
-            let c = (old >> shift) & C::MAX;
-            if c == C::MAX {
-                return c;
-            }
-            match word.compare_exchange_weak(old, old + (1 << shift), Relaxed, Relaxed) {
-                Ok(_) => return c,
-                Err(now) => old = now,
-            }
-        }
+        self.update(i, |c| (c < C::MAX).then(|| c + 1))
     }
 
     /// Lowers counter `i` by `times` unless it is stuck at the ceiling. `Err(())` (and no
     /// change) when it is below `times`: only a broken removal precondition gets there.
     #[inline]
     fn decrement(&self, i: u64, times: u64) -> Result<(), ()> {
-        let (word, shift) = slot::<C>(i);
-        let word = &self.words[word];
-        let mut old = word.load(Relaxed);
-        loop {
-            let c = (old >> shift) & C::MAX;
-            if c == C::MAX {
-                return Ok(());
-            }
-            if c < times {
-                return Err(());
-            }
-            match word.compare_exchange_weak(old, old - (times << shift), Relaxed, Relaxed) {
-                Ok(_) => return Ok(()),
-                Err(now) => old = now,
-            }
+        let c = self.update(i, |c| (c != C::MAX && c >= times).then(|| c - times));
+        if c != C::MAX && c < times {
+            Err(())
+        } else {
+            Ok(())
         }
     }
 
@@ -443,16 +436,10 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
         )?;
         for i in 0..self.counters {
             let add = other.counters.get(i);
-            let (word, shift) = slot::<C>(i);
-            if add == 0 {
-                continue;
+            if add != 0 {
+                // The sum saturates at the ceiling.
+                self.update(i, |c| Some((c + add).min(C::MAX)));
             }
-            // One swap per nonzero counter: the sum saturates at the ceiling.
-            let _ = self.words[word].fetch_update(Relaxed, Relaxed, |old| {
-                let c = (old >> shift) & C::MAX;
-                let sum = (c + add).min(C::MAX);
-                (sum != c).then(|| old - (c << shift) + (sum << shift))
-            });
         }
         Ok(())
     }
