@@ -89,6 +89,11 @@ fn slot<C: Counter>(i: u64) -> (usize, u64) {
     ((bit >> 6) as usize, bit & 63)
 }
 
+/// How many 64-bit words hold `counters` counters of width `C`.
+fn words_for<C: Counter>(counters: u64) -> u128 {
+    crate::counter::packed_bits::<C>(counters).div_ceil(64)
+}
+
 /// `words` zeroed atomic words, or the reason they cannot be had.
 fn atomic_words(words: u64) -> Result<Box<[AtomicU64]>, Error> {
     let failed = || Error::AllocationFailed {
@@ -108,8 +113,7 @@ impl<K: ?Sized, C: Counter, S> AtomicCountingBloomFilter<K, C, S> {
         design: Option<Design>,
         hasher: S,
     ) -> Result<Self, Error> {
-        let words = (u128::from(counters) * u128::from(C::BITS)).div_ceil(64);
-        let words = u64::try_from(words).map_err(|_| Error::TooLarge {
+        let words = u64::try_from(words_for::<C>(counters)).map_err(|_| Error::TooLarge {
             bits: counters as f64,
             max: bloomkit_core::bits::MAX_BITS,
         })?;
@@ -174,10 +178,10 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for AtomicCountingBloom
     type Hasher = S;
 
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
-        // The twin's sizing and byte check exactly.
+        // The twin's sizing; the byte check on the whole words this filter allocates (up to
+        // 7 bytes more than the twin's packed counters), so `max_bytes` bounds its heap.
         let (design, plan) = settings.slot_plan(|counters| {
-            let bytes = (u128::from(counters) * u128::from(C::BITS)).div_ceil(8);
-            u64::try_from(bytes).unwrap_or(u64::MAX)
+            u64::try_from(words_for::<C>(counters) * 8).unwrap_or(u64::MAX)
         })?;
         Self::zeroed(plan.bits, plan.hashes, Some(design), hasher)
     }

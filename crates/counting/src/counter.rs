@@ -102,6 +102,11 @@ pub trait CounterArray: sealed::SealedArray + Clone + PartialEq + Eq + Debug + S
     fn decode(bytes: &[u8], len: u64) -> Result<Self, DecodeError>;
 }
 
+/// Bits that `counters` counters of width `C` occupy packed (in `u128`: no overflow).
+pub(crate) fn packed_bits<C: Counter>(counters: u64) -> u128 {
+    u128::from(counters) * u128::from(C::BITS)
+}
+
 /// Bytes for `len` counters of `bits` bits, or the reason they cannot be had.
 fn checked_bytes(len: u64, bits: u32) -> Result<usize, Error> {
     let too_large = || Error::TooLarge {

@@ -142,8 +142,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for CountingBloomFilter
 
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
         let (design, plan) = settings.slot_plan(|counters| {
-            let bytes = (u128::from(counters) * u128::from(C::BITS)).div_ceil(8);
-            u64::try_from(bytes).unwrap_or(u64::MAX)
+            u64::try_from(counter::packed_bits::<C>(counters).div_ceil(8)).unwrap_or(u64::MAX)
         })?;
         let mut filter = Self::with_counters_and_hasher(plan.bits, plan.hashes, hasher)?;
         filter.design = Some(design);

@@ -56,6 +56,22 @@ fn same_sizing_as_the_twin() {
         .max_bytes(1_000)
         .build();
     assert!(matches!(limited, Err(Error::OverLimit { .. })));
+    // The limit bounds the heap actually held (whole words), to the byte.
+    for n in [1, 7, 1_000, 12_345] {
+        let heap = AtomicCountingBloomFilter::<u64>::new(n, 0.01)
+            .unwrap()
+            .heap_bytes() as u64;
+        let at = |limit| {
+            AtomicCountingBloomFilter::<u64>::builder(n, 0.01)
+                .max_bytes(limit)
+                .build()
+        };
+        assert!(at(heap).is_ok(), "n = {n}: refused at its own size");
+        assert!(
+            matches!(at(heap - 1), Err(Error::OverLimit { needed, .. }) if needed == heap),
+            "n = {n}: one byte under its heap was accepted"
+        );
+    }
 }
 
 #[derive(Debug, Clone)]
