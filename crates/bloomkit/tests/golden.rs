@@ -1,0 +1,172 @@
+//! Golden files: every variant and counter width, as bytes written by a known version and
+//! checked in under `tests/data/v<N>/`.
+//!
+//! Two promises are pinned here:
+//!
+//! - **The current layout does not drift.** The fixtures below, written by this build,
+//!   must equal the checked-in files of the current format version byte for byte. A change
+//!   to any variant's layout fails this test; it needs a new format version (and new
+//!   files), not new bytes under the old number.
+//! - **Old files keep loading.** The files of every earlier version are read by this build
+//!   and must decode to the same filter, answering every probe as when they were written.
+//!
+//! The generator is this file: `BLOOMKIT_BLESS=1 cargo test -p bloomkit --test golden`
+//! writes the current version's files from [`fixtures`] (never an older version's: those
+//! are frozen as the build of that version wrote them). See `docs/format.md`.
+
+#![cfg(all(
+    feature = "classic",
+    feature = "counting",
+    feature = "scalable",
+    feature = "bitmap",
+    feature = "serde"
+))]
+
+use std::fmt::Debug;
+use std::path::PathBuf;
+
+use bloomkit::counting::U4;
+use bloomkit::format::VERSION;
+use bloomkit::prelude::*;
+
+/// One golden file: its name, the bytes this build writes for it, and a check of bytes
+/// read from disk against the fixture (decode, compare, probe).
+struct Golden {
+    name: &'static str,
+    current: Vec<u8>,
+    check: Box<dyn Fn(&[u8]) -> Result<(), String>>,
+}
+
+/// The keys inserted into every hashed fixture, and the keys probed (members and not).
+const MEMBERS: std::ops::Range<u64> = 0..50;
+const PROBES: std::ops::Range<u64> = 0..4_000;
+
+fn golden<F>(name: &'static str, fixture: F, probe: fn(&F, u64) -> bool) -> Golden
+where
+    F: Codec + PartialEq + Debug + 'static,
+{
+    let current = fixture.to_bytes();
+    let check = move |bytes: &[u8]| -> Result<(), String> {
+        let read = F::from_bytes(bytes).map_err(|e| format!("{name}: does not decode: {e}"))?;
+        if read != fixture {
+            return Err(format!("{name}: decodes to another filter"));
+        }
+        if let Some(key) = PROBES.clone().find(|&k| probe(&read, k) != probe(&fixture, k)) {
+            return Err(format!("{name}: answers key {key} differently"));
+        }
+        Ok(())
+    };
+    Golden {
+        name,
+        current,
+        check: Box::new(check),
+    }
+}
+
+/// The fixtures, one per variant tag and counter width. Changing one changes the current
+/// version's files: only do it together with a new format version.
+fn fixtures() -> Vec<Golden> {
+    let classic = {
+        let mut f = BloomFilter::<u64>::builder(100, 0.01).seed(7).build().unwrap();
+        f.extend(MEMBERS);
+        f
+    };
+    let blocked = {
+        let mut f = BlockedBloomFilter::<u64>::builder(100, 0.01)
+            .seed(7)
+            .build()
+            .unwrap();
+        f.extend(MEMBERS);
+        f
+    };
+    fn counting<C: bloomkit::counting::Counter>() -> CountingBloomFilter<u64, C> {
+        let mut f = CountingBloomFilter::<u64>::builder(100, 0.01)
+            .seed(7)
+            .counter::<C>()
+            .build()
+            .unwrap();
+        // Members, plus keys inserted and removed again, plus one key inserted often
+        // enough to saturate the 4-bit counters (they must stay stuck after a reload).
+        f.extend(MEMBERS.chain(1_000..1_010));
+        for key in 1_000..1_010u64 {
+            f.remove(&key).unwrap();
+        }
+        for _ in 0..20 {
+            f.insert(&7);
+        }
+        f
+    }
+    let scalable = {
+        // Small slices so that the file holds several (different sizes and rates).
+        let mut f = ScalableBloomFilter::<u64>::builder(8, 0.01)
+            .seed(7)
+            .build()
+            .unwrap();
+        for key in MEMBERS {
+            f.try_insert(&key).unwrap();
+        }
+        assert!(f.num_slices() >= 3);
+        f
+    };
+    let signed = {
+        let mut b = Bitmap::<i16>::new(-300..=300).unwrap();
+        b.extend_checked([-300, -7, -1, 0, 1, 64, 65, 299, 300]).unwrap();
+        b
+    };
+    let unsigned = {
+        let mut b = Bitmap::<u32>::new(1_000..=1_700).unwrap();
+        b.extend_checked((1_000..1_700).step_by(7)).unwrap();
+        b
+    };
+    vec![
+        golden("classic", classic, |f, k| f.contains(&k)),
+        golden("blocked", blocked, |f, k| f.contains(&k)),
+        golden("counting-u4", counting::<U4>(), |f, k| f.contains(&k)),
+        golden("counting-u8", counting::<u8>(), |f, k| f.contains(&k)),
+        golden("counting-u16", counting::<u16>(), |f, k| f.contains(&k)),
+        golden("counting-u32", counting::<u32>(), |f, k| f.contains(&k)),
+        golden("scalable", scalable, |f, k| f.contains(&k)),
+        golden("bitmap-i16", signed, |b, k| b.contains(k as i16 - 2_000)),
+        golden("bitmap-u32", unsigned, |b, k| b.contains(k as u32)),
+    ]
+}
+
+fn path(version: u16, name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(format!("v{version}"))
+        .join(format!("{name}.bin"))
+}
+
+#[test]
+fn current_version_layout_is_pinned() {
+    let bless = std::env::var_os("BLOOMKIT_BLESS").is_some();
+    for g in fixtures() {
+        let path = path(VERSION, g.name);
+        if bless {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &g.current).unwrap();
+        }
+        let stored = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (generate with BLOOMKIT_BLESS=1)", path.display()));
+        assert!(
+            g.current == stored,
+            "{}: this build writes other bytes than the version {VERSION} golden file; a \
+             layout change needs a new format version",
+            g.name
+        );
+        (g.check)(&stored).unwrap();
+    }
+}
+
+#[test]
+fn every_version_keeps_loading() {
+    for version in 1..=VERSION {
+        for g in fixtures() {
+            let path = path(version, g.name);
+            let stored = std::fs::read(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (g.check)(&stored).unwrap_or_else(|e| panic!("version {version}: {e}"));
+        }
+    }
+}
