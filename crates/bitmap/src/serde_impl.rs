@@ -2,7 +2,7 @@
 //! [`Bitmap::from_parts`], which validates everything.
 
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::format::{Reader, Writer};
+use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
 use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, Variant};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -46,12 +46,16 @@ fn from_wire<K: Key>(v: i128) -> Option<K> {
 
 #[derive(Serialize)]
 struct ReprRef<'a> {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     params: Params,
     words: &'a [u64],
 }
 
 #[derive(Deserialize)]
 struct Repr {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     params: Params,
     words: Vec<u64>,
 }
@@ -141,10 +145,7 @@ impl<K: Key> Bitmap<K> {
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        Writer::new(Variant::Bitmap, HasherSpec::IDENTITY)
-            .params(&self.params())
-            .words(self.bits.words())
-            .finish()
+        Codec::to_bytes(self)
     }
 
     /// Reads a bitmap written by [`to_bytes`](Self::to_bytes) with the same key type.
@@ -153,7 +154,20 @@ impl<K: Key> Bitmap<K> {
     /// [`Error::Decode`] for truncated, corrupted or hostile bytes, bytes of another variant,
     /// key type or format version; never a panic, and no allocation beyond the input's size.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        let mut reader = Reader::open(bytes, Variant::Bitmap)?;
+        Codec::from_bytes(bytes)
+    }
+}
+
+impl<K: Key> Codec for Bitmap<K> {
+    const VARIANT: Variant = Variant::Bitmap;
+
+    fn encode(&self) -> Writer<'_> {
+        Writer::new(Variant::Bitmap, HasherSpec::IDENTITY)
+            .params(&self.params())
+            .words(self.bits.words())
+    }
+
+    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
         let found = reader.header().hasher;
         if found != HasherSpec::IDENTITY {
             return Err(invalid(format!(
@@ -168,18 +182,10 @@ impl<K: Key> Bitmap<K> {
     }
 }
 
-impl<K: Key> Codec for Bitmap<K> {
-    fn to_bytes(&self) -> Vec<u8> {
-        Bitmap::to_bytes(self)
-    }
-    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Bitmap::from_bytes(bytes)
-    }
-}
-
 impl<K: Key> Serialize for Bitmap<K> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         ReprRef {
+            version: VERSION,
             params: self.params(),
             words: self.bits.words(),
         }
@@ -190,6 +196,7 @@ impl<K: Key> Serialize for Bitmap<K> {
 impl<'de, K: Key> Deserialize<'de> for Bitmap<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
+        check_serde_version(repr.version).map_err(D::Error::custom)?;
         Self::from_parts(repr.params, repr.words).map_err(D::Error::custom)
     }
 }

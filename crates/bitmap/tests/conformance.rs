@@ -24,9 +24,10 @@ fn union_and_intersection() {
 #[test]
 fn codec_round_trips_and_rejects_damage() {
     let foreign = {
-        let mut w = Writer::new(Variant::Classic, Xxh3Builder::default().spec());
-        w.params(&(64u64, 3u32, 0u8)).words(&[0]);
-        w.finish()
+        Writer::new(Variant::Classic, Xxh3Builder::default().spec())
+            .params(&(64u64, 3u32, 0u8))
+            .words(&[0])
+            .to_vec()
     };
     kit::check_codec(make, &foreign);
     kit::check_codec(|| Bitmap::<u64>::new(7..=7).unwrap(), &foreign);

@@ -72,7 +72,7 @@ fn decoding_checks_the_key_type_and_range() {
     }
     // A range that does not fit the key type, behind a valid checksum.
     let mut hostile = Bitmap::from_keys(0i64..=9, [1]).unwrap().to_bytes();
-    let hi_at = 24 + 4 + 1 + 16; // key_bits, key_signed, lo, then hi
+    let hi_at = 32 + 4 + 1 + 16; // header, key_bits, key_signed, lo, then hi
     hostile[hi_at..hi_at + 16].copy_from_slice(&i128::MAX.to_le_bytes());
     bloomkit_testkit::reseal(&mut hostile);
     let err = Bitmap::<i64>::from_bytes(&hostile).unwrap_err();
@@ -143,6 +143,6 @@ fn ranges_at_the_ends_of_the_widest_types() {
     // A u128 bitmap's bytes are the ones earlier versions wrote, where they could.
     let small = Bitmap::from_keys(5u128..=9, [6]).unwrap();
     let bytes = small.to_bytes();
-    assert_eq!(bytes[29..45], 5i128.to_le_bytes());
-    assert_eq!(bytes[45..61], 9i128.to_le_bytes());
+    assert_eq!(bytes[37..53], 5i128.to_le_bytes());
+    assert_eq!(bytes[53..69], 9i128.to_le_bytes());
 }

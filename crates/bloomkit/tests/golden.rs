@@ -34,8 +34,11 @@ use bloomkit::prelude::*;
 struct Golden {
     name: &'static str,
     current: Vec<u8>,
-    check: Box<dyn Fn(&[u8]) -> Result<(), String>>,
+    check: Box<Check>,
 }
+
+/// Decodes bytes read from disk and compares them with the fixture.
+type Check = dyn Fn(&[u8]) -> Result<(), String>;
 
 /// The keys inserted into every hashed fixture, and the keys probed (members and not).
 const MEMBERS: std::ops::Range<u64> = 0..50;
@@ -51,7 +54,10 @@ where
         if read != fixture {
             return Err(format!("{name}: decodes to another filter"));
         }
-        if let Some(key) = PROBES.clone().find(|&k| probe(&read, k) != probe(&fixture, k)) {
+        if let Some(key) = PROBES
+            .clone()
+            .find(|&k| probe(&read, k) != probe(&fixture, k))
+        {
             return Err(format!("{name}: answers key {key} differently"));
         }
         Ok(())
@@ -67,7 +73,10 @@ where
 /// version's files: only do it together with a new format version.
 fn fixtures() -> Vec<Golden> {
     let classic = {
-        let mut f = BloomFilter::<u64>::builder(100, 0.01).seed(7).build().unwrap();
+        let mut f = BloomFilter::<u64>::builder(100, 0.01)
+            .seed(7)
+            .build()
+            .unwrap();
         f.extend(MEMBERS);
         f
     };
@@ -110,7 +119,8 @@ fn fixtures() -> Vec<Golden> {
     };
     let signed = {
         let mut b = Bitmap::<i16>::new(-300..=300).unwrap();
-        b.extend_checked([-300, -7, -1, 0, 1, 64, 65, 299, 300]).unwrap();
+        b.extend_checked([-300, -7, -1, 0, 1, 64, 65, 299, 300])
+            .unwrap();
         b
     };
     let unsigned = {
@@ -164,8 +174,7 @@ fn every_version_keeps_loading() {
     for version in 1..=VERSION {
         for g in fixtures() {
             let path = path(version, g.name);
-            let stored = std::fs::read(&path)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             (g.check)(&stored).unwrap_or_else(|e| panic!("version {version}: {e}"));
         }
     }

@@ -22,9 +22,34 @@ use bloomkit_core::{
 pub const BRANCH_FREE_MAX_BYTES: usize = 8 << 20;
 
 /// One 64-byte block, aligned to a cache line.
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
-#[repr(align(64))]
+#[derive(Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(64))]
 pub(crate) struct Block(pub(crate) [u64; 8]);
+
+/// `words` as blocks, eight words each.
+///
+/// # Errors
+/// [`Error::PartialBlock`] when the count is not a multiple of eight, and the errors of
+/// allocating the blocks.
+pub(crate) fn blocks_from_words(words: &[u64]) -> Result<Vec<Block>, Error> {
+    if words.len() % 8 != 0 {
+        return Err(Error::PartialBlock {
+            words: words.len() as u64,
+        });
+    }
+    let mut blocks = zeroed_blocks(words.len() as u64 / 8)?;
+    bytemuck::cast_slice_mut::<Block, u64>(&mut blocks).copy_from_slice(words);
+    Ok(blocks)
+}
+
+/// The set bits of `blocks`.
+pub(crate) fn count_ones(blocks: &[Block]) -> u64 {
+    blocks
+        .iter()
+        .flat_map(|b| b.0)
+        .map(|w| u64::from(w.count_ones()))
+        .sum()
+}
 
 /// A Bloom filter whose k bits per key all fall in one 512-bit block (Putze, Sanders &
 /// Singler 2007): a lookup touches one cache line, where a classic filter touches up to k,
@@ -223,26 +248,43 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
         hasher: S,
         design: Option<Design>,
     ) -> Result<Self, Error> {
-        if words.len() % 8 != 0 {
-            return Err(Error::PartialBlock {
-                words: words.len() as u64,
-            });
+        Self::from_blocks(blocks_from_words(words)?, hashes, hasher, design)
+    }
+
+    /// A filter over `blocks` (taken, not copied), checked as [`from_words`](Self::from_words)
+    /// checks its input.
+    pub(crate) fn from_blocks(
+        blocks: Vec<Block>,
+        hashes: u32,
+        hasher: S,
+        design: Option<Design>,
+    ) -> Result<Self, Error> {
+        if blocks.is_empty() {
+            return Err(Error::ZeroBits);
         }
-        let mut filter = Self::with_blocks_and_hasher(words.len() as u64 / 8, hashes, hasher)?;
-        filter.design = match design {
+        let design = match design {
             Some(d) => Some(Design::new(d.capacity, d.fpr)?),
             None => None,
         };
-        for (block, chunk) in filter.blocks.iter_mut().zip(words.chunks_exact(8)) {
-            block.0.copy_from_slice(chunk);
-        }
-        filter.ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
-        Ok(filter)
+        let ones = count_ones(&blocks);
+        Ok(BlockedBloomFilter {
+            blocks,
+            hashes: check_hashes(u64::from(hashes))?,
+            design,
+            hasher,
+            ones,
+            key: PhantomData,
+        })
     }
 
-    /// The blocks as words, eight per block.
+    /// The blocks as words, eight per block (a copy; [`words`](Self::words) borrows them).
     pub fn to_words(&self) -> Vec<u64> {
-        self.blocks.iter().flat_map(|b| b.0).collect()
+        self.words().to_vec()
+    }
+
+    /// The blocks as words, eight per block, borrowed: block `b` is words `8b .. 8b + 8`.
+    pub fn words(&self) -> &[u64] {
+        bytemuck::cast_slice(&self.blocks)
     }
 
     #[inline]

@@ -2,12 +2,13 @@
 //! [`BloomFilter::from_parts`], which validates everything.
 
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::format::{Reader, Writer};
+use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
 use bloomkit_core::sizing::Design;
 use bloomkit_core::{Codec, Error, HasherSpec, PortableHasher, Variant};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::blocked::{blocks_from_words, Block};
 use crate::{BlockedBloomFilter, BloomFilter};
 
 /// The parameter block of the byte format (`docs/format.md`).
@@ -20,6 +21,8 @@ struct Params {
 
 #[derive(Serialize)]
 struct ReprRef<'a> {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     hasher: HasherSpec,
     params: Params,
     words: &'a [u64],
@@ -27,6 +30,8 @@ struct ReprRef<'a> {
 
 #[derive(Deserialize)]
 struct Repr {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     hasher: HasherSpec,
     params: Params,
     words: Vec<u64>,
@@ -52,7 +57,8 @@ impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
     }
 
     /// The filter in bloomkit's byte format: a header naming the variant, hasher and seed,
-    /// the parameters, the bit array, and a checksum (`docs/format.md`).
+    /// the parameters, the bit array, and checksums (`docs/format.md`). To write to a file
+    /// or socket without this buffer, use [`Codec::write_to`].
     ///
     /// # Examples
     ///
@@ -68,19 +74,7 @@ impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        Writer::new(Variant::Classic, self.hasher.spec())
-            .params(&self.params())
-            .words(self.bits.words())
-            .finish()
-    }
-
-    fn decode(bytes: &[u8]) -> Result<Self, Error> {
-        let mut reader = Reader::open(bytes, Variant::Classic)?;
-        let hasher = reader.hasher::<S>()?;
-        let params: Params = reader.params()?;
-        let words = reader.words()?;
-        reader.finish()?;
-        Self::from_parts(hasher, params, words)
+        Codec::to_bytes(self)
     }
 }
 
@@ -93,22 +87,32 @@ impl<K: ?Sized> BloomFilter<K> {
     /// or format version, or written with another hasher. It never panics, and allocates no
     /// more than the input's size.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes)
+        Codec::from_bytes(bytes)
     }
 }
 
 impl<K: ?Sized, S: PortableHasher> Codec for BloomFilter<K, S> {
-    fn to_bytes(&self) -> Vec<u8> {
-        BloomFilter::to_bytes(self)
+    const VARIANT: Variant = Variant::Classic;
+
+    fn encode(&self) -> Writer<'_> {
+        Writer::new(Variant::Classic, self.hasher.spec())
+            .params(&self.params())
+            .words(self.bits.words())
     }
-    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes)
+
+    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
+        let hasher = reader.hasher::<S>()?;
+        let params: Params = reader.params()?;
+        let words = reader.words()?;
+        reader.finish()?;
+        Self::from_parts(hasher, params, words)
     }
 }
 
 impl<K: ?Sized, S: PortableHasher> Serialize for BloomFilter<K, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         ReprRef {
+            version: VERSION,
             hasher: self.hasher.spec(),
             params: self.params(),
             words: self.bits.words(),
@@ -120,6 +124,7 @@ impl<K: ?Sized, S: PortableHasher> Serialize for BloomFilter<K, S> {
 impl<'de, K: ?Sized, S: PortableHasher> Deserialize<'de> for BloomFilter<K, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
+        check_serde_version(repr.version).map_err(D::Error::custom)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
         Self::from_parts(hasher, repr.params, repr.words).map_err(D::Error::custom)
     }
@@ -134,14 +139,18 @@ struct BlockedParams {
 }
 
 #[derive(Serialize)]
-struct BlockedReprRef {
+struct BlockedReprRef<'a> {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     hasher: HasherSpec,
     params: BlockedParams,
-    words: Vec<u64>,
+    words: &'a [u64],
 }
 
 #[derive(Deserialize)]
 struct BlockedRepr {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     hasher: HasherSpec,
     params: BlockedParams,
     words: Vec<u64>,
@@ -158,34 +167,21 @@ impl<K: ?Sized, S: PortableHasher> BlockedBloomFilter<K, S> {
 
     /// Rebuilds a blocked filter from decoded parts, rejecting anything a constructor would
     /// not have produced.
-    fn from_parts(hasher: S, params: BlockedParams, words: &[u64]) -> Result<Self, Error> {
-        if params.blocks.checked_mul(8) != Some(words.len() as u64) {
+    fn from_parts(hasher: S, params: BlockedParams, blocks: Vec<Block>) -> Result<Self, Error> {
+        if params.blocks != blocks.len() as u64 {
             return Err(Error::Decode(bloomkit_core::DecodeError::Invalid(format!(
-                "{} blocks need {} words, found {}",
+                "{} blocks announced, {} present",
                 params.blocks,
-                params.blocks.saturating_mul(8),
-                words.len()
+                blocks.len()
             ))));
         }
-        Self::from_words(words, params.hashes, hasher, params.design).map_err(Error::into_decode)
+        Self::from_blocks(blocks, params.hashes, hasher, params.design).map_err(Error::into_decode)
     }
 
-    /// The filter in bloomkit's byte format: header, parameters, the blocks as words, and a
-    /// checksum (`docs/format.md`).
+    /// The filter in bloomkit's byte format: header, parameters, the blocks as words, and
+    /// checksums (`docs/format.md`). To write without this buffer, use [`Codec::write_to`].
     pub fn to_bytes(&self) -> Vec<u8> {
-        Writer::new(Variant::Blocked, self.hasher.spec())
-            .params(&self.blocked_params())
-            .words(&self.to_words())
-            .finish()
-    }
-
-    fn decode(bytes: &[u8]) -> Result<Self, Error> {
-        let mut reader = Reader::open(bytes, Variant::Blocked)?;
-        let hasher = reader.hasher::<S>()?;
-        let params: BlockedParams = reader.params()?;
-        let words = reader.words()?;
-        reader.finish()?;
-        Self::from_parts(hasher, params, &words)
+        Codec::to_bytes(self)
     }
 }
 
@@ -197,25 +193,35 @@ impl<K: ?Sized> BlockedBloomFilter<K> {
     /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, hasher
     /// or format version; never a panic, and no allocation beyond the input's size.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes)
+        Codec::from_bytes(bytes)
     }
 }
 
 impl<K: ?Sized, S: PortableHasher> Codec for BlockedBloomFilter<K, S> {
-    fn to_bytes(&self) -> Vec<u8> {
-        BlockedBloomFilter::to_bytes(self)
+    const VARIANT: Variant = Variant::Blocked;
+
+    fn encode(&self) -> Writer<'_> {
+        Writer::new(Variant::Blocked, self.hasher.spec())
+            .params(&self.blocked_params())
+            .words_as(&self.blocks)
     }
-    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes)
+
+    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
+        let hasher = reader.hasher::<S>()?;
+        let params: BlockedParams = reader.params()?;
+        let blocks: Vec<Block> = reader.words_as()?;
+        reader.finish()?;
+        Self::from_parts(hasher, params, blocks)
     }
 }
 
 impl<K: ?Sized, S: PortableHasher> Serialize for BlockedBloomFilter<K, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         BlockedReprRef {
+            version: VERSION,
             hasher: self.hasher.spec(),
             params: self.blocked_params(),
-            words: self.to_words(),
+            words: bytemuck::cast_slice(&self.blocks),
         }
         .serialize(serializer)
     }
@@ -224,7 +230,9 @@ impl<K: ?Sized, S: PortableHasher> Serialize for BlockedBloomFilter<K, S> {
 impl<'de, K: ?Sized, S: PortableHasher> Deserialize<'de> for BlockedBloomFilter<K, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = BlockedRepr::deserialize(deserializer)?;
+        check_serde_version(repr.version).map_err(D::Error::custom)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, &repr.words).map_err(D::Error::custom)
+        let blocks = blocks_from_words(&repr.words).map_err(D::Error::custom)?;
+        Self::from_parts(hasher, repr.params, blocks).map_err(D::Error::custom)
     }
 }

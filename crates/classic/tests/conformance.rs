@@ -31,9 +31,10 @@ fn intersection_keeps_common_items() {
 #[test]
 fn codec_round_trips_and_rejects_damage() {
     let foreign = {
-        let mut w = Writer::new(Variant::Counting, Xxh3Builder::default().spec());
-        w.params(&(1u64, 2u32)).words(&[0]);
-        w.finish()
+        Writer::new(Variant::Counting, Xxh3Builder::default().spec())
+            .params(&(1u64, 2u32))
+            .words(&[0])
+            .to_vec()
     };
     kit::check_codec(make, &foreign);
     kit::check_codec(|| BloomFilter::with_bits(1, 1).unwrap(), &foreign);

@@ -111,23 +111,23 @@ fn decode_errors_name_the_problem() {
 fn hostile_parameters_behind_a_valid_checksum() {
     let f = BloomFilter::<u64>::new(100, 0.01).unwrap();
     let good = f.to_bytes();
-    // Parameter block starts at byte 24: bits (u64), hashes (u32), design tag (u8), ...
+    // Parameter block starts at byte 32 (format version 2): bits (u64), hashes (u32), design tag (u8), ...
     let patch = |at: usize, with: &[u8]| {
         let mut b = good.clone();
         b[at..at + with.len()].copy_from_slice(with);
         bloomkit_testkit::reseal(&mut b);
         BloomFilter::<u64>::from_bytes(&b).unwrap_err().to_string()
     };
-    assert!(patch(24, &0u64.to_le_bytes()).contains("number of bits must be at least 1"));
-    assert!(patch(24, &u64::MAX.to_le_bytes()).contains("larger than the maximum"));
-    assert!(patch(24, &1_000_000u64.to_le_bytes()).contains("words"));
-    assert!(patch(32, &0u32.to_le_bytes()).contains("hash functions must be in 1..=64, got 0"));
-    assert!(patch(32, &1000u32.to_le_bytes()).contains("got 1000"));
-    assert!(patch(36, &[9]).contains("invalid"));
+    assert!(patch(32, &0u64.to_le_bytes()).contains("number of bits must be at least 1"));
+    assert!(patch(32, &u64::MAX.to_le_bytes()).contains("larger than the maximum"));
+    assert!(patch(32, &1_000_000u64.to_le_bytes()).contains("words"));
+    assert!(patch(40, &0u32.to_le_bytes()).contains("hash functions must be in 1..=64, got 0"));
+    assert!(patch(40, &1000u32.to_le_bytes()).contains("got 1000"));
+    assert!(patch(44, &[9]).contains("invalid"));
     // design.capacity = 0, design.fpr = 2.0
-    assert!(patch(37, &0u64.to_le_bytes()).contains("at least 1, got 0"));
-    assert!(patch(45, &2.0f64.to_le_bytes()).contains("got 2"));
-    assert!(patch(45, &f64::NAN.to_le_bytes()).contains("got NaN"));
+    assert!(patch(45, &0u64.to_le_bytes()).contains("at least 1, got 0"));
+    assert!(patch(53, &2.0f64.to_le_bytes()).contains("got 2"));
+    assert!(patch(53, &f64::NAN.to_le_bytes()).contains("got NaN"));
 }
 
 /// `merge_all`: an empty list and a filter of another shape are typed errors naming what

@@ -351,11 +351,11 @@ pub enum DecodeError {
         expected: [u8; 4],
     },
     /// A format version this build cannot read.
-    #[error("unsupported format version {found} (this build reads version {supported})")]
+    #[error("unsupported format version {found} (this build reads versions 1 to {supported})")]
     UnsupportedVersion {
         /// The version in the input.
         found: u16,
-        /// The version this build reads and writes.
+        /// The newest version this build reads (and the one it writes).
         supported: u16,
     },
     /// A variant tag this build does not know.
@@ -396,6 +396,18 @@ pub enum DecodeError {
     /// with it would give, kept whole.
     #[error("serialized filter has an invalid parameter: {0}")]
     Parameter(Box<Error>),
+    /// Reading the bytes from a stream (`Codec::read_from`) failed.
+    #[error("cannot read the serialized filter: {message} ({kind:?})")]
+    Io {
+        /// The kind of the I/O error.
+        kind: std::io::ErrorKind,
+        /// The I/O error's message.
+        message: String,
+    },
+    /// A zero-copy view cannot use these bytes in place; the owned decoder
+    /// (`Codec::from_bytes`) still reads them.
+    #[error("cannot view the serialized filter in place: {0}")]
+    NotViewable(String),
 }
 
 /// The filter variants that share bloomkit's byte format, with their wire tags.

@@ -1,27 +1,42 @@
 //! bloomkit's versioned, validated, portable byte format (spec: `docs/format.md`).
 //!
+//! Version 2, written by this build:
+//!
 //! ```text
-//! offset  size  field
-//! 0       4     magic b"BLMK"
-//! 4       2     format version, u16 LE (this build: 1)
-//! 6       1     variant tag (see Variant::tag)
-//! 7       1     hasher id (PortableHasher::ID)
-//! 8       8     hasher seed, u64 LE
-//! 16      8     body length B, u64 LE
-//! 24      B     body: the variant's parameters (bincode 2, fixed-width little-endian
-//!               integers), then its payload sections
-//! 24+B    8     checksum: XXH3-64 (seed 0) of bytes 0..24+B, u64 LE
+//! offset      size  field
+//! 0           4     magic b"BLMK"
+//! 4           2     format version, u16 LE (2)
+//! 6           1     variant tag (see Variant::tag)
+//! 7           1     hasher id (PortableHasher::ID)
+//! 8           8     hasher seed, u64 LE
+//! 16          8     meta length M, u64 LE
+//! 24          8     data length D, u64 LE
+//! 32          M     meta: the variant's parameter blocks (bincode 2, fixed-width LE
+//!                   integers) and the length of each payload section, in order
+//! 32+M        8     meta checksum: XXH3-64 (seed 0) of bytes 0..32+M
+//! 40+M        D     data: each payload section, starting at an offset that is a multiple
+//!                   of 64 (a cache line), zero padding before it
+//! 40+M+D      8     data checksum: XXH3-64 (seed 0) of bytes 40+M..40+M+D
 //! ```
 //!
-//! A payload section of words is a u64 LE count followed by that many u64 LE words; a
-//! section of bytes is a u64 LE length followed by the bytes.
+//! The payload (bit arrays, counters) is apart from the parameters and aligned, so a
+//! read-only view can use it in place in a memory-mapped file, and the parameters are
+//! checksummed on their own, so such a view can check them without reading the payload.
+//! Version 1 (the parameters and payload interleaved in one checksummed body) is still
+//! read.
 //!
-//! [`Reader`] checks, in order: length, magic, version, variant, body length against the
-//! input, checksum, and then, as the variant reads them, the hasher, the parameters, and
-//! every section's length against the bytes that remain *before* allocating for it. So a
-//! truncated, corrupted or hostile input gets a [`DecodeError`], never a panic, and never
-//! an allocation larger than the input itself.
+//! [`Reader`] checks, in order: magic, version, variant, the announced lengths against the
+//! input, the checksums, and then, as the variant reads them, the hasher, the parameters,
+//! and every section's length against the bytes that remain *before* allocating for it.
+//! So a truncated, corrupted or hostile input gets a [`DecodeError`], never a panic, and
+//! never an allocation larger than the input itself (from a stream: than the bytes read).
 
+use std::borrow::Cow;
+use std::fmt;
+use std::hash::Hasher as _;
+use std::io::{self, Read, Write};
+
+use bytemuck::Pod;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use twox_hash::XxHash3_64;
@@ -31,39 +46,151 @@ use crate::{DecodeError, Error, Variant};
 
 /// The first four bytes of every serialized bloomkit filter.
 pub const MAGIC: [u8; 4] = *b"BLMK";
-/// The format version this build writes and reads.
-pub const VERSION: u16 = 1;
-/// Bytes before the body.
-pub const HEADER_LEN: usize = 24;
-/// Bytes after the body (the checksum).
-pub const TRAILER_LEN: usize = 8;
+/// The format version this build writes; it reads every version from 1 to this one.
+pub const VERSION: u16 = 2;
+/// Bytes before the meta block (version 2).
+pub const HEADER_LEN: usize = 32;
+/// Bytes of one checksum.
+pub const CHECKSUM_LEN: usize = 8;
+/// Payload sections start at offsets that are multiples of this (a cache line), so that a
+/// view over a page-aligned buffer (a memory map) finds its blocks on cache lines.
+pub const ALIGN: usize = 64;
 
-/// The bincode configuration of the parameter block: fixed-width little-endian integers,
+/// Version 1's header: magic, version, tag, hasher id, seed, body length.
+const V1_HEADER_LEN: usize = 24;
+
+/// The bincode configuration of the parameter blocks: fixed-width little-endian integers,
 /// so each field sits at a fixed offset and the layout does not depend on the values.
 const PARAMS: bincode::config::Configuration<
     bincode::config::LittleEndian,
     bincode::config::Fixint,
 > = bincode::config::standard().with_fixed_int_encoding();
 
-/// The checksum stored in the trailer: XXH3-64 with seed 0 of everything before it.
+/// Zeros to pad a section to [`ALIGN`].
+const ZEROS: [u8; ALIGN] = [0; ALIGN];
+
+/// The checksum stored in the format: XXH3-64 with seed 0 of `content`.
 pub fn checksum(content: &[u8]) -> u64 {
     XxHash3_64::oneshot_with_seed(0, content)
+}
+
+/// The oldest format version whose serde representation this build reads: version 2 is the
+/// first whose serde representation carries its version.
+pub const OLDEST_SERDE_VERSION: u16 = 2;
+
+/// Checks the format version a filter's serde representation carries (its first field).
+///
+/// # Errors
+/// [`DecodeError::UnsupportedVersion`] outside `OLDEST_SERDE_VERSION..=VERSION`.
+pub fn check_serde_version(version: u16) -> Result<(), DecodeError> {
+    if (OLDEST_SERDE_VERSION..=VERSION).contains(&version) {
+        Ok(())
+    } else {
+        Err(DecodeError::UnsupportedVersion {
+            found: version,
+            supported: VERSION,
+        })
+    }
+}
+
+/// How much of the input a decoder checks before answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Verify {
+    /// Both checksums: every byte is checked (reads the whole payload once).
+    #[default]
+    All,
+    /// The meta checksum, the parameters and every length, but not the payload's checksum,
+    /// so a view over a large memory-mapped file answers without reading the file first.
+    /// The view stays memory-safe and consistent whatever the payload holds; a corrupted
+    /// payload gives wrong answers instead of an error, so choose this only for files
+    /// whose payload is checked otherwise (written locally, or verified once on arrival).
+    SkipPayloadChecksum,
 }
 
 /// Types that convert to and from bloomkit's byte format.
 ///
 /// The bytes carry the variant, the hasher and its seed and every parameter, so a filter
 /// written by one process (on any platform) answers identically when read by another.
+/// A variant says what it writes ([`encode`](Codec::encode)) and how it reads it back
+/// ([`decode`](Codec::decode)); the provided methods move the bytes to and from a slice or
+/// a stream.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::BloomFilter;
+/// use bloomkit_core::Codec;
+///
+/// let mut f = BloomFilter::new(1_000, 0.01)?;
+/// f.insert("a");
+///
+/// // To any `io::Write` (a file, a socket), without a copy of the bit array on the way.
+/// let mut file = Vec::new();
+/// f.write_to(&mut file)?;
+/// assert_eq!(file.len() as u64, f.serialized_len());
+/// assert_eq!(file, f.to_bytes());
+///
+/// // And back from any `io::Read`, which is read no further than the filter's end.
+/// let g = BloomFilter::<str>::read_from(file.as_slice())?;
+/// assert_eq!(f, g);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Codec: Sized {
-    /// The filter as bytes.
-    fn to_bytes(&self) -> Vec<u8>;
+    /// The variant tag the bytes carry.
+    const VARIANT: Variant;
 
-    /// The filter from bytes written by [`to_bytes`](Codec::to_bytes).
+    /// The filter's bytes, described: its parameters and payload sections, borrowed.
+    fn encode(&self) -> Writer<'_>;
+
+    /// The filter from a reader positioned after the header. Implementations read what
+    /// [`encode`](Codec::encode) wrote, call [`Reader::finish`], then validate.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for bytes no filter of this type writes.
+    fn decode(reader: Reader<'_>) -> Result<Self, Error>;
+
+    /// The filter as bytes.
+    fn to_bytes(&self) -> Vec<u8> {
+        self.encode().to_vec()
+    }
+
+    /// The length of [`to_bytes`](Codec::to_bytes)' output, without producing it.
+    fn serialized_len(&self) -> u64 {
+        self.encode().serialized_len()
+    }
+
+    /// Writes the bytes of [`to_bytes`](Codec::to_bytes) to `out`, the payload straight
+    /// from the filter's memory (no second buffer). Wrap a file in a `BufWriter`: the
+    /// header and parameters go out in small writes.
+    ///
+    /// # Errors
+    /// The first error `out` returns.
+    fn write_to<W: Write>(&self, out: W) -> io::Result<()> {
+        self.encode().write_to(out)
+    }
+
+    /// The filter from bytes written by [`to_bytes`](Codec::to_bytes) (any format version
+    /// this build reads).
     ///
     /// # Errors
     /// [`Error::Decode`] on truncated, corrupted or hostile input, bytes of another variant,
-    /// hasher or format version; never a panic.
-    fn from_bytes(bytes: &[u8]) -> Result<Self, Error>;
+    /// hasher or format version; never a panic, and no allocation beyond the input's size.
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Self::decode(Reader::open(bytes, Self::VARIANT, Verify::All)?)
+    }
+
+    /// The filter from a stream holding what [`write_to`](Codec::write_to) wrote, read no
+    /// further than the filter's last byte (so several filters can follow each other in
+    /// one stream). The payload is read straight into the filter's memory.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Codec::from_bytes), and [`DecodeError::Io`] when the stream fails.
+    /// Memory grows only as bytes arrive, so a hostile length cannot allocate more than
+    /// the stream holds.
+    fn read_from<R: Read>(mut input: R) -> Result<Self, Error> {
+        Self::decode(Reader::from_read(&mut input, Self::VARIANT)?)
+    }
 }
 
 /// The common header of a serialized filter.
@@ -74,70 +201,177 @@ pub struct Header {
     pub variant: Variant,
     /// The hasher and seed the filter was built with.
     pub hasher: HasherSpec,
+    /// The format version the bytes were written in.
+    pub version: u16,
 }
 
-/// Writes a filter: header, parameters, payload sections, checksum.
-#[derive(Debug)]
-pub struct Writer {
-    buf: Vec<u8>,
+/// Describes a filter's bytes (header, parameters, payload sections) and writes them.
+///
+/// The payload is borrowed from the filter, so [`serialized_len`](Writer::serialized_len) costs nothing and
+/// [`write_to`](Writer::write_to) copies nothing.
+pub struct Writer<'a> {
+    variant: Variant,
+    hasher: HasherSpec,
+    meta: Vec<u8>,
+    payload: Vec<Cow<'a, [u8]>>,
 }
 
-impl Writer {
+impl fmt::Debug for Writer<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Writer")
+            .field("variant", &self.variant)
+            .field("hasher", &self.hasher)
+            .field("meta_len", &self.meta.len())
+            .field("sections", &self.payload.len())
+            .finish()
+    }
+}
+
+/// `at` rounded up to a multiple of [`ALIGN`].
+fn align_up(at: u64) -> u64 {
+    at.div_ceil(ALIGN as u64) * ALIGN as u64
+}
+
+impl<'a> Writer<'a> {
     /// Starts the bytes of a `variant` built with `hasher`.
-    pub fn new(variant: Variant, hasher: HasherSpec) -> Writer {
-        let mut buf = Vec::with_capacity(256);
-        buf.extend_from_slice(&MAGIC);
-        buf.extend_from_slice(&VERSION.to_le_bytes());
-        buf.push(variant.tag());
-        buf.push(hasher.id);
-        buf.extend_from_slice(&hasher.seed.to_le_bytes());
-        buf.extend_from_slice(&0u64.to_le_bytes()); // body length, patched in finish()
-        Writer { buf }
+    pub fn new(variant: Variant, hasher: HasherSpec) -> Writer<'a> {
+        Writer {
+            variant,
+            hasher,
+            meta: Vec::with_capacity(64),
+            payload: Vec::new(),
+        }
     }
 
-    /// Appends the variant's parameter block.
-    pub fn params<P: Serialize>(&mut self, params: &P) -> &mut Writer {
+    /// Appends a parameter block.
+    pub fn params<P: Serialize>(mut self, params: &P) -> Writer<'a> {
         // Plain structs of integers and floats cannot fail to encode into a Vec.
-        bincode::serde::encode_into_std_write(params, &mut self.buf, PARAMS)
+        bincode::serde::encode_into_std_write(params, &mut self.meta, PARAMS)
             .expect("encoding plain parameters into a Vec cannot fail");
         self
     }
 
     /// Appends a section of `u64` words.
-    pub fn words(&mut self, words: &[u64]) -> &mut Writer {
-        self.buf.reserve(8 + words.len() * 8);
-        self.buf
-            .extend_from_slice(&(words.len() as u64).to_le_bytes());
-        for w in words {
-            self.buf.extend_from_slice(&w.to_le_bytes());
-        }
+    pub fn words(self, words: &'a [u64]) -> Writer<'a> {
+        self.words_as(words)
+    }
+
+    /// Appends a section of values made of `u64` words only (such as `[u64; 8]` blocks),
+    /// written as their words, little-endian.
+    pub fn words_as<T: Pod>(mut self, values: &'a [T]) -> Writer<'a> {
+        const { assert!(core::mem::size_of::<T>() % 8 == 0 && core::mem::align_of::<T>() >= 8) };
+        let bytes: &'a [u8] = bytemuck::cast_slice(values);
+        self.meta
+            .extend_from_slice(&(bytes.len() as u64 / 8).to_le_bytes());
+        self.payload.push(if cfg!(target_endian = "little") {
+            Cow::Borrowed(bytes)
+        } else {
+            let words: &[u64] = bytemuck::cast_slice(values);
+            Cow::Owned(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+        });
         self
     }
 
     /// Appends a section of raw bytes.
-    pub fn bytes(&mut self, bytes: &[u8]) -> &mut Writer {
-        self.buf
+    pub fn bytes(mut self, bytes: impl Into<Cow<'a, [u8]>>) -> Writer<'a> {
+        let bytes = bytes.into();
+        self.meta
             .extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        self.buf.extend_from_slice(bytes);
+        self.payload.push(bytes);
         self
     }
 
-    /// Closes the body and appends the checksum.
-    pub fn finish(&mut self) -> Vec<u8> {
-        let mut buf = core::mem::take(&mut self.buf);
-        let body_len = (buf.len() - HEADER_LEN) as u64;
-        buf[16..24].copy_from_slice(&body_len.to_le_bytes());
-        let sum = checksum(&buf);
-        buf.extend_from_slice(&sum.to_le_bytes());
-        buf
+    /// Length of the data region: every section at an aligned offset, from `start`.
+    fn data_len(&self, start: u64) -> u64 {
+        self.payload
+            .iter()
+            .fold(start, |at, p| align_up(at) + p.len() as u64)
+            - start
+    }
+
+    /// The number of bytes [`write_to`](Writer::write_to) writes.
+    pub fn serialized_len(&self) -> u64 {
+        let meta_end = (HEADER_LEN + self.meta.len()) as u64;
+        meta_end + 2 * CHECKSUM_LEN as u64 + self.data_len(meta_end + CHECKSUM_LEN as u64)
+    }
+
+    /// Writes the bytes to `out`: the header and meta block, then each payload section from
+    /// the filter's memory, computing the data checksum on the way.
+    ///
+    /// # Errors
+    /// The first error `out` returns.
+    pub fn write_to<W: Write>(&self, mut out: W) -> io::Result<()> {
+        let data_start = (HEADER_LEN + self.meta.len() + CHECKSUM_LEN) as u64;
+        let mut head = Vec::with_capacity(HEADER_LEN + self.meta.len() + CHECKSUM_LEN);
+        head.extend_from_slice(&MAGIC);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.push(self.variant.tag());
+        head.push(self.hasher.id);
+        head.extend_from_slice(&self.hasher.seed.to_le_bytes());
+        head.extend_from_slice(&(self.meta.len() as u64).to_le_bytes());
+        head.extend_from_slice(&self.data_len(data_start).to_le_bytes());
+        head.extend_from_slice(&self.meta);
+        let meta_sum = checksum(&head);
+        head.extend_from_slice(&meta_sum.to_le_bytes());
+        out.write_all(&head)?;
+        let mut sum = XxHash3_64::with_seed(0);
+        let mut at = data_start;
+        for section in &self.payload {
+            let pad = &ZEROS[..(align_up(at) - at) as usize];
+            out.write_all(pad)?;
+            out.write_all(section)?;
+            sum.write(pad);
+            sum.write(section);
+            at += (pad.len() + section.len()) as u64;
+        }
+        out.write_all(&sum.finish().to_le_bytes())
+    }
+
+    /// The bytes, in a vector of exactly [`serialized_len`](Writer::serialized_len) bytes.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(usize::try_from(self.serialized_len()).unwrap_or(0));
+        self.write_to(&mut out)
+            .expect("writing into a Vec cannot fail");
+        out
     }
 }
 
-/// Reads and validates a filter written by [`Writer`].
-#[derive(Debug)]
+/// Where a reader's payload sections come from.
+enum Data<'a> {
+    /// Version 1: each section's bytes follow its length in the body.
+    Inline,
+    /// Version 2 in memory: the data region `at..end` of `bytes`.
+    Slice {
+        bytes: &'a [u8],
+        at: usize,
+        end: usize,
+    },
+    /// Version 2 from a stream, `left` bytes of data to come, checksummed as read.
+    Stream {
+        input: &'a mut dyn Read,
+        at: u64,
+        left: u64,
+        /// Boxed: the streaming state holds a 256-byte buffer.
+        sum: Box<XxHash3_64>,
+    },
+}
+
+/// Reads and validates a filter written by [`Writer`] (or by a version 1 build).
 pub struct Reader<'a> {
     header: Header,
-    body: &'a [u8],
+    /// The meta block (version 1: the whole body), read from `at` on.
+    meta: Cow<'a, [u8]>,
+    at: usize,
+    data: Data<'a>,
+}
+
+impl fmt::Debug for Reader<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reader")
+            .field("header", &self.header)
+            .field("meta_left", &(self.meta.len() - self.at))
+            .finish_non_exhaustive()
+    }
 }
 
 fn read_u64(bytes: &[u8], at: usize) -> u64 {
@@ -146,64 +380,222 @@ fn read_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
+fn io_error(e: &io::Error) -> DecodeError {
+    DecodeError::Io {
+        kind: e.kind(),
+        message: e.to_string(),
+    }
+}
+
+/// Reads into `buf` until it is full or the stream ends; returns the bytes read.
+fn read_full(input: &mut dyn Read, buf: &mut [u8]) -> Result<usize, DecodeError> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error(&e)),
+        }
+    }
+    Ok(got)
+}
+
+/// Reads exactly `len` bytes, growing the buffer only as they arrive.
+fn read_exactly(input: &mut dyn Read, len: u64, read_before: u64) -> Result<Vec<u8>, DecodeError> {
+    let mut buf = Vec::new();
+    input
+        .take(len)
+        .read_to_end(&mut buf)
+        .map_err(|e| io_error(&e))?;
+    if (buf.len() as u64) < len {
+        return Err(DecodeError::Truncated {
+            needed: read_before.saturating_add(len),
+            available: read_before + buf.len() as u64,
+        });
+    }
+    Ok(buf)
+}
+
+/// Checks the fixed start of the header: magic, version, variant; returns the version.
+fn check_start(bytes: &[u8], expected: Variant) -> Result<(u16, Header), DecodeError> {
+    let version = u16::from_le_bytes([bytes[4], bytes[5]]);
+    if !(1..=VERSION).contains(&version) {
+        return Err(DecodeError::UnsupportedVersion {
+            found: version,
+            supported: VERSION,
+        });
+    }
+    let found = Variant::from_tag(bytes[6]).ok_or(DecodeError::UnknownVariant(bytes[6]))?;
+    if found != expected {
+        return Err(DecodeError::WrongVariant { expected, found });
+    }
+    let header = Header {
+        variant: found,
+        hasher: HasherSpec {
+            id: bytes[7],
+            seed: read_u64(bytes, 8),
+        },
+        version,
+    };
+    Ok((version, header))
+}
+
+fn check_magic(bytes: &[u8]) -> Result<(), DecodeError> {
+    if bytes.len() >= 4 && bytes[..4] != MAGIC {
+        let mut found = [0; 4];
+        found.copy_from_slice(&bytes[..4]);
+        return Err(DecodeError::BadMagic {
+            found,
+            expected: MAGIC,
+        });
+    }
+    Ok(())
+}
+
+fn check_sum(stored: u64, computed: u64) -> Result<(), DecodeError> {
+    if stored == computed {
+        Ok(())
+    } else {
+        Err(DecodeError::ChecksumMismatch { stored, computed })
+    }
+}
+
 impl<'a> Reader<'a> {
-    /// Checks the envelope of `bytes` (length, magic, version, variant, checksum) and
-    /// returns a reader positioned at the start of the body.
+    /// Checks the envelope of `bytes` (magic, version, variant, lengths, and the checksums
+    /// `verify` asks for) and returns a reader positioned at the first parameter block.
     ///
     /// # Errors
     /// The first check that fails, as a [`DecodeError`].
-    pub fn open(bytes: &'a [u8], expected: Variant) -> Result<Reader<'a>, DecodeError> {
-        let min = (HEADER_LEN + TRAILER_LEN) as u64;
-        let truncated = |needed: u64| DecodeError::Truncated {
-            needed,
-            available: bytes.len() as u64,
-        };
-        if bytes.len() >= 4 && bytes[..4] != MAGIC {
-            let mut found = [0; 4];
-            found.copy_from_slice(&bytes[..4]);
-            return Err(DecodeError::BadMagic {
-                found,
-                expected: MAGIC,
-            });
-        }
-        if (bytes.len() as u64) < min {
-            return Err(truncated(min));
-        }
-        let version = u16::from_le_bytes([bytes[4], bytes[5]]);
-        if version != VERSION {
-            return Err(DecodeError::UnsupportedVersion {
-                found: version,
-                supported: VERSION,
-            });
-        }
-        let found = Variant::from_tag(bytes[6]).ok_or(DecodeError::UnknownVariant(bytes[6]))?;
-        if found != expected {
-            return Err(DecodeError::WrongVariant { expected, found });
-        }
-        let body_len = read_u64(bytes, 16);
-        let needed = body_len.saturating_add(min);
+    pub fn open(
+        bytes: &'a [u8],
+        expected: Variant,
+        verify: Verify,
+    ) -> Result<Reader<'a>, DecodeError> {
+        check_magic(bytes)?;
         let available = bytes.len() as u64;
-        if available < needed {
-            return Err(truncated(needed));
+        let truncated = |needed: u64| DecodeError::Truncated { needed, available };
+        if bytes.len() < V1_HEADER_LEN + CHECKSUM_LEN {
+            return Err(truncated((V1_HEADER_LEN + CHECKSUM_LEN) as u64));
         }
-        if available > needed {
-            return Err(DecodeError::TrailingBytes(available - needed));
+        let (version, header) = check_start(bytes, expected)?;
+        let exact = |needed: u64| {
+            if available < needed {
+                Err(truncated(needed))
+            } else if available > needed {
+                Err(DecodeError::TrailingBytes(available - needed))
+            } else {
+                Ok(())
+            }
+        };
+        if version == 1 {
+            let body_len = read_u64(bytes, 16);
+            exact(body_len.saturating_add((V1_HEADER_LEN + CHECKSUM_LEN) as u64))?;
+            let end = V1_HEADER_LEN + body_len as usize;
+            check_sum(read_u64(bytes, end), checksum(&bytes[..end]))?;
+            return Ok(Reader {
+                header,
+                meta: Cow::Borrowed(&bytes[V1_HEADER_LEN..end]),
+                at: 0,
+                data: Data::Inline,
+            });
         }
-        let end = HEADER_LEN + body_len as usize;
-        let stored = read_u64(bytes, end);
-        let computed = checksum(&bytes[..end]);
-        if stored != computed {
-            return Err(DecodeError::ChecksumMismatch { stored, computed });
+        if bytes.len() < HEADER_LEN {
+            return Err(truncated(HEADER_LEN as u64));
+        }
+        let (meta_len, data_len) = (read_u64(bytes, 16), read_u64(bytes, 24));
+        let needed = meta_len
+            .checked_add(data_len)
+            .and_then(|n| n.checked_add((HEADER_LEN + 2 * CHECKSUM_LEN) as u64))
+            .unwrap_or(u64::MAX);
+        exact(needed)?;
+        let meta_end = HEADER_LEN + meta_len as usize;
+        check_sum(read_u64(bytes, meta_end), checksum(&bytes[..meta_end]))?;
+        let (start, end) = (meta_end + CHECKSUM_LEN, bytes.len() - CHECKSUM_LEN);
+        if verify == Verify::All {
+            check_sum(read_u64(bytes, end), checksum(&bytes[start..end]))?;
         }
         Ok(Reader {
-            header: Header {
-                variant: found,
-                hasher: HasherSpec {
-                    id: bytes[7],
-                    seed: read_u64(bytes, 8),
-                },
+            header,
+            meta: Cow::Borrowed(&bytes[HEADER_LEN..meta_end]),
+            at: 0,
+            data: Data::Slice {
+                bytes,
+                at: start,
+                end,
             },
-            body: &bytes[HEADER_LEN..end],
+        })
+    }
+
+    /// Reads and checks the header and parameters from a stream, and returns a reader that
+    /// takes the payload sections from it as the variant asks for them. The data checksum
+    /// is checked by [`finish`](Reader::finish), after the last section.
+    ///
+    /// # Errors
+    /// As [`open`](Reader::open), and [`DecodeError::Io`] when the stream fails.
+    pub fn from_read(
+        input: &'a mut dyn Read,
+        expected: Variant,
+    ) -> Result<Reader<'a>, DecodeError> {
+        let mut head = [0u8; HEADER_LEN];
+        let got = read_full(input, &mut head[..V1_HEADER_LEN])?;
+        check_magic(&head[..got])?;
+        if got < V1_HEADER_LEN {
+            return Err(DecodeError::Truncated {
+                needed: (V1_HEADER_LEN + CHECKSUM_LEN) as u64,
+                available: got as u64,
+            });
+        }
+        let (version, header) = check_start(&head, expected)?;
+        if version == 1 {
+            let body_len = read_u64(&head, 16);
+            let mut body = read_exactly(
+                input,
+                body_len.saturating_add(CHECKSUM_LEN as u64),
+                V1_HEADER_LEN as u64,
+            )?;
+            let stored = read_u64(&body, body.len() - CHECKSUM_LEN);
+            body.truncate(body.len() - CHECKSUM_LEN);
+            let mut sum = XxHash3_64::with_seed(0);
+            sum.write(&head[..V1_HEADER_LEN]);
+            sum.write(&body);
+            check_sum(stored, sum.finish())?;
+            return Ok(Reader {
+                header,
+                meta: Cow::Owned(body),
+                at: 0,
+                data: Data::Inline,
+            });
+        }
+        let more = read_full(input, &mut head[V1_HEADER_LEN..])?;
+        if more < HEADER_LEN - V1_HEADER_LEN {
+            return Err(DecodeError::Truncated {
+                needed: HEADER_LEN as u64,
+                available: (V1_HEADER_LEN + more) as u64,
+            });
+        }
+        let (meta_len, data_len) = (read_u64(&head, 16), read_u64(&head, 24));
+        let mut meta = read_exactly(
+            input,
+            meta_len.saturating_add(CHECKSUM_LEN as u64),
+            HEADER_LEN as u64,
+        )?;
+        let stored = read_u64(&meta, meta.len() - CHECKSUM_LEN);
+        meta.truncate(meta.len() - CHECKSUM_LEN);
+        let mut sum = XxHash3_64::with_seed(0);
+        sum.write(&head);
+        sum.write(&meta);
+        check_sum(stored, sum.finish())?;
+        Ok(Reader {
+            header,
+            at: 0,
+            data: Data::Stream {
+                input,
+                at: (HEADER_LEN + meta.len() + CHECKSUM_LEN) as u64,
+                left: data_len,
+                sum: Box::new(XxHash3_64::with_seed(0)),
+            },
+            meta: Cow::Owned(meta),
         })
     }
 
@@ -220,36 +612,128 @@ impl<'a> Reader<'a> {
         S::from_spec(self.header.hasher)
     }
 
-    /// Reads the parameter block.
+    /// Reads the next parameter block.
     ///
     /// # Errors
     /// [`DecodeError::Invalid`] when it does not decode.
     pub fn params<P: DeserializeOwned>(&mut self) -> Result<P, DecodeError> {
-        let (params, used) = bincode::serde::decode_from_slice(self.body, PARAMS)
+        let (params, used) = bincode::serde::decode_from_slice(&self.meta[self.at..], PARAMS)
             .map_err(|e| DecodeError::Invalid(format!("parameters: {e}")))?;
-        self.body = &self.body[used..];
+        self.at += used;
         Ok(params)
     }
 
-    fn section(&mut self, what: &str, elem: u64) -> Result<&'a [u8], DecodeError> {
-        let invalid = |msg: String| DecodeError::Invalid(msg);
-        if self.body.len() < 8 {
-            return Err(invalid(format!("{what}: missing length")));
+    /// Reads a section's announced length and returns its size in bytes, checked against
+    /// what the input can still hold.
+    fn section_size(&mut self, what: &str, elem: u64) -> Result<u64, DecodeError> {
+        let meta = &self.meta[self.at..];
+        if meta.len() < 8 {
+            return Err(DecodeError::Invalid(format!("{what}: missing length")));
         }
-        let count = read_u64(self.body, 0);
-        let rest = &self.body[8..];
-        let size = count
+        let count = read_u64(meta, 0);
+        self.at += 8;
+        let room = match &self.data {
+            Data::Inline => (self.meta.len() - self.at) as u64,
+            Data::Slice { at, end, .. } => (*end - *at) as u64,
+            Data::Stream { left, .. } => *left,
+        };
+        count
             .checked_mul(elem)
-            .filter(|&s| s <= rest.len() as u64)
+            .filter(|&size| size <= room)
             .ok_or_else(|| {
-                invalid(format!(
-                    "{what}: {count} entries announced, {} bytes present",
-                    rest.len()
+                DecodeError::Invalid(format!(
+                    "{what}: {count} entries announced, {room} bytes present"
                 ))
-            })?;
-        let (section, rest) = rest.split_at(size as usize);
-        self.body = rest;
-        Ok(section)
+            })
+    }
+
+    /// The next section's bytes, in place when the input is in memory.
+    fn section(&mut self, what: &str, elem: u64) -> Result<Cow<'a, [u8]>, DecodeError> {
+        let size = self.section_size(what, elem)?;
+        match &mut self.data {
+            Data::Inline => {
+                let (from, to) = (self.at, self.at + size as usize);
+                self.at = to;
+                Ok(match &self.meta {
+                    Cow::Borrowed(body) => Cow::Borrowed(&body[from..to]),
+                    Cow::Owned(body) => Cow::Owned(body[from..to].to_vec()),
+                })
+            }
+            Data::Slice { bytes, at, end } => {
+                let start = align_up(*at as u64) as usize;
+                let stop = start as u64 + size;
+                if stop > *end as u64 {
+                    return Err(DecodeError::Invalid(format!(
+                        "{what}: {size} bytes announced at offset {start}, the data ends at {end}"
+                    )));
+                }
+                if bytes[*at..start].iter().any(|&b| b != 0) {
+                    return Err(DecodeError::Invalid(format!(
+                        "{what}: padding before offset {start} is not zero"
+                    )));
+                }
+                *at = stop as usize;
+                Ok(Cow::Borrowed(&bytes[start..stop as usize]))
+            }
+            Data::Stream { .. } => Ok(Cow::Owned(self.stream_section::<u8>(what, size)?)),
+        }
+    }
+
+    /// Reads `size` bytes of the next section from the stream into a vector of `T`,
+    /// growing it only as the bytes arrive.
+    fn stream_section<T: Pod>(&mut self, what: &str, size: u64) -> Result<Vec<T>, DecodeError> {
+        let Data::Stream {
+            input,
+            at,
+            left,
+            sum,
+        } = &mut self.data
+        else {
+            unreachable!("called on a stream reader only")
+        };
+        let pad = align_up(*at) - *at;
+        let mut zeros = [0u8; ALIGN];
+        let need = pad + size;
+        if need > *left {
+            return Err(DecodeError::Invalid(format!(
+                "{what}: {size} bytes announced, {left} bytes of data left"
+            )));
+        }
+        let got = read_full(*input, &mut zeros[..pad as usize])?;
+        if got < pad as usize {
+            return Err(DecodeError::Truncated {
+                needed: *at + need,
+                available: *at + got as u64,
+            });
+        }
+        if zeros[..pad as usize].iter().any(|&b| b != 0) {
+            return Err(DecodeError::Invalid(format!(
+                "{what}: padding before offset {} is not zero",
+                *at + pad
+            )));
+        }
+        sum.write(&zeros[..pad as usize]);
+        let elem = core::mem::size_of::<T>();
+        let total = (size / elem as u64) as usize;
+        // Grow 1 MiB at a time: a length the stream does not back costs at most that.
+        let step = ((1 << 20) / elem).max(1);
+        let mut out: Vec<T> = Vec::new();
+        while out.len() < total {
+            let from = out.len();
+            out.resize((from + step).min(total), T::zeroed());
+            let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut out[from..]);
+            let got = read_full(*input, buf)?;
+            if got < buf.len() {
+                return Err(DecodeError::Truncated {
+                    needed: *at + need,
+                    available: *at + pad + (from * elem + got) as u64,
+                });
+            }
+            sum.write(buf);
+        }
+        *at += need;
+        *left -= need;
+        Ok(out)
     }
 
     /// Reads a section of `u64` words.
@@ -257,31 +741,130 @@ impl<'a> Reader<'a> {
     /// # Errors
     /// [`DecodeError::Invalid`] when its announced length exceeds what remains.
     pub fn words(&mut self) -> Result<Vec<u64>, DecodeError> {
-        let section = self.section("words", 8)?;
-        Ok(section.chunks_exact(8).map(|c| read_u64(c, 0)).collect())
+        self.words_as()
     }
 
-    /// Reads a section of raw bytes.
+    /// Reads a section written by [`Writer::words_as`] into values made of `u64` words
+    /// (such as `[u64; 8]` blocks): one copy, from the input into the result.
     ///
     /// # Errors
-    /// [`DecodeError::Invalid`] when its announced length exceeds what remains.
-    pub fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
-        self.section("bytes", 1)
+    /// [`DecodeError::Invalid`] when its announced length exceeds what remains or is not a
+    /// whole number of values.
+    pub fn words_as<T: Pod>(&mut self) -> Result<Vec<T>, DecodeError> {
+        const { assert!(core::mem::size_of::<T>() % 8 == 0 && core::mem::align_of::<T>() >= 8) };
+        let elem = core::mem::size_of::<T>() as u64;
+        let mut values: Vec<T> = if let Data::Stream { .. } = self.data {
+            let size = self.section_size("words", 8)?;
+            self.check_whole(size, elem)?;
+            self.stream_section("words", size)?
+        } else {
+            let bytes = self.section("words", 8)?;
+            self.check_whole(bytes.len() as u64, elem)?;
+            let mut values = vec![T::zeroed(); bytes.len() / elem as usize];
+            bytemuck::cast_slice_mut::<T, u8>(&mut values).copy_from_slice(&bytes);
+            values
+        };
+        if cfg!(target_endian = "big") {
+            for w in bytemuck::cast_slice_mut::<T, u64>(&mut values) {
+                *w = u64::from_le(*w);
+            }
+        }
+        Ok(values)
     }
 
-    /// Checks that the whole body was read.
-    ///
-    /// # Errors
-    /// [`DecodeError::Invalid`] when bytes remain.
-    pub fn finish(self) -> Result<(), DecodeError> {
-        if self.body.is_empty() {
+    fn check_whole(&self, size: u64, elem: u64) -> Result<(), DecodeError> {
+        if size % elem == 0 {
             Ok(())
         } else {
             Err(DecodeError::Invalid(format!(
-                "{} bytes left over in the body",
-                self.body.len()
+                "a section of {} words is not a whole number of {}-word values",
+                size / 8,
+                elem / 8
             )))
         }
+    }
+
+    /// The next section of words as values of `T`, in place: no copy. For zero-copy views.
+    ///
+    /// # Errors
+    /// [`DecodeError::NotViewable`] when the bytes are of format version 1 (no aligned
+    /// payload), the section is not aligned to `T` in memory, the reader reads a stream, or
+    /// this platform is big-endian; [`DecodeError::Invalid`] as for
+    /// [`words_as`](Reader::words_as).
+    pub fn words_in_place<T: Pod>(&mut self) -> Result<&'a [T], DecodeError> {
+        let not = |why: String| Err(DecodeError::NotViewable(why));
+        if cfg!(target_endian = "big") {
+            return not("the payload is little-endian and this platform is big-endian".into());
+        }
+        match self.data {
+            Data::Slice { .. } => {}
+            Data::Inline => {
+                return not(format!(
+                    "format version {} keeps the payload at unaligned offsets: read it with \
+                     from_bytes, or write it again with this build (version {VERSION})",
+                    self.header.version
+                ))
+            }
+            Data::Stream { .. } => return not("a view needs the bytes in memory".into()),
+        }
+        let elem = core::mem::size_of::<T>() as u64;
+        let bytes = match self.section("words", 8)? {
+            Cow::Borrowed(bytes) => bytes,
+            Cow::Owned(_) => unreachable!("a slice reader lends its sections"),
+        };
+        self.check_whole(bytes.len() as u64, elem)?;
+        bytemuck::try_cast_slice(bytes).or_else(|_| {
+            not(format!(
+                "the payload is at address {:#x}, not a multiple of {}: map the file (maps \
+                 are page-aligned) or copy the bytes into a buffer aligned to {ALIGN}",
+                bytes.as_ptr() as usize,
+                core::mem::align_of::<T>()
+            ))
+        })
+    }
+
+    /// Reads a section of raw bytes (in place when the input is in memory).
+    ///
+    /// # Errors
+    /// [`DecodeError::Invalid`] when its announced length exceeds what remains.
+    pub fn bytes(&mut self) -> Result<Cow<'a, [u8]>, DecodeError> {
+        self.section("bytes", 1)
+    }
+
+    /// Checks that everything was read, and (from a stream) the data checksum.
+    ///
+    /// # Errors
+    /// [`DecodeError::Invalid`] when parameters or data remain unread,
+    /// [`DecodeError::ChecksumMismatch`] when the streamed data does not match its checksum.
+    pub fn finish(self) -> Result<(), DecodeError> {
+        let meta_left = self.meta.len() - self.at;
+        if meta_left > 0 {
+            return Err(DecodeError::Invalid(format!(
+                "{meta_left} bytes left over in the parameters"
+            )));
+        }
+        let data_left = match &self.data {
+            Data::Inline => 0,
+            Data::Slice { at, end, .. } => (end - at) as u64,
+            Data::Stream { left, .. } => *left,
+        };
+        if data_left > 0 {
+            return Err(DecodeError::Invalid(format!(
+                "{data_left} bytes of data after the last section"
+            )));
+        }
+        if let Data::Stream { input, at, sum, .. } = self.data {
+            let mut stored = [0u8; CHECKSUM_LEN];
+            let got = read_full(input, &mut stored)?;
+            if got < CHECKSUM_LEN {
+                return Err(DecodeError::Truncated {
+                    needed: at + CHECKSUM_LEN as u64,
+                    available: at + got as u64,
+                });
+            }
+            check_sum(u64::from_le_bytes(stored), sum.finish())?;
+        }
+        Ok(())
     }
 }
 
@@ -291,85 +874,174 @@ mod tests {
     use crate::hash::Xxh3Builder;
 
     fn sample() -> Vec<u8> {
-        let mut w = Writer::new(Variant::Classic, Xxh3Builder::with_seed(9).spec());
-        w.params(&(7u32, 1000u64)).words(&[1, 2, 3]).bytes(b"xy");
-        w.finish()
+        Writer::new(Variant::Classic, Xxh3Builder::with_seed(9).spec())
+            .params(&(7u32, 1000u64))
+            .words(&[1, 2, 3])
+            .bytes(&b"xy"[..])
+            .to_vec()
     }
 
-    #[test]
-    fn round_trip() {
-        let bytes = sample();
-        let mut r = Reader::open(&bytes, Variant::Classic).unwrap();
+    fn read_sample(mut r: Reader<'_>) {
         assert_eq!(r.header().hasher, HasherSpec { id: 1, seed: 9 });
+        assert_eq!(r.header().version, VERSION);
         assert_eq!(
             r.hasher::<Xxh3Builder>().unwrap(),
             Xxh3Builder::with_seed(9)
         );
         assert_eq!(r.params::<(u32, u64)>().unwrap(), (7, 1000));
         assert_eq!(r.words().unwrap(), vec![1, 2, 3]);
-        assert_eq!(r.bytes().unwrap(), b"xy");
+        assert_eq!(&*r.bytes().unwrap(), b"xy");
         r.finish().unwrap();
+    }
+
+    #[test]
+    fn round_trip_from_memory_and_from_a_stream() {
+        let bytes = sample();
+        read_sample(Reader::open(&bytes, Variant::Classic, Verify::All).unwrap());
+        let mut stream = bytes.as_slice();
+        read_sample(Reader::from_read(&mut stream, Variant::Classic).unwrap());
+        assert!(stream.is_empty());
+    }
+
+    #[test]
+    fn sections_are_aligned_and_the_length_is_exact() {
+        let words = [5u64; 9];
+        let w = Writer::new(Variant::Blocked, Xxh3Builder::default().spec())
+            .params(&3u8)
+            .words(&words)
+            .bytes(&b"abc"[..])
+            .words(&words);
+        let bytes = w.to_vec();
+        assert_eq!(bytes.len() as u64, w.serialized_len());
+        // meta: 1 + 3 lengths of 8 = 25 bytes, so the data starts at 32 + 25 + 8 = 65; the
+        // first section at 128, the bytes at 128 + 72 = 200 -> 256, the last at 320.
+        let at = |i: usize| read_u64(&bytes, i);
+        assert_eq!((at(128), at(128 + 64)), (5, 5));
+        assert_eq!(&bytes[256..259], b"abc");
+        assert_eq!(at(320 + 64), 5);
+        assert_eq!(bytes.len(), 320 + 72 + 8);
     }
 
     #[test]
     fn envelope_errors() {
         let bytes = sample();
         assert!(matches!(
-            Reader::open(&bytes, Variant::Bitmap),
+            Reader::open(&bytes, Variant::Bitmap, Verify::All),
             Err(DecodeError::WrongVariant { .. })
         ));
         for cut in 0..bytes.len() {
             assert!(
-                Reader::open(&bytes[..cut], Variant::Classic).is_err(),
+                Reader::open(&bytes[..cut], Variant::Classic, Verify::All).is_err(),
                 "{cut}"
             );
+            let mut stream = &bytes[..cut];
+            let r = Reader::from_read(&mut stream, Variant::Classic);
+            let whole = r.and_then(|mut r| {
+                r.params::<(u32, u64)>()?;
+                r.words()?;
+                r.bytes()?;
+                r.finish()
+            });
+            assert!(whole.is_err(), "stream cut at {cut}");
         }
         let mut long = bytes.clone();
         long.push(0);
         assert_eq!(
-            Reader::open(&long, Variant::Classic).unwrap_err(),
+            Reader::open(&long, Variant::Classic, Verify::All).unwrap_err(),
             DecodeError::TrailingBytes(1)
         );
         let mut bad = bytes.clone();
         bad[0] = b'X';
         assert!(matches!(
-            Reader::open(&bad, Variant::Classic),
+            Reader::open(&bad, Variant::Classic, Verify::All),
             Err(DecodeError::BadMagic { .. })
         ));
         let mut bad = bytes.clone();
-        bad[4] = 2;
+        bad[4] = 3;
         assert!(matches!(
-            Reader::open(&bad, Variant::Classic),
-            Err(DecodeError::UnsupportedVersion { found: 2, .. })
+            Reader::open(&bad, Variant::Classic, Verify::All),
+            Err(DecodeError::UnsupportedVersion { found: 3, .. })
         ));
         let mut bad = bytes.clone();
         bad[6] = 200;
         assert_eq!(
-            Reader::open(&bad, Variant::Classic).unwrap_err(),
+            Reader::open(&bad, Variant::Classic, Verify::All).unwrap_err(),
             DecodeError::UnknownVariant(200)
         );
+        // A flip in the meta is caught by the meta checksum, even when the payload's is
+        // skipped; a flip in the payload only by the data checksum.
         let mut bad = bytes.clone();
-        bad[30] ^= 1;
+        bad[HEADER_LEN + 2] ^= 1;
         assert!(matches!(
-            Reader::open(&bad, Variant::Classic),
+            Reader::open(&bad, Variant::Classic, Verify::SkipPayloadChecksum),
+            Err(DecodeError::ChecksumMismatch { .. })
+        ));
+        let mut bad = bytes.clone();
+        let last = bad.len() - CHECKSUM_LEN - 1;
+        bad[last] ^= 1;
+        assert!(matches!(
+            Reader::open(&bad, Variant::Classic, Verify::All),
+            Err(DecodeError::ChecksumMismatch { .. })
+        ));
+        assert!(Reader::open(&bad, Variant::Classic, Verify::SkipPayloadChecksum).is_ok());
+        let mut stream = bad.as_slice();
+        let mut r = Reader::from_read(&mut stream, Variant::Classic).unwrap();
+        r.params::<(u32, u64)>().unwrap();
+        r.words().unwrap();
+        r.bytes().unwrap();
+        assert!(matches!(
+            r.finish(),
             Err(DecodeError::ChecksumMismatch { .. })
         ));
     }
 
     #[test]
     fn hostile_section_lengths_do_not_allocate() {
-        let mut w = Writer::new(Variant::Classic, Xxh3Builder::default().spec());
-        w.params(&1u8);
-        let mut bytes = w.finish();
-        // Splice a section that announces 2^60 words into the body, and re-seal.
-        bytes.truncate(bytes.len() - TRAILER_LEN);
+        // A meta block that announces 2^60 words, sealed with a valid checksum.
+        let mut bytes = Writer::new(Variant::Classic, Xxh3Builder::default().spec())
+            .params(&1u8)
+            .to_vec();
+        bytes.truncate(HEADER_LEN + 1);
         bytes.extend_from_slice(&(1u64 << 60).to_le_bytes());
-        let body_len = (bytes.len() - HEADER_LEN) as u64;
-        bytes[16..24].copy_from_slice(&body_len.to_le_bytes());
+        bytes[16..24].copy_from_slice(&9u64.to_le_bytes());
         let sum = checksum(&bytes);
         bytes.extend_from_slice(&sum.to_le_bytes());
-        let mut r = Reader::open(&bytes, Variant::Classic).unwrap();
+        bytes.extend_from_slice(&checksum(&[]).to_le_bytes());
+        let mut r = Reader::open(&bytes, Variant::Classic, Verify::All).unwrap();
         r.params::<u8>().unwrap();
         assert!(matches!(r.words(), Err(DecodeError::Invalid(_))));
+        // From a stream that also announces 2^40 bytes of data it does not have.
+        bytes[24..32].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let meta_end = HEADER_LEN + 9;
+        let sum = checksum(&bytes[..meta_end]);
+        bytes[meta_end..meta_end + 8].copy_from_slice(&sum.to_le_bytes());
+        let mut stream = bytes.as_slice();
+        let mut r = Reader::from_read(&mut stream, Variant::Classic).unwrap();
+        r.params::<u8>().unwrap();
+        assert!(matches!(r.words(), Err(DecodeError::Invalid(_))));
+    }
+
+    #[test]
+    fn views_need_aligned_version_2_bytes() {
+        let bytes = sample();
+        let mut r = Reader::open(&bytes, Variant::Classic, Verify::All).unwrap();
+        r.params::<(u32, u64)>().unwrap();
+        // A Vec<u8> may start anywhere; copy into u64s to know the address is aligned.
+        let mut aligned = vec![0u64; bytes.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut aligned)[..bytes.len()].copy_from_slice(&bytes);
+        let in_u64 = &bytemuck::cast_slice::<u64, u8>(&aligned)[..bytes.len()];
+        let mut r = Reader::open(in_u64, Variant::Classic, Verify::All).unwrap();
+        r.params::<(u32, u64)>().unwrap();
+        assert_eq!(r.words_in_place::<u64>().unwrap(), &[1, 2, 3]);
+        // One byte off: refused with the reason, not copied.
+        let mut shifted = vec![0u64; bytes.len().div_ceil(8) + 1];
+        let view = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut shifted)[1..=bytes.len()];
+        view.copy_from_slice(&bytes);
+        let mut r = Reader::open(view, Variant::Classic, Verify::All).unwrap();
+        r.params::<(u32, u64)>().unwrap();
+        assert!(matches!(
+            r.words_in_place::<u64>(),
+            Err(DecodeError::NotViewable(why)) if why.contains("not a multiple of 8")
+        ));
     }
 }

@@ -1,6 +1,7 @@
 //! Counter widths and the packed arrays that store them.
 
 use core::fmt::Debug;
+use std::borrow::Cow;
 
 use bloomkit_core::bits::MAX_BITS;
 use bloomkit_core::{DecodeError, Error};
@@ -48,7 +49,16 @@ impl Counter for U4 {
 /// The full-width unsigned integers usable as counters (`u8`, `u16`, `u32`), through
 /// num-traits.
 pub trait Wide:
-    sealed::Sealed + PrimInt + Unsigned + AsPrimitive<u64> + Default + Debug + Send + Sync + 'static
+    sealed::Sealed
+    + PrimInt
+    + Unsigned
+    + AsPrimitive<u64>
+    + Default
+    + Debug
+    + Send
+    + Sync
+    + bytemuck::Pod
+    + 'static
 {
 }
 
@@ -93,13 +103,15 @@ pub trait CounterArray: sealed::SealedArray + Clone + PartialEq + Eq + Debug + S
     fn clear(&mut self);
     /// Bytes of heap memory held.
     fn heap_bytes(&self) -> usize;
-    /// The counters packed little-endian at their width.
-    fn encode(&self) -> Vec<u8>;
-    /// Counters from [`encode`](CounterArray::encode)'s output, checked.
+    /// The counters packed little-endian at their width: borrowed where the array's memory
+    /// already is that (4-bit counters everywhere, wider ones on little-endian platforms).
+    fn encode(&self) -> Cow<'_, [u8]>;
+    /// Counters from [`encode`](CounterArray::encode)'s output, checked (taking the bytes
+    /// over, without a copy, where the layouts agree).
     ///
     /// # Errors
     /// [`DecodeError::Invalid`] on a length mismatch or a value above the ceiling.
-    fn decode(bytes: &[u8], len: u64) -> Result<Self, DecodeError>;
+    fn decode(bytes: Cow<'_, [u8]>, len: u64) -> Result<Self, DecodeError>;
 }
 
 /// Bits that `counters` counters of width `C` occupy packed (in `u128`: no overflow).
@@ -179,10 +191,10 @@ impl CounterArray for Nibbles {
     fn heap_bytes(&self) -> usize {
         self.bytes.capacity()
     }
-    fn encode(&self) -> Vec<u8> {
-        self.bytes.clone()
+    fn encode(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(&self.bytes)
     }
-    fn decode(bytes: &[u8], len: u64) -> Result<Self, DecodeError> {
+    fn decode(bytes: Cow<'_, [u8]>, len: u64) -> Result<Self, DecodeError> {
         let expected = checked_bytes(len, 4).map_err(|e| DecodeError::Invalid(e.to_string()))?;
         if bytes.len() != expected {
             return Err(DecodeError::Invalid(format!(
@@ -197,7 +209,7 @@ impl CounterArray for Nibbles {
             ));
         }
         Ok(Nibbles {
-            bytes: bytes.to_vec(),
+            bytes: bytes.into_owned(),
             len,
         })
     }
@@ -231,16 +243,19 @@ impl<T: Wide> CounterArray for Vec<T> {
     fn heap_bytes(&self) -> usize {
         self.capacity() * core::mem::size_of::<T>()
     }
-    fn encode(&self) -> Vec<u8> {
+    fn encode(&self) -> Cow<'_, [u8]> {
+        if cfg!(target_endian = "little") {
+            return Cow::Borrowed(bytemuck::cast_slice(self));
+        }
         let width = core::mem::size_of::<T>();
         let mut out = Vec::with_capacity(self.len() * width);
         for &c in self {
             let v: u64 = c.as_();
             out.extend_from_slice(&v.to_le_bytes()[..width]);
         }
-        out
+        Cow::Owned(out)
     }
-    fn decode(bytes: &[u8], len: u64) -> Result<Self, DecodeError> {
+    fn decode(bytes: Cow<'_, [u8]>, len: u64) -> Result<Self, DecodeError> {
         let width = core::mem::size_of::<T>();
         let expected =
             checked_bytes(len, T::BITS).map_err(|e| DecodeError::Invalid(e.to_string()))?;

@@ -1,7 +1,9 @@
 //! Serde impls and the byte format for [`CountingBloomFilter`]; both decode through
 //! [`CountingBloomFilter::from_parts`], which validates everything.
 
-use bloomkit_core::format::{Reader, Writer};
+use std::borrow::Cow;
+
+use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
 use bloomkit_core::sizing::{check_hashes, Design};
 use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, PortableHasher, Variant};
 use serde::de::Error as _;
@@ -21,6 +23,8 @@ struct Params {
 
 #[derive(Serialize)]
 struct ReprRef<'a> {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     hasher: HasherSpec,
     params: Params,
     #[serde(with = "serde_bytes_compat")]
@@ -29,6 +33,8 @@ struct ReprRef<'a> {
 
 #[derive(Deserialize)]
 struct Repr {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     hasher: HasherSpec,
     params: Params,
     counters: Vec<u8>,
@@ -53,7 +59,7 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
 
     /// Rebuilds a filter from decoded parts, rejecting anything a constructor would not
     /// have produced.
-    fn from_parts(hasher: S, params: Params, packed: &[u8]) -> Result<Self, Error> {
+    fn from_parts(hasher: S, params: Params, packed: Cow<'_, [u8]>) -> Result<Self, Error> {
         if params.counter_bits != C::BITS {
             return Err(Error::Decode(DecodeError::Invalid(format!(
                 "filter of {}-bit counters, expected {}-bit counters",
@@ -79,21 +85,10 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
     }
 
     /// The filter in bloomkit's byte format: header, parameters (including the counter
-    /// width), the counters packed at their width, and a checksum (`docs/format.md`).
+    /// width), the counters packed at their width, and checksums (`docs/format.md`). To
+    /// write without this buffer, use [`Codec::write_to`].
     pub fn to_bytes(&self) -> Vec<u8> {
-        Writer::new(Variant::Counting, self.hasher.spec())
-            .params(&self.params())
-            .bytes(&self.counters.encode())
-            .finish()
-    }
-
-    fn decode(bytes: &[u8]) -> Result<Self, Error> {
-        let mut reader = Reader::open(bytes, Variant::Counting)?;
-        let hasher = reader.hasher::<S>()?;
-        let params: Params = reader.params()?;
-        let packed = reader.bytes()?;
-        reader.finish()?;
-        Self::from_parts(hasher, params, packed)
+        Codec::to_bytes(self)
     }
 }
 
@@ -124,22 +119,32 @@ impl<K: ?Sized> CountingBloomFilter<K> {
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes)
+        Codec::from_bytes(bytes)
     }
 }
 
 impl<K: ?Sized, C: Counter, S: PortableHasher> Codec for CountingBloomFilter<K, C, S> {
-    fn to_bytes(&self) -> Vec<u8> {
-        CountingBloomFilter::to_bytes(self)
+    const VARIANT: Variant = Variant::Counting;
+
+    fn encode(&self) -> Writer<'_> {
+        Writer::new(Variant::Counting, self.hasher.spec())
+            .params(&self.params())
+            .bytes(self.counters.encode())
     }
-    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes)
+
+    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
+        let hasher = reader.hasher::<S>()?;
+        let params: Params = reader.params()?;
+        let packed = reader.bytes()?;
+        reader.finish()?;
+        Self::from_parts(hasher, params, packed)
     }
 }
 
 impl<K: ?Sized, C: Counter, S: PortableHasher> Serialize for CountingBloomFilter<K, C, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         ReprRef {
+            version: VERSION,
             hasher: self.hasher.spec(),
             params: self.params(),
             counters: &self.counters.encode(),
@@ -153,7 +158,8 @@ impl<'de, K: ?Sized, C: Counter, S: PortableHasher> Deserialize<'de>
 {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
+        check_serde_version(repr.version).map_err(D::Error::custom)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, &repr.counters).map_err(D::Error::custom)
+        Self::from_parts(hasher, repr.params, Cow::Owned(repr.counters)).map_err(D::Error::custom)
     }
 }

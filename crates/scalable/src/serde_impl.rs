@@ -2,7 +2,7 @@
 //! [`ScalableBloomFilter::from_parts`], which validates everything.
 
 use bloomkit_classic::BlockedBloomFilter;
-use bloomkit_core::format::{Reader, Writer};
+use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
 use bloomkit_core::{
     sizing, Codec, DecodeError, Design, Error, HasherSpec, PortableHasher, Variant,
 };
@@ -36,16 +36,18 @@ struct SliceParams {
 }
 
 #[derive(Serialize)]
-struct SliceRef {
+struct SliceRef<'a> {
     params: SliceParams,
-    words: Vec<u64>,
+    words: &'a [u64],
 }
 
 #[derive(Serialize)]
-struct ReprRef {
+struct ReprRef<'a> {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     hasher: HasherSpec,
     params: Params,
-    slices: Vec<SliceRef>,
+    slices: Vec<SliceRef<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -56,6 +58,8 @@ struct SliceRepr {
 
 #[derive(Deserialize)]
 struct Repr {
+    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
+    version: u16,
     hasher: HasherSpec,
     params: Params,
     slices: Vec<SliceRepr>,
@@ -233,17 +237,36 @@ impl<K: ?Sized, S: PortableHasher + Clone> ScalableBloomFilter<K, S> {
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut w = Writer::new(Variant::Scalable, self.hasher.spec());
-        w.params(&self.params());
+        Codec::to_bytes(self)
+    }
+}
+
+impl<K: ?Sized> ScalableBloomFilter<K> {
+    /// Reads a filter written by [`to_bytes`](ScalableBloomFilter::to_bytes). (For a hasher
+    /// of your own, use [`Codec::from_bytes`].)
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, hasher
+    /// or format version; never a panic, and no allocation beyond the input's size.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Codec::from_bytes(bytes)
+    }
+}
+
+impl<K: ?Sized, S: PortableHasher + Clone> Codec for ScalableBloomFilter<K, S> {
+    const VARIANT: Variant = Variant::Scalable;
+
+    fn encode(&self) -> Writer<'_> {
+        let mut w = Writer::new(Variant::Scalable, self.hasher.spec()).params(&self.params());
         for slice in &self.slices {
-            w.params(&Self::slice_params(slice))
-                .words(&slice.filter.to_words());
+            w = w
+                .params(&Self::slice_params(slice))
+                .words(slice.filter.words());
         }
-        w.finish()
+        w
     }
 
-    fn decode(bytes: &[u8]) -> Result<Self, Error> {
-        let mut reader = Reader::open(bytes, Variant::Scalable)?;
+    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
         let hasher = reader.hasher::<S>()?;
         let params: Params = reader.params()?;
         // One slice at a time: a hostile count cannot allocate more than the input holds.
@@ -258,30 +281,10 @@ impl<K: ?Sized, S: PortableHasher + Clone> ScalableBloomFilter<K, S> {
     }
 }
 
-impl<K: ?Sized> ScalableBloomFilter<K> {
-    /// Reads a filter written by [`to_bytes`](ScalableBloomFilter::to_bytes). (For a hasher
-    /// of your own, use [`Codec::from_bytes`].)
-    ///
-    /// # Errors
-    /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, hasher
-    /// or format version; never a panic, and no allocation beyond the input's size.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes)
-    }
-}
-
-impl<K: ?Sized, S: PortableHasher + Clone> Codec for ScalableBloomFilter<K, S> {
-    fn to_bytes(&self) -> Vec<u8> {
-        ScalableBloomFilter::to_bytes(self)
-    }
-    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes)
-    }
-}
-
 impl<K: ?Sized, S: PortableHasher + Clone> Serialize for ScalableBloomFilter<K, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         ReprRef {
+            version: VERSION,
             hasher: self.hasher.spec(),
             params: self.params(),
             slices: self
@@ -289,7 +292,7 @@ impl<K: ?Sized, S: PortableHasher + Clone> Serialize for ScalableBloomFilter<K, 
                 .iter()
                 .map(|s| SliceRef {
                     params: Self::slice_params(s),
-                    words: s.filter.to_words(),
+                    words: s.filter.words(),
                 })
                 .collect(),
         }
@@ -300,6 +303,7 @@ impl<K: ?Sized, S: PortableHasher + Clone> Serialize for ScalableBloomFilter<K, 
 impl<'de, K: ?Sized, S: PortableHasher + Clone> Deserialize<'de> for ScalableBloomFilter<K, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let repr = Repr::deserialize(deserializer)?;
+        check_serde_version(repr.version).map_err(D::Error::custom)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
         let slices = repr
             .slices

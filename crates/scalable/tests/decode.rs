@@ -72,11 +72,11 @@ fn grown() -> ScalableBloomFilter<u64> {
     f
 }
 
-// Offsets in the byte format (docs/format.md): the parameter block starts at 24.
-const GROWTH: usize = 40;
-const TIGHTENING: usize = 44;
-const NEXT: usize = 54; // after two absent options (one byte each)
-const FIRST_SLICE: usize = 74;
+// Offsets in the byte format (docs/format.md): the parameter block starts at 32 (version 2).
+const GROWTH: usize = 48;
+const TIGHTENING: usize = 52;
+const NEXT: usize = 62; // after two absent options (one byte each)
+const FIRST_SLICE: usize = 82;
 const SLICE_HASHES: usize = FIRST_SLICE + 8;
 const SLICE_CAPACITY: usize = FIRST_SLICE + 12;
 

@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::fmt::Debug;
 
-use bloomkit_core::format::{checksum, HEADER_LEN, TRAILER_LEN};
+use bloomkit_core::format::{checksum, CHECKSUM_LEN, HEADER_LEN};
 use bloomkit_core::{Codec, DecodeError, Error, Filter, Intersection, Union};
 use quickcheck::{Arbitrary, Gen};
 
@@ -389,14 +389,36 @@ where
     );
 }
 
-/// Recomputes the trailing checksum, so a test can hand the decoder corrupted bytes that
-/// get past the checksum and reach the structural checks behind it.
+/// Recomputes the checksums (version 2: the meta checksum after the meta block and the data
+/// checksum at the end; version 1: the one trailing checksum), so a test can hand the
+/// decoder corrupted bytes that get past the checksums and reach the structural checks
+/// behind them. Bytes too short or too broken to locate a checksum are left as they are.
 pub fn reseal(bytes: &mut [u8]) {
-    if bytes.len() >= HEADER_LEN + TRAILER_LEN {
-        let end = bytes.len() - TRAILER_LEN;
-        let sum = checksum(&bytes[..end]);
-        bytes[end..].copy_from_slice(&sum.to_le_bytes());
+    let len = bytes.len();
+    if len < 24 + CHECKSUM_LEN {
+        return;
     }
+    let seal = |bytes: &mut [u8], from: usize, to: usize| {
+        let sum = checksum(&bytes[from..to]);
+        bytes[to..to + CHECKSUM_LEN].copy_from_slice(&sum.to_le_bytes());
+    };
+    if bytes[4..6] == [1, 0] {
+        seal(bytes, 0, len - CHECKSUM_LEN);
+        return;
+    }
+    if len < HEADER_LEN + 2 * CHECKSUM_LEN {
+        return;
+    }
+    let meta_len = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
+    let Some(meta_end) = usize::try_from(meta_len)
+        .ok()
+        .and_then(|m| m.checked_add(HEADER_LEN))
+        .filter(|&end| end + 2 * CHECKSUM_LEN <= len)
+    else {
+        return;
+    };
+    seal(bytes, 0, meta_end);
+    seal(bytes, meta_end + CHECKSUM_LEN, len - CHECKSUM_LEN);
 }
 
 /// Checks [`Codec`] on filters from `make`: round trips answer identically and re-encode to
@@ -424,6 +446,26 @@ where
         }
         ensure(f.estimated_len() == g.estimated_len(), || {
             "estimates differ".into()
+        })?;
+        // Streaming: the same bytes out, the same filter back, read no further than its end.
+        ensure(f.serialized_len() == bytes.len() as u64, || {
+            format!(
+                "serialized_len {} for {} bytes",
+                f.serialized_len(),
+                bytes.len()
+            )
+        })?;
+        let mut out = Vec::new();
+        f.write_to(&mut out).map_err(|e| format!("write_to: {e}"))?;
+        ensure(out == bytes, || "write_to wrote other bytes".into())?;
+        out.extend_from_slice(b"next");
+        let mut stream = out.as_slice();
+        let h = F::read_from(&mut stream).map_err(|e| format!("read_from: {e}"))?;
+        ensure(stream == b"next", || {
+            format!("read_from left {} bytes, expected 4", stream.len())
+        })?;
+        ensure(h.to_bytes() == bytes, || {
+            "read_from gave another filter".into()
         })
     });
 
@@ -434,6 +476,10 @@ where
         match F::from_bytes(&bytes[..cut]) {
             Err(Error::Decode(_)) => {}
             other => panic!("prefix of {cut} bytes: {other:?}"),
+        }
+        match F::read_from(&bytes[..cut]) {
+            Err(Error::Decode(_)) => {}
+            other => panic!("stream cut after {cut} bytes: {other:?}"),
         }
     }
     let mut longer = bytes.clone();
@@ -457,11 +503,17 @@ where
             let mut bad = bytes.clone();
             bad[i] ^= flip;
             assert!(
-                F::from_bytes(&bad).is_err(),
+                F::from_bytes(&bad).is_err() && F::read_from(bad.as_slice()).is_err(),
                 "flip {flip:#x} at byte {i} went unnoticed"
             );
             reseal(&mut bad);
-            if let Ok(g) = F::from_bytes(&bad) {
+            let decoded = F::from_bytes(&bad);
+            assert_eq!(
+                decoded.is_ok(),
+                F::read_from(bad.as_slice()).is_ok(),
+                "flip {flip:#x} at byte {i}: from_bytes and read_from disagree"
+            );
+            if let Ok(g) = decoded {
                 // Corruption that survives every check must still give a working filter.
                 let again = F::from_bytes(&g.to_bytes()).expect("a decoded filter re-encodes");
                 for k in (0..100).map(member) {
