@@ -98,8 +98,10 @@
 //!
 //! Every variant is on by default, so switching between them needs no `Cargo.toml` change;
 //! for a minimal build, use `default-features = false` and name the variants you need.
-//! - `serde` (default): serde impls and `to_bytes` / `from_bytes` (bincode 2, a versioned and
-//!   checksummed format) on every enabled variant.
+//! - `serde` (default): serde impls, and bloomkit's versioned and checksummed byte format on
+//!   every enabled variant (`to_bytes` / `from_bytes`, streaming `write_to` / `read_from`),
+//!   with zero-copy read-only views of the classic and blocked filters
+//!   (`BloomFilterRef`, `BlockedBloomFilterRef`) for memory-mapped files.
 //! - `rayon`: `par_extend` (rayon's `ParallelExtend`) on the classic, blocked and counting
 //!   filters, a parallel build from a parallel iterator: one private filter per thread,
 //!   merged at the end (the engine is `bloomkit::parallel`, present with the feature).
@@ -127,6 +129,8 @@ pub use bloomkit_classic as classic;
 pub use bloomkit_classic::{
     AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter,
 };
+#[cfg(all(feature = "classic", feature = "serde"))]
+pub use bloomkit_classic::{BlockedBloomFilterRef, BloomFilterRef};
 
 #[cfg(feature = "counting")]
 pub use bloomkit_counting as counting;

@@ -21,6 +21,63 @@ use bloomkit_core::{
 /// 1 MiB of L2 and 32 MiB of L3.
 pub const BRANCH_FREE_MAX_BYTES: usize = 8 << 20;
 
+/// The lookups the owned filter and its view ([`crate::BlockedBloomFilterRef`]) share: one
+/// code path, so the view answers as fast as the filter.
+#[derive(Clone, Copy)]
+pub(crate) struct BlockLookup<'a> {
+    pub(crate) blocks: &'a [[u64; 8]],
+    pub(crate) hashes: u32,
+}
+
+impl<'a> BlockLookup<'a> {
+    /// The block of the key whose hash is `hash`.
+    #[inline(always)]
+    pub(crate) fn block_of(self, hash: u64) -> &'a [u64; 8] {
+        &self.blocks[reduce(hash, self.blocks.len() as u64) as usize]
+    }
+
+    /// One block (one cache line). In a filter of up to [`BRANCH_FREE_MAX_BYTES`] the key's
+    /// k bits are all tested with no branch on them ([`block_contains_all`]); in a larger
+    /// one they are tested one at a time (the first two together), stopping at the first
+    /// clear bit ([`block_contains`]). See [`BlockedBloomFilter::contains_hash`].
+    #[inline(always)]
+    pub(crate) fn contains_hash(self, hash: u64) -> bool {
+        let block = self.block_of(hash);
+        if self.blocks.len() <= BRANCH_FREE_MAX_BYTES / 64 {
+            block_contains_all(block, hash, self.hashes)
+        } else {
+            block_contains(block, hash, self.hashes)
+        }
+    }
+
+    /// The key's hash and its block index, with the block's cache line requested.
+    #[inline]
+    pub(crate) fn locate(self, hash: u64) -> (u64, usize) {
+        let block = reduce(hash, self.blocks.len() as u64) as usize;
+        prefetch(&self.blocks[block]);
+        (hash, block)
+    }
+
+    /// `contains_batch` with the blocks of a group of keys requested first, and tested
+    /// branch-free (the misses overlap; the branch would only stall them).
+    pub(crate) fn contains_batch<K, S, I>(self, hasher: &S, keys: I, out: &mut Vec<bool>)
+    where
+        K: Hash + ?Sized,
+        S: BuildHasher,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        pipeline(
+            out,
+            keys,
+            |_, key| self.locate(hasher.hash_one(key.borrow())),
+            |out, (hash, block)| {
+                out.push(block_contains_all(&self.blocks[block], hash, self.hashes));
+            },
+        );
+    }
+}
+
 /// One 64-byte block, aligned to a cache line.
 #[derive(Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
@@ -331,26 +388,27 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
     /// next to a miss to DRAM and lets the CPU run ahead; next to an L2/L3 hit it is not.
     #[inline(always)]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let block = self.block_of(hash);
-        if self.blocks.len() <= BRANCH_FREE_MAX_BYTES / 64 {
-            block_contains_all(block, hash, self.hashes)
-        } else {
-            block_contains(block, hash, self.hashes)
-        }
+        self.lookup().contains_hash(hash)
     }
 
     /// The key's hash and its block index, with the block's cache line requested.
     #[inline]
     fn locate(&self, hash: u64) -> (u64, usize) {
-        let block = reduce(hash, self.blocks.len() as u64) as usize;
-        prefetch(&self.blocks[block]);
-        (hash, block)
+        self.lookup().locate(hash)
     }
 
     /// The 512-bit block the key whose hash is `hash` maps to, as eight words.
     #[inline(always)]
     pub fn block_of(&self, hash: u64) -> &[u64; 8] {
-        &self.blocks[reduce(hash, self.blocks.len() as u64) as usize].0
+        self.lookup().block_of(hash)
+    }
+
+    #[inline(always)]
+    fn lookup(&self) -> BlockLookup<'_> {
+        BlockLookup {
+            blocks: bytemuck::cast_slice(&self.blocks),
+            hashes: self.hashes,
+        }
     }
 
     /// Removes every key.
@@ -476,14 +534,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        pipeline(
-            out,
-            keys,
-            |_, key| self.locate(self.hash_key(key.borrow())),
-            |out, (hash, block)| {
-                out.push(block_contains_all(&self.blocks[block].0, hash, self.hashes));
-            },
-        );
+        self.lookup().contains_batch(&self.hasher, keys, out);
     }
 
     /// Inserts every key of `keys`, prefetching their blocks a group at a time as

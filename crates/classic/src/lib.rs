@@ -62,7 +62,7 @@ use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
 use bloomkit_core::batch::{insert_counting, pipeline};
-use bloomkit_core::bits::BitArray;
+use bloomkit_core::bits::{BitArray, BitSlice};
 use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
 use bloomkit_core::hash::Probes;
 use bloomkit_core::sizing::{self, check_hashes, Design};
@@ -74,9 +74,52 @@ mod atomic;
 mod blocked;
 #[cfg(feature = "serde")]
 mod serde_impl;
+#[cfg(feature = "serde")]
+mod view;
 
 pub use atomic::{AtomicBlockedBloomFilter, AtomicBloomFilter};
 pub use blocked::{BlockedBloomFilter, BRANCH_FREE_MAX_BYTES};
+#[cfg(feature = "serde")]
+pub use view::{BlockedBloomFilterRef, BloomFilterRef};
+
+/// The lookups the owned filter and its view ([`BloomFilterRef`]) share: one code path, so
+/// the view answers as fast as the filter.
+#[derive(Clone, Copy)]
+pub(crate) struct Lookup<'a> {
+    pub(crate) bits: BitSlice<'a>,
+    pub(crate) hashes: u32,
+}
+
+impl Lookup<'_> {
+    #[inline]
+    pub(crate) fn contains_hash(self, hash: u64) -> bool {
+        Probes::new(hash, self.bits.len(), self.hashes).all(|i| self.bits.get(i))
+    }
+
+    #[inline]
+    fn locate(self, hash: u64) -> u64 {
+        for i in Probes::new(hash, self.bits.len(), self.hashes) {
+            self.bits.prefetch(i);
+        }
+        hash
+    }
+
+    /// `contains_batch` with the k cache lines of a group of keys requested first.
+    pub(crate) fn contains_batch<K, S, I>(self, hasher: &S, keys: I, out: &mut Vec<bool>)
+    where
+        K: Hash + ?Sized,
+        S: BuildHasher,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        pipeline(
+            out,
+            keys,
+            |_, key| self.locate(hasher.hash_one(key.borrow())),
+            |out, hash| out.push(self.contains_hash(hash)),
+        );
+    }
+}
 
 /// A classic Bloom filter over keys of type `K`.
 ///
@@ -254,16 +297,21 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
     /// Whether the key whose hash is `hash` may be in the filter.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        Probes::new(hash, self.bits.len(), self.hashes).all(|i| self.bits.get(i))
+        self.lookup().contains_hash(hash)
     }
 
     /// Requests the cache lines of the key whose hash is `hash`; returns the hash.
     #[inline]
     fn locate(&self, hash: u64) -> u64 {
-        for i in Probes::new(hash, self.bits.len(), self.hashes) {
-            self.bits.prefetch(i);
+        self.lookup().locate(hash)
+    }
+
+    #[inline]
+    fn lookup(&self) -> Lookup<'_> {
+        Lookup {
+            bits: self.bits.as_slice(),
+            hashes: self.hashes,
         }
-        hash
     }
 
     /// Removes every key.
@@ -391,12 +439,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> BloomFilter<K, S> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        pipeline(
-            out,
-            keys,
-            |_, key| self.locate(self.hash_key(key.borrow())),
-            |out, hash| out.push(self.contains_hash(hash)),
-        );
+        self.lookup().contains_batch(&self.hasher, keys, out);
     }
 
     /// Inserts every key of `keys`, requesting their cache lines a group at a time as

@@ -13,10 +13,10 @@ use crate::{BlockedBloomFilter, BloomFilter};
 
 /// The parameter block of the byte format (`docs/format.md`).
 #[derive(Clone, Copy, Serialize, Deserialize)]
-struct Params {
-    bits: u64,
-    hashes: u32,
-    design: Option<Design>,
+pub(crate) struct Params {
+    pub(crate) bits: u64,
+    pub(crate) hashes: u32,
+    pub(crate) design: Option<Design>,
 }
 
 #[derive(Serialize)]
@@ -132,10 +132,10 @@ impl<'de, K: ?Sized, S: PortableHasher> Deserialize<'de> for BloomFilter<K, S> {
 
 /// The blocked filter's parameter block (`docs/format.md`).
 #[derive(Clone, Copy, Serialize, Deserialize)]
-struct BlockedParams {
-    blocks: u64,
-    hashes: u32,
-    design: Option<Design>,
+pub(crate) struct BlockedParams {
+    pub(crate) blocks: u64,
+    pub(crate) hashes: u32,
+    pub(crate) design: Option<Design>,
 }
 
 #[derive(Serialize)]

@@ -47,6 +47,83 @@ pub fn zeroed_words(bits: u64) -> Result<Vec<u64>, Error> {
     Ok(v)
 }
 
+/// Borrowed bits: `len` bits in `u64` words, least significant bit first, laid out as
+/// [`BitArray`]'s (for example in place in a memory-mapped file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BitSlice<'a> {
+    words: &'a [u64],
+    len: u64,
+}
+
+impl<'a> BitSlice<'a> {
+    /// `len` bits held by `words`, checked as [`BitArray::from_words`] checks them (exactly
+    /// enough words, no bit set at or past `len`) in O(1).
+    ///
+    /// # Errors
+    /// As [`BitArray::from_words`].
+    pub fn new(words: &'a [u64], len: u64) -> Result<BitSlice<'a>, Error> {
+        if len > MAX_BITS {
+            return Err(Error::TooLarge {
+                bits: len as f64,
+                max: MAX_BITS,
+            });
+        }
+        if words.len() as u64 != words_for(len) {
+            return Err(Error::WordCount {
+                bits: len,
+                expected: words_for(len),
+                found: words.len() as u64,
+            });
+        }
+        let tail = len % 64;
+        if let (Some(&last), true) = (words.last(), tail != 0) {
+            if last >> tail != 0 {
+                return Err(Error::StrayBits { bits: len });
+            }
+        }
+        Ok(BitSlice { words, len })
+    }
+
+    /// The number of bits.
+    #[inline]
+    pub fn len(self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are no bits at all.
+    #[inline]
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    /// Bit `i`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`len`](Self::len)'s word count.
+    #[inline]
+    pub fn get(self, i: u64) -> bool {
+        debug_assert!(i < self.len);
+        self.words[(i >> 6) as usize] & (1 << (i & 63)) != 0
+    }
+
+    /// Requests the cache line holding bit `i` ([`crate::batch::prefetch`]).
+    #[inline]
+    pub fn prefetch(self, i: u64) {
+        crate::batch::prefetch(&self.words[(i >> 6) as usize]);
+    }
+
+    /// The number of set bits, counted (O(len)).
+    pub fn count_ones(self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// The words.
+    #[inline]
+    pub fn words(self) -> &'a [u64] {
+        self.words
+    }
+}
+
 /// A fixed number of bits, stored in `u64` words, least significant bit first.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct BitArray {
@@ -75,27 +152,18 @@ impl BitArray {
     /// [`Error::WordCount`] on a length mismatch, [`Error::StrayBits`] for bits set past
     /// `len`, [`Error::TooLarge`] past [`MAX_BITS`].
     pub fn from_words(words: Vec<u64>, len: u64) -> Result<BitArray, Error> {
-        if len > MAX_BITS {
-            return Err(Error::TooLarge {
-                bits: len as f64,
-                max: MAX_BITS,
-            });
-        }
-        if words.len() as u64 != words_for(len) {
-            return Err(Error::WordCount {
-                bits: len,
-                expected: words_for(len),
-                found: words.len() as u64,
-            });
-        }
-        let tail = len % 64;
-        if let (Some(&last), true) = (words.last(), tail != 0) {
-            if last >> tail != 0 {
-                return Err(Error::StrayBits { bits: len });
-            }
-        }
+        BitSlice::new(&words, len)?;
         let ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
         Ok(BitArray { words, len, ones })
+    }
+
+    /// The bits, borrowed.
+    #[inline]
+    pub fn as_slice(&self) -> BitSlice<'_> {
+        BitSlice {
+            words: &self.words,
+            len: self.len,
+        }
     }
 
     /// The number of bits.
@@ -123,8 +191,7 @@ impl BitArray {
     /// [`crate::hash::Probes`], which are).
     #[inline]
     pub fn get(&self, i: u64) -> bool {
-        debug_assert!(i < self.len);
-        self.words[(i >> 6) as usize] & (1 << (i & 63)) != 0
+        self.as_slice().get(i)
     }
 
     /// Requests the cache line holding bit `i` ([`crate::batch::prefetch`]): a hint that
@@ -134,7 +201,7 @@ impl BitArray {
     /// If `i` is not below [`len`](Self::len).
     #[inline]
     pub fn prefetch(&self, i: u64) {
-        crate::batch::prefetch(&self.words[(i >> 6) as usize]);
+        self.as_slice().prefetch(i);
     }
 
     /// Sets bit `i`; returns `true` if it was clear before.

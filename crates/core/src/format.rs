@@ -336,6 +336,63 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// Bytes in memory aligned to [`ALIGN`] (64), for zero-copy views of filters that arrive
+/// other than through a memory map (read from a socket, embedded, tested): a plain
+/// `Vec<u8>` may start at any address, and a view needs its payload aligned.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::{BlockedBloomFilter, BlockedBloomFilterRef};
+/// use bloomkit_core::format::AlignedBytes;
+///
+/// let f = BlockedBloomFilter::<u64>::new(1_000, 0.01)?;
+/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+/// let view = BlockedBloomFilterRef::<u64>::from_bytes(&bytes)?;
+/// assert_eq!(view.num_blocks(), f.num_blocks());
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct AlignedBytes {
+    lines: Vec<Line>,
+    len: usize,
+}
+
+/// One cache line of bytes, aligned.
+#[derive(Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(64))]
+struct Line([u8; ALIGN]);
+
+impl AlignedBytes {
+    /// A copy of `bytes`, starting at a 64-byte aligned address.
+    pub fn copy_from(bytes: &[u8]) -> AlignedBytes {
+        let mut lines = vec![Line([0; ALIGN]); bytes.len().div_ceil(ALIGN)];
+        bytemuck::cast_slice_mut::<Line, u8>(&mut lines)[..bytes.len()].copy_from_slice(bytes);
+        AlignedBytes {
+            lines,
+            len: bytes.len(),
+        }
+    }
+
+    /// The bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice::<Line, u8>(&self.lines)[..self.len]
+    }
+}
+
+impl core::ops::Deref for AlignedBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AlignedBytes({} bytes)", self.len)
+    }
+}
+
 /// Where a reader's payload sections come from.
 enum Data<'a> {
     /// Version 1: each section's bytes follow its length in the body.

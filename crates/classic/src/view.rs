@@ -1,0 +1,359 @@
+//! Zero-copy, read-only views of serialized classic and blocked filters: the header,
+//! parameters and (by default) checksums are checked, and the bit array is used where it
+//! lies, for example in a memory-mapped file.
+
+use core::borrow::Borrow;
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
+
+use bloomkit_core::bits::BitSlice;
+use bloomkit_core::format::{Reader, Verify};
+use bloomkit_core::sizing::{check_hashes, Design};
+use bloomkit_core::{DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
+
+use crate::blocked::BlockLookup;
+use crate::{BlockedBloomFilter, BloomFilter, Lookup};
+
+/// The parameters both views read, checked as the owned filters check them.
+fn checked_design(design: Option<Design>) -> Result<Option<Design>, Error> {
+    design.map(|d| Design::new(d.capacity, d.fpr)).transpose()
+}
+
+/// A read-only [`BloomFilter`] over serialized bytes, without copying its bit array: made
+/// for filters in memory-mapped files, which many processes can then share in the page
+/// cache, and which answer their first query without being read whole.
+///
+/// The bytes must be of format version 2 (what this build writes) and the bit array aligned
+/// to 8 bytes in memory, which it is in a memory map (page-aligned) and in any buffer
+/// aligned to 64. Other bytes get [`DecodeError::NotViewable`] with the reason; the owned
+/// decoder ([`BloomFilter::from_bytes`]) reads them all.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::{BloomFilter, BloomFilterRef};
+/// use bloomkit_core::format::AlignedBytes;
+///
+/// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
+/// f.insert("a");
+/// // Any aligned buffer: in practice a memory map (see the `mmap_shared` example).
+/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+///
+/// let view = BloomFilterRef::<str>::from_bytes(&bytes)?;
+/// assert!(view.contains("a"));
+/// assert_eq!(view.to_filter(), f);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub struct BloomFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
+    lookup: Lookup<'a>,
+    design: Option<Design>,
+    hasher: S,
+    key: PhantomData<fn(&K)>,
+}
+
+impl<'a, K: ?Sized> BloomFilterRef<'a, K> {
+    /// A view of `bytes`, every byte checked (both checksums: reads the whole input once).
+    /// For a hasher of your own, use [`with_hasher`](Self::with_hasher).
+    ///
+    /// # Errors
+    /// As [`BloomFilter::from_bytes`], and [`DecodeError::NotViewable`] for bytes that
+    /// cannot be used in place.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::with_hasher(bytes, Verify::All)
+    }
+
+    /// A view of `bytes` whose payload checksum is not checked ([`Verify`]): answers in
+    /// O(1) time, without reading the bit array first.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), but for a corrupted payload.
+    pub fn from_bytes_unverified_payload(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::with_hasher(bytes, Verify::SkipPayloadChecksum)
+    }
+}
+
+impl<'a, K: ?Sized, S: PortableHasher> BloomFilterRef<'a, K, S> {
+    /// A view of `bytes` written with hasher `S`, checked as `verify` says.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](BloomFilterRef::from_bytes).
+    pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::Classic, verify)?;
+        let hasher = reader.hasher::<S>()?;
+        let params: crate::serde_impl::Params = reader.params()?;
+        let words = reader.words_in_place::<u64>()?;
+        reader.finish()?;
+        let check = || -> Result<Self, Error> {
+            if params.bits == 0 {
+                return Err(Error::ZeroBits);
+            }
+            Ok(BloomFilterRef {
+                lookup: Lookup {
+                    bits: BitSlice::new(words, params.bits)?,
+                    hashes: check_hashes(u64::from(params.hashes))?,
+                },
+                design: checked_design(params.design)?,
+                hasher,
+                key: PhantomData,
+            })
+        };
+        check().map_err(Error::into_decode)
+    }
+
+    /// An owned copy of the filter.
+    pub fn to_filter(&self) -> BloomFilter<K, S>
+    where
+        S: Clone,
+    {
+        let bits = bloomkit_core::bits::BitArray::from_words(
+            self.lookup.bits.words().to_vec(),
+            self.lookup.bits.len(),
+        )
+        .expect("the view's bits were checked");
+        BloomFilter::from_bit_array(bits, self.lookup.hashes, self.hasher.clone(), self.design)
+            .expect("the view's parameters were checked")
+    }
+}
+
+impl<K: ?Sized, S> BloomFilterRef<'_, K, S> {
+    /// Whether the key whose hash is `hash` may be in the filter.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.lookup.contains_hash(hash)
+    }
+
+    /// The number of bits, m.
+    pub fn num_bits(&self) -> u64 {
+        self.lookup.bits.len()
+    }
+
+    /// `k`, the number of probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.lookup.hashes
+    }
+
+    /// The number of set bits, counted (reads the whole bit array).
+    pub fn count_ones(&self) -> u64 {
+        self.lookup.bits.count_ones()
+    }
+
+    /// The items and rate the filter was sized for, if it was sized from them.
+    pub fn design(&self) -> Option<Design> {
+        self.design
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> BloomFilterRef<'_, K, S> {
+    /// Whether `key` (or a form it borrows as) may be in the filter: the owned filter's
+    /// answer, by the same code.
+    #[inline]
+    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order, as
+    /// [`BloomFilter::contains_batch`] answers them.
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        self.lookup.contains_batch(&self.hasher, keys, out);
+    }
+}
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilterRef<'_, K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BloomFilterRef")
+            .field("bits", &self.lookup.bits.len())
+            .field("hashes", &self.lookup.hashes)
+            .field("design", &self.design)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
+
+/// A read-only [`BlockedBloomFilter`] over serialized bytes, without copying its blocks:
+/// the view for large filters in memory-mapped files (one cache line per lookup, which a
+/// map serves from the page cache). Version 2 bytes place the blocks at 64-byte offsets, so
+/// in a page-aligned map every block is one cache line, as in the owned filter.
+///
+/// Same rules as [`BloomFilterRef`]: version 2 bytes, the payload aligned to 8 bytes in
+/// memory, or [`DecodeError::NotViewable`] with the reason.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::{BlockedBloomFilter, BlockedBloomFilterRef};
+/// use bloomkit_core::format::AlignedBytes;
+///
+/// let mut f = BlockedBloomFilter::<u64>::new(10_000, 0.01)?;
+/// f.insert_batch(0..100u64);
+/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+///
+/// let view = BlockedBloomFilterRef::<u64>::from_bytes_unverified_payload(&bytes)?;
+/// let mut found = Vec::new();
+/// view.contains_batch(0..100u64, &mut found);
+/// assert!(found.iter().all(|&x| x));
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub struct BlockedBloomFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
+    lookup: BlockLookup<'a>,
+    design: Option<Design>,
+    hasher: S,
+    key: PhantomData<fn(&K)>,
+}
+
+impl<'a, K: ?Sized> BlockedBloomFilterRef<'a, K> {
+    /// A view of `bytes`, every byte checked (both checksums: reads the whole input once).
+    /// For a hasher of your own, use [`with_hasher`](Self::with_hasher).
+    ///
+    /// # Errors
+    /// As [`BlockedBloomFilter::from_bytes`], and [`DecodeError::NotViewable`] for bytes
+    /// that cannot be used in place.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::with_hasher(bytes, Verify::All)
+    }
+
+    /// A view of `bytes` whose payload checksum is not checked ([`Verify`]): answers in
+    /// O(1) time, without reading the blocks first.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), but for a corrupted payload.
+    pub fn from_bytes_unverified_payload(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::with_hasher(bytes, Verify::SkipPayloadChecksum)
+    }
+}
+
+impl<'a, K: ?Sized, S: PortableHasher> BlockedBloomFilterRef<'a, K, S> {
+    /// A view of `bytes` written with hasher `S`, checked as `verify` says.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](BlockedBloomFilterRef::from_bytes).
+    pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::Blocked, verify)?;
+        let hasher = reader.hasher::<S>()?;
+        let params: crate::serde_impl::BlockedParams = reader.params()?;
+        let blocks = reader.words_in_place::<[u64; 8]>()?;
+        reader.finish()?;
+        if params.blocks != blocks.len() as u64 {
+            return Err(Error::Decode(DecodeError::Invalid(format!(
+                "{} blocks announced, {} present",
+                params.blocks,
+                blocks.len()
+            ))));
+        }
+        let check = || -> Result<Self, Error> {
+            if blocks.is_empty() {
+                return Err(Error::ZeroBits);
+            }
+            Ok(BlockedBloomFilterRef {
+                lookup: BlockLookup {
+                    blocks,
+                    hashes: check_hashes(u64::from(params.hashes))?,
+                },
+                design: checked_design(params.design)?,
+                hasher,
+                key: PhantomData,
+            })
+        };
+        check().map_err(Error::into_decode)
+    }
+
+    /// An owned copy of the filter.
+    pub fn to_filter(&self) -> BlockedBloomFilter<K, S>
+    where
+        S: Clone,
+    {
+        BlockedBloomFilter::from_words(
+            bytemuck::cast_slice(self.lookup.blocks),
+            self.lookup.hashes,
+            self.hasher.clone(),
+            self.design,
+        )
+        .expect("the view's parameters were checked")
+    }
+}
+
+impl<K: ?Sized, S> BlockedBloomFilterRef<'_, K, S> {
+    /// Whether the key whose hash is `hash` may be in the filter.
+    #[inline(always)]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.lookup.contains_hash(hash)
+    }
+
+    /// The number of 512-bit blocks.
+    pub fn num_blocks(&self) -> u64 {
+        self.lookup.blocks.len() as u64
+    }
+
+    /// The number of bits (512 per block).
+    pub fn num_bits(&self) -> u64 {
+        self.num_blocks() * 512
+    }
+
+    /// `k`, the number of probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.lookup.hashes
+    }
+
+    /// The number of set bits, counted (reads every block).
+    pub fn count_ones(&self) -> u64 {
+        bytemuck::cast_slice::<[u64; 8], u64>(self.lookup.blocks)
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum()
+    }
+
+    /// The items and rate the filter was sized for, if it was sized from them.
+    pub fn design(&self) -> Option<Design> {
+        self.design
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> BlockedBloomFilterRef<'_, K, S> {
+    /// Whether `key` (or a form it borrows as) may be in the filter: the owned filter's
+    /// answer, by the same code.
+    #[inline(always)]
+    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order, as
+    /// [`BlockedBloomFilter::contains_batch`] answers them.
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        self.lookup.contains_batch(&self.hasher, keys, out);
+    }
+}
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BlockedBloomFilterRef<'_, K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockedBloomFilterRef")
+            .field("blocks", &self.lookup.blocks.len())
+            .field("hashes", &self.lookup.hashes)
+            .field("design", &self.design)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
