@@ -3,5 +3,7 @@
 //!
 //! - [`compare`]: measure every structure on a workload (synthetic or your own keys) and
 //!   recommend one.
+//! - [`fuzz`]: run every cargo-fuzz target for a while and keep what they find.
 
 pub mod compare;
+pub mod fuzz;

@@ -22,10 +22,13 @@ struct Cli {
 enum Task {
     /// Measure every bloomkit structure (and a HashSet) on a workload, and recommend one.
     Compare(xtask::compare::Args),
+    /// Fuzz every decoder and operation sequence (nightly + cargo-fuzz), seeded with the golden files.
+    Fuzz(xtask::fuzz::Args),
 }
 
 fn main() -> ExitCode {
     match Cli::parse().task {
         Task::Compare(args) => xtask::compare::main(&args),
+        Task::Fuzz(args) => xtask::fuzz::main(&args),
     }
 }

@@ -1,0 +1,54 @@
+//! Replays the fuzz targets' seeds (the golden files) and every input a fuzzer ever found
+//! a failure with (`fuzz/regressions/<target>/`) through the targets' own checks, so that
+//! each finding stays a regression test on stable Rust. (The fuzzing itself:
+//! `cargo xtask fuzz`, nightly.)
+
+#![cfg(all(
+    feature = "classic",
+    feature = "counting",
+    feature = "scalable",
+    feature = "bitmap",
+    feature = "serde"
+))]
+
+#[path = "../../../fuzz/src/checks.rs"]
+mod checks;
+
+use std::path::{Path, PathBuf};
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| Some(e.ok()?.path())).collect())
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+#[test]
+fn seeds_and_regressions_pass_every_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let seeds: Vec<PathBuf> = ["tests/data/v1", "tests/data/v2"]
+        .iter()
+        .flat_map(|d| files(&root.join(d)))
+        .collect();
+    assert!(seeds.len() >= 18, "golden files missing");
+    let mut regressions = 0;
+    for (name, check) in checks::TARGETS {
+        for path in &seeds {
+            let bytes = std::fs::read(path).unwrap();
+            check(&bytes);
+            // And a few damaged forms of it.
+            for cut in [bytes.len() / 2, bytes.len() - 1] {
+                check(&bytes[..cut]);
+            }
+            let mut flipped = bytes.clone();
+            flipped[40] ^= 1;
+            check(&flipped);
+        }
+        for path in files(&root.join("../../fuzz/regressions").join(name)) {
+            check(&std::fs::read(&path).unwrap());
+            regressions += 1;
+        }
+    }
+    println!("{regressions} regression inputs replayed");
+}

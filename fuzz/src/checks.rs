@@ -1,0 +1,426 @@
+//! What every fuzz target checks, as plain functions of the input bytes: the cargo-fuzz
+//! targets (`fuzz_targets/`) call them, and bloomkit's test suite replays the seeds and
+//! every regression input through them (`crates/bloomkit/tests/fuzz_regressions.rs`).
+//!
+//! - `decode_*`: any bytes either fail to decode with an error, or decode to a filter that
+//!   re-encodes to bytes that decode to the same filter, that the streaming decoder and
+//!   (where there is one) the zero-copy view agree with, and that survives inserts,
+//!   lookups, a union and its estimates without panicking or blowing up.
+//! - `serde_bincode`: the same for the serde path through bincode (with a size limit, as
+//!   anyone decoding untrusted bincode must set).
+//! - `ops_*`: the input is a sequence of operations (3 bytes each) run on a filter and on
+//!   a model (`HashMap` of counts); after each, every key the model holds must be found
+//!   (no false negatives), and the bitmap must agree with the model exactly.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+
+use bloomkit::counting::{Counter, U4};
+use bloomkit::format::{AlignedBytes, Verify};
+use bloomkit::prelude::*;
+use bloomkit::{BlockedBloomFilterRef, BloomFilterRef};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// The fuzz targets, by name: `cargo xtask fuzz` runs them all.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("decode_classic", decode_classic),
+    ("decode_blocked", decode_blocked),
+    ("decode_counting", decode_counting),
+    ("decode_scalable", decode_scalable),
+    ("decode_bitmap", decode_bitmap),
+    ("serde_bincode", serde_bincode),
+    ("ops_classic", ops_classic),
+    ("ops_blocked", ops_blocked),
+    ("ops_counting", ops_counting),
+    ("ops_scalable", ops_scalable),
+    ("ops_bitmap", ops_bitmap),
+];
+
+/// Decodes `data` as an `F` through both decoders; on success checks the round trip and
+/// returns the filter.
+fn decoded<F: Codec + PartialEq + Debug>(data: &[u8]) -> Option<F> {
+    let owned = F::from_bytes(data);
+    let mut rest = data;
+    let streamed = F::read_from(&mut rest);
+    match (&owned, &streamed) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "from_bytes and read_from disagree"),
+        (Ok(_), Err(e)) => panic!("from_bytes accepts what read_from refuses: {e}"),
+        (Err(e), Ok(_)) => assert!(
+            !rest.is_empty(),
+            "read_from accepts all of what from_bytes refuses: {e}"
+        ),
+        (Err(_), Err(_)) => {}
+    }
+    let f = owned.ok()?;
+    let bytes = f.to_bytes();
+    assert_eq!(bytes.len() as u64, f.serialized_len());
+    let again = F::from_bytes(&bytes).expect("a decoded filter re-encodes to valid bytes");
+    assert_eq!(again, f, "re-encoding changed the filter");
+    Some(f)
+}
+
+/// Keys probed and inserted after decoding.
+const PROBES: std::ops::Range<u64> = 0..64;
+
+fn after_decoding<F>(mut f: F)
+where
+    F: Filter<Key = u64> + Union,
+{
+    let _ = (
+        f.estimated_len(),
+        f.estimated_fpr(),
+        f.heap_bytes(),
+        f.target_fpr(),
+    );
+    let before: Vec<bool> = PROBES.map(|k| f.contains(&k)).collect();
+    let copy = f.clone();
+    f.union_with(&copy).expect("a filter unites with itself");
+    assert!(PROBES.zip(before).all(|(k, was)| f.contains(&k) == was));
+    for k in PROBES {
+        if f.try_insert(&k).is_ok() {
+            assert!(f.contains(&k), "false negative after decoding: {k}");
+        }
+    }
+}
+
+/// A view of `data` must agree with the owned decoder: accepted only if the owned filter
+/// is, and then answering as it does; and it must accept every version 2 input the owned
+/// decoder accepts.
+fn view_agrees(
+    data: &[u8],
+    owned_ok: bool,
+    view: impl Fn(&[u8]) -> Option<Vec<bool>>,
+    owned: impl Fn() -> Vec<bool>,
+) {
+    let aligned = AlignedBytes::copy_from(data);
+    match view(&aligned) {
+        Some(answers) => {
+            assert!(owned_ok, "a view accepts what from_bytes refuses");
+            assert_eq!(answers, owned(), "the view answers otherwise");
+        }
+        None => assert!(
+            !(owned_ok && data[4..6] == [2, 0]),
+            "a view refuses version 2 bytes from_bytes accepts"
+        ),
+    }
+}
+
+/// `decode_classic`: `BloomFilter<u64>` and its view.
+pub fn decode_classic(data: &[u8]) {
+    let f = decoded::<BloomFilter<u64>>(data);
+    if let Some(f) = &f {
+        view_agrees(
+            data,
+            true,
+            |b| {
+                let v = BloomFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
+                Some(PROBES.map(|k| v.contains(&k)).collect())
+            },
+            || PROBES.map(|k| f.contains(&k)).collect(),
+        );
+    } else {
+        let aligned = AlignedBytes::copy_from(data);
+        assert!(BloomFilterRef::<u64>::from_bytes(&aligned).is_err());
+    }
+    if let Some(f) = f {
+        f.clone()
+            .intersect_with(&f)
+            .expect("a filter intersects with itself");
+        after_decoding(f);
+    }
+}
+
+/// `decode_blocked`: `BlockedBloomFilter<u64>` and its view.
+pub fn decode_blocked(data: &[u8]) {
+    let f = decoded::<BlockedBloomFilter<u64>>(data);
+    if let Some(f) = &f {
+        view_agrees(
+            data,
+            true,
+            |b| {
+                let v =
+                    BlockedBloomFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
+                let mut batch = Vec::new();
+                v.contains_batch(PROBES, &mut batch);
+                assert!(PROBES.zip(&batch).all(|(k, &x)| v.contains(&k) == x));
+                Some(batch)
+            },
+            || PROBES.map(|k| f.contains(&k)).collect(),
+        );
+    } else {
+        let aligned = AlignedBytes::copy_from(data);
+        assert!(BlockedBloomFilterRef::<u64>::from_bytes(&aligned).is_err());
+    }
+    if let Some(f) = f {
+        f.clone()
+            .intersect_with(&f)
+            .expect("a filter intersects with itself");
+        after_decoding(f);
+    }
+}
+
+fn decode_counting_as<C: Counter>(data: &[u8]) {
+    if let Some(mut f) = decoded::<CountingBloomFilter<u64, C>>(data) {
+        for k in PROBES {
+            if f.contains(&k) {
+                // Only keys that are (or may be) present can be removed; the filter refuses
+                // the others.
+                let _ = f.remove(&k);
+            }
+        }
+        let _ = f.to_classic();
+        after_decoding(f);
+    }
+}
+
+/// `decode_counting`: `CountingBloomFilter<u64, C>` for each counter width.
+pub fn decode_counting(data: &[u8]) {
+    decode_counting_as::<U4>(data);
+    decode_counting_as::<u8>(data);
+    decode_counting_as::<u16>(data);
+    decode_counting_as::<u32>(data);
+}
+
+/// `decode_scalable`: `ScalableBloomFilter<u64>`, then inserts that make it grow.
+pub fn decode_scalable(data: &[u8]) {
+    if let Some(mut f) = decoded::<ScalableBloomFilter<u64>>(data) {
+        let _ = (f.capacity(), f.len(), f.num_slices(), f.fpr_bound());
+        for k in 0..256u64 {
+            if f.try_insert(&k).is_ok() {
+                assert!(f.contains(&k), "false negative after decoding: {k}");
+            }
+        }
+        after_decoding(f);
+    }
+}
+
+fn decode_bitmap_as<K>(data: &[u8], key: fn(u64) -> K)
+where
+    K: bloomkit::bitmap::Key,
+{
+    if let Some(mut b) = decoded::<Bitmap<K>>(data) {
+        let _ = (
+            b.len(),
+            b.min(),
+            b.max(),
+            b.rank(key(7)),
+            b.select(3),
+            b.capacity(),
+        );
+        for k in PROBES.map(key) {
+            if b.try_insert(k).is_ok() {
+                assert!(b.contains(k));
+            }
+        }
+        let copy = b.clone();
+        b.union_with(&copy).expect("a bitmap unites with itself");
+        assert_eq!(b, copy);
+        assert_eq!(b.iter().count() as u64, b.len());
+    }
+}
+
+/// `decode_bitmap`: bitmaps of a signed and two unsigned key types.
+pub fn decode_bitmap(data: &[u8]) {
+    decode_bitmap_as::<i16>(data, |k| k as i16 - 32);
+    decode_bitmap_as::<u32>(data, |k| k as u32 + 1_000);
+    decode_bitmap_as::<u64>(data, |k| k);
+}
+
+fn bincode_as<F>(data: &[u8])
+where
+    F: Serialize + DeserializeOwned + PartialEq + Debug,
+{
+    // A limit, as for any untrusted bincode: a hostile length cannot allocate past it.
+    let config = bincode::config::standard().with_limit::<{ 1 << 20 }>();
+    if let Ok((f, _)) = bincode::serde::decode_from_slice::<F, _>(data, config) {
+        let bytes = bincode::serde::encode_to_vec(&f, config).expect("re-encodes");
+        let (g, _) = bincode::serde::decode_from_slice::<F, _>(&bytes, config).expect("re-decodes");
+        assert_eq!(f, g);
+    }
+}
+
+/// `serde_bincode`: the serde representation of every variant, through bincode.
+pub fn serde_bincode(data: &[u8]) {
+    let Some((&which, data)) = data.split_first() else {
+        return;
+    };
+    match which % 6 {
+        0 => bincode_as::<BloomFilter<u64>>(data),
+        1 => bincode_as::<BlockedBloomFilter<u64>>(data),
+        2 => bincode_as::<CountingBloomFilter<u64>>(data),
+        3 => bincode_as::<CountingBloomFilter<u64, u16>>(data),
+        4 => bincode_as::<ScalableBloomFilter<u64>>(data),
+        _ => bincode_as::<Bitmap<i32>>(data),
+    }
+}
+
+/// An operation of `ops_*`, from 3 input bytes: an opcode and a 16-bit key (few distinct
+/// keys, so inserts, removes and lookups meet).
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Insert(u16),
+    Remove(u16),
+    Merge(u16),
+    RoundTrip,
+    Serde,
+    Clear,
+}
+
+fn ops(data: &[u8]) -> impl Iterator<Item = Op> + '_ {
+    data.chunks_exact(3).map(|c| {
+        let key = u16::from_le_bytes([c[1], c[2]]) % 512;
+        match c[0] % 16 {
+            0..=7 => Op::Insert(key),
+            8..=10 => Op::Remove(key),
+            11 | 12 => Op::Merge(key),
+            13 => Op::RoundTrip,
+            14 => Op::Serde,
+            _ => Op::Clear,
+        }
+    })
+}
+
+/// Runs the operations of `data` on `make()` and a model. `remove` is the variant's
+/// removal (`None`: it has none); `exact` says the filter must agree with the model on
+/// every key, not only on members (and holds each key once).
+fn run_ops<F>(data: &[u8], make: impl Fn() -> F, remove: Option<fn(&mut F, u16)>, exact: bool)
+where
+    F: Filter<Key = u16> + Union + Codec + Serialize + DeserializeOwned + PartialEq + Debug,
+{
+    let mut f = make();
+    let mut model: HashMap<u16, u32> = HashMap::new();
+    // A filter with deletes counts repeats; an exact set holds a key once.
+    let add = |model: &mut HashMap<u16, u32>, k: u16| {
+        let n = model.entry(k).or_default();
+        *n = if exact { 1 } else { *n + 1 };
+    };
+    for op in ops(data) {
+        match op {
+            Op::Insert(k) => {
+                if f.try_insert(&k).is_ok() {
+                    add(&mut model, k);
+                }
+            }
+            Op::Remove(k) => {
+                // Only what was inserted is removed (the contract of a counting filter).
+                if let (Some(remove), Some(n)) = (remove, model.get_mut(&k)) {
+                    remove(&mut f, k);
+                    *n -= 1;
+                    if *n == 0 {
+                        model.remove(&k);
+                    }
+                }
+            }
+            Op::Merge(k) => {
+                let mut other = make();
+                if other.try_insert(&k).is_ok() && f.union_with(&other).is_ok() {
+                    add(&mut model, k);
+                }
+            }
+            Op::RoundTrip => {
+                let bytes = f.to_bytes();
+                f = F::from_bytes(&bytes).expect("round trip");
+                let mut streamed = Vec::new();
+                f.write_to(&mut streamed).expect("write_to a Vec");
+                assert_eq!(streamed, bytes);
+            }
+            Op::Serde => {
+                let config = bincode::config::standard();
+                let bytes = bincode::serde::encode_to_vec(&f, config).expect("encodes");
+                let (g, _) =
+                    bincode::serde::decode_from_slice::<F, _>(&bytes, config).expect("decodes");
+                assert_eq!(g, f);
+                f = g;
+            }
+            Op::Clear => {
+                f.clear();
+                model.clear();
+            }
+        }
+        for k in model.keys() {
+            assert!(f.contains(k), "false negative for {k} after {op:?}");
+        }
+        if exact {
+            for k in 0..512u16 {
+                assert_eq!(
+                    f.contains(&k),
+                    model.contains_key(&k),
+                    "bitmap wrong on {k}"
+                );
+            }
+        }
+    }
+}
+
+/// `ops_classic`.
+pub fn ops_classic(data: &[u8]) {
+    run_ops(
+        data,
+        || {
+            BloomFilter::<u16>::builder(64, 0.05)
+                .seed(1)
+                .build()
+                .unwrap()
+        },
+        None,
+        false,
+    );
+}
+
+/// `ops_blocked`.
+pub fn ops_blocked(data: &[u8]) {
+    run_ops(
+        data,
+        || {
+            BlockedBloomFilter::<u16>::builder(64, 0.05)
+                .seed(1)
+                .build()
+                .unwrap()
+        },
+        None,
+        false,
+    );
+}
+
+/// `ops_counting`: 4-bit counters, which saturate within a short input.
+pub fn ops_counting(data: &[u8]) {
+    run_ops(
+        data,
+        || {
+            CountingBloomFilter::<u16>::builder(64, 0.05)
+                .seed(1)
+                .build()
+                .unwrap()
+        },
+        Some(|f: &mut CountingBloomFilter<u16>, k| f.remove(&k).expect("removing an inserted key")),
+        false,
+    );
+}
+
+/// `ops_scalable`: a small first slice, so the sequence makes it grow.
+pub fn ops_scalable(data: &[u8]) {
+    run_ops(
+        data,
+        || {
+            ScalableBloomFilter::<u16>::builder(4, 0.05)
+                .seed(1)
+                .build()
+                .unwrap()
+        },
+        None,
+        false,
+    );
+}
+
+/// `ops_bitmap`: exact, with removals.
+pub fn ops_bitmap(data: &[u8]) {
+    run_ops(
+        data,
+        || Bitmap::<u16>::new(0..=511).unwrap(),
+        Some(|b: &mut Bitmap<u16>, k| b.remove(k).expect("removing a key in range")),
+        true,
+    );
+}

@@ -1,0 +1,158 @@
+//! `cargo xtask fuzz`: runs every cargo-fuzz target of `fuzz/` (nightly, libFuzzer) for a
+//! while, seeded with the golden files, in bounded memory and time per input; reports the
+//! executions of each, and turns every failure into a regression input that bloomkit's
+//! test suite replays (`fuzz/regressions/<target>/`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// The targets: one file each in `fuzz/fuzz_targets/` (a test checks) and one entry each in
+/// `fuzz/src/checks.rs`'s `TARGETS`.
+pub const TARGETS: &[&str] = &[
+    "decode_classic",
+    "decode_blocked",
+    "decode_counting",
+    "decode_scalable",
+    "decode_bitmap",
+    "serde_bincode",
+    "ops_classic",
+    "ops_blocked",
+    "ops_counting",
+    "ops_scalable",
+    "ops_bitmap",
+];
+
+/// `cargo xtask fuzz` flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Seconds per target.
+    #[arg(long, default_value_t = 60)]
+    pub seconds: u64,
+    /// Stop each target after this many executions instead (or as well).
+    #[arg(long)]
+    pub runs: Option<u64>,
+    /// Only these targets (default: all).
+    #[arg(long = "target")]
+    pub targets: Vec<String>,
+    /// Parallel fuzzing jobs per target (libFuzzer -fork).
+    #[arg(long, default_value_t = 1)]
+    pub jobs: u32,
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// libFuzzer's own count: the number in its final "Done N runs in S second(s)" line, or the
+/// last "#N" status line when it stopped otherwise.
+fn executions(log: &str) -> Option<u64> {
+    if let Some(line) = log.lines().rev().find(|l| l.starts_with("Done ")) {
+        return line.split_whitespace().nth(1)?.parse().ok();
+    }
+    let line = log.lines().rev().find(|l| l.starts_with('#'))?;
+    line[1..].split_whitespace().next()?.parse().ok()
+}
+
+/// Runs the targets; returns failure if any found a crash (then saved as a regression).
+pub fn main(args: &Args) -> ExitCode {
+    let root = root();
+    let targets: Vec<&str> = if args.targets.is_empty() {
+        TARGETS.to_vec()
+    } else {
+        args.targets.iter().map(String::as_str).collect()
+    };
+    let seeds = [
+        root.join("crates/bloomkit/tests/data/v1"),
+        root.join("crates/bloomkit/tests/data/v2"),
+    ];
+    let mut failed = Vec::new();
+    let mut report = Vec::new();
+    for target in targets {
+        let corpus = root.join("fuzz/corpus").join(target);
+        std::fs::create_dir_all(&corpus).expect("create the corpus directory");
+        let mut cmd = Command::new("cargo");
+        cmd.current_dir(root.join("fuzz"))
+            .args(["+nightly", "fuzz", "run", "--release", target])
+            .arg(&corpus)
+            .args(&seeds)
+            .arg("--")
+            .arg(format!("-max_total_time={}", args.seconds))
+            .args([
+                "-rss_limit_mb=2048",
+                "-timeout=10",
+                "-max_len=8192",
+                "-print_final_stats=1",
+            ]);
+        if let Some(runs) = args.runs {
+            cmd.arg(format!("-runs={runs}"));
+        }
+        if args.jobs > 1 {
+            cmd.arg(format!("-fork={}", args.jobs));
+        }
+        eprintln!("fuzzing {target} ...");
+        let out = cmd
+            .output()
+            .expect("run cargo fuzz (cargo install cargo-fuzz)");
+        let log = String::from_utf8_lossy(&out.stderr);
+        let runs = executions(&log);
+        report.push((target, runs, out.status.success()));
+        if !out.status.success() {
+            eprintln!("{log}");
+            failed.push(target);
+            save_regressions(&root, target);
+        }
+    }
+    println!("{:<16} {:>14} result", "target", "executions");
+    for (target, runs, ok) in &report {
+        let runs = runs.map_or("?".into(), |r| r.to_string());
+        println!(
+            "{target:<16} {runs:>14} {}",
+            if *ok { "ok" } else { "FAILED" }
+        );
+    }
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("failures in {failed:?}: inputs saved under fuzz/regressions/ (replayed by `cargo test -p bloomkit --test fuzz_regressions`)");
+        ExitCode::FAILURE
+    }
+}
+
+/// Copies the target's crash, timeout and out-of-memory inputs into its regressions.
+fn save_regressions(root: &Path, target: &str) {
+    let artifacts = root.join("fuzz/artifacts").join(target);
+    let keep = root.join("fuzz/regressions").join(target);
+    std::fs::create_dir_all(&keep).expect("create the regressions directory");
+    for entry in std::fs::read_dir(&artifacts)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name();
+        std::fs::copy(entry.path(), keep.join(&name)).expect("save the input");
+        eprintln!("saved {}", keep.join(&name).display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_executions_from_libfuzzer_output() {
+        let log = "#1024\tpulse  cov: 10\nDone 12345678 runs in 61 second(s)\n";
+        assert_eq!(super::executions(log), Some(12_345_678));
+        assert_eq!(
+            super::executions("#77\tNEW cov: 3\n#99\tREDUCE\n"),
+            Some(99)
+        );
+    }
+
+    #[test]
+    fn every_target_has_a_file() {
+        for t in super::TARGETS {
+            let path = super::root()
+                .join("fuzz/fuzz_targets")
+                .join(format!("{t}.rs"));
+            assert!(path.exists(), "{}", path.display());
+        }
+    }
+}
