@@ -24,8 +24,11 @@ use bloomkit::{BlockedBloomFilterRef, BloomFilterRef};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+/// A target's check of one input: returns if the input passes, panics otherwise.
+pub type Check = fn(&[u8]);
+
 /// The fuzz targets, by name: `cargo xtask fuzz` runs them all.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("decode_classic", decode_classic),
     ("decode_blocked", decode_blocked),
     ("decode_counting", decode_counting),

@@ -11,6 +11,8 @@
     feature = "serde"
 ))]
 
+// The fuzz crate's library, as a module here: its `pub` items are for the fuzz targets.
+#[allow(unreachable_pub)]
 #[path = "../../../fuzz/src/checks.rs"]
 mod checks;
 

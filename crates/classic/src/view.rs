@@ -20,6 +20,70 @@ fn checked_design(design: Option<Design>) -> Result<Option<Design>, Error> {
     design.map(|d| Design::new(d.capacity, d.fpr)).transpose()
 }
 
+/// What both views say alike: the constructors with the default hasher, the key-taking
+/// lookups, and the design and hasher getters. (`$owned` names the filter in the docs.)
+macro_rules! view_common {
+    ($view:ident, $owned:ident) => {
+        impl<'a, K: ?Sized> $view<'a, K> {
+            /// A view of `bytes`, every byte checked (both checksums: reads the whole input
+            /// once). For a hasher of your own, use [`with_hasher`](Self::with_hasher).
+            ///
+            /// # Errors
+            #[doc = concat!("As [`", stringify!($owned), "::from_bytes`], and")]
+            /// [`DecodeError::NotViewable`] for bytes that cannot be used in place.
+            pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+                Self::with_hasher(bytes, Verify::All)
+            }
+
+            /// A view of `bytes` whose payload checksum is not checked ([`Verify`]): answers
+            /// in O(1) time, without reading the payload first.
+            ///
+            /// # Errors
+            /// As [`from_bytes`](Self::from_bytes), but for a corrupted payload.
+            pub fn from_bytes_unverified_payload(bytes: &'a [u8]) -> Result<Self, Error> {
+                Self::with_hasher(bytes, Verify::SkipPayloadChecksum)
+            }
+        }
+
+        impl<K: ?Sized, S> $view<'_, K, S> {
+            /// The items and rate the filter was sized for, if it was sized from them.
+            pub fn design(&self) -> Option<Design> {
+                self.design
+            }
+
+            /// The hasher.
+            pub fn hasher(&self) -> &S {
+                &self.hasher
+            }
+        }
+
+        impl<K: Hash + ?Sized, S: BuildHasher> $view<'_, K, S> {
+            /// Whether `key` (or a form it borrows as) may be in the filter: the owned
+            /// filter's answer, by the same code.
+            #[inline(always)]
+            pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
+            where
+                K: Borrow<Q>,
+            {
+                self.contains_hash(self.hasher.hash_one(key))
+            }
+
+            /// Whether each of `keys` may be in the filter, appended to `out` in order, as
+            #[doc = concat!("[`", stringify!($owned), "::contains_batch`] answers them.")]
+            pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+            where
+                I: IntoIterator,
+                I::Item: Borrow<K>,
+            {
+                self.lookup.contains_batch(&self.hasher, keys, out);
+            }
+        }
+    };
+}
+
+view_common!(BloomFilterRef, BloomFilter);
+view_common!(BlockedBloomFilterRef, BlockedBloomFilter);
+
 /// A read-only [`BloomFilter`] over serialized bytes, without copying its bit array: made
 /// for filters in memory-mapped files, which many processes can then share in the page
 /// cache, and which answer their first query without being read whole.
@@ -50,27 +114,6 @@ pub struct BloomFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
     design: Option<Design>,
     hasher: S,
     key: PhantomData<fn(&K)>,
-}
-
-impl<'a, K: ?Sized> BloomFilterRef<'a, K> {
-    /// A view of `bytes`, every byte checked (both checksums: reads the whole input once).
-    /// For a hasher of your own, use [`with_hasher`](Self::with_hasher).
-    ///
-    /// # Errors
-    /// As [`BloomFilter::from_bytes`], and [`DecodeError::NotViewable`] for bytes that
-    /// cannot be used in place.
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
-        Self::with_hasher(bytes, Verify::All)
-    }
-
-    /// A view of `bytes` whose payload checksum is not checked ([`Verify`]): answers in
-    /// O(1) time, without reading the bit array first.
-    ///
-    /// # Errors
-    /// As [`from_bytes`](Self::from_bytes), but for a corrupted payload.
-    pub fn from_bytes_unverified_payload(bytes: &'a [u8]) -> Result<Self, Error> {
-        Self::with_hasher(bytes, Verify::SkipPayloadChecksum)
-    }
 }
 
 impl<'a, K: ?Sized, S: PortableHasher> BloomFilterRef<'a, K, S> {
@@ -137,38 +180,6 @@ impl<K: ?Sized, S> BloomFilterRef<'_, K, S> {
     pub fn count_ones(&self) -> u64 {
         self.lookup.bits.count_ones()
     }
-
-    /// The items and rate the filter was sized for, if it was sized from them.
-    pub fn design(&self) -> Option<Design> {
-        self.design
-    }
-
-    /// The hasher.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher> BloomFilterRef<'_, K, S> {
-    /// Whether `key` (or a form it borrows as) may be in the filter: the owned filter's
-    /// answer, by the same code.
-    #[inline]
-    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-    {
-        self.contains_hash(self.hasher.hash_one(key))
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order, as
-    /// [`BloomFilter::contains_batch`] answers them.
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        self.lookup.contains_batch(&self.hasher, keys, out);
-    }
 }
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilterRef<'_, K, S> {
@@ -211,27 +222,6 @@ pub struct BlockedBloomFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
     design: Option<Design>,
     hasher: S,
     key: PhantomData<fn(&K)>,
-}
-
-impl<'a, K: ?Sized> BlockedBloomFilterRef<'a, K> {
-    /// A view of `bytes`, every byte checked (both checksums: reads the whole input once).
-    /// For a hasher of your own, use [`with_hasher`](Self::with_hasher).
-    ///
-    /// # Errors
-    /// As [`BlockedBloomFilter::from_bytes`], and [`DecodeError::NotViewable`] for bytes
-    /// that cannot be used in place.
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
-        Self::with_hasher(bytes, Verify::All)
-    }
-
-    /// A view of `bytes` whose payload checksum is not checked ([`Verify`]): answers in
-    /// O(1) time, without reading the blocks first.
-    ///
-    /// # Errors
-    /// As [`from_bytes`](Self::from_bytes), but for a corrupted payload.
-    pub fn from_bytes_unverified_payload(bytes: &'a [u8]) -> Result<Self, Error> {
-        Self::with_hasher(bytes, Verify::SkipPayloadChecksum)
-    }
 }
 
 impl<'a, K: ?Sized, S: PortableHasher> BlockedBloomFilterRef<'a, K, S> {
@@ -312,38 +302,6 @@ impl<K: ?Sized, S> BlockedBloomFilterRef<'_, K, S> {
             .iter()
             .map(|w| u64::from(w.count_ones()))
             .sum()
-    }
-
-    /// The items and rate the filter was sized for, if it was sized from them.
-    pub fn design(&self) -> Option<Design> {
-        self.design
-    }
-
-    /// The hasher.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher> BlockedBloomFilterRef<'_, K, S> {
-    /// Whether `key` (or a form it borrows as) may be in the filter: the owned filter's
-    /// answer, by the same code.
-    #[inline(always)]
-    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-    {
-        self.contains_hash(self.hasher.hash_one(key))
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order, as
-    /// [`BlockedBloomFilter::contains_batch`] answers them.
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        self.lookup.contains_batch(&self.hasher, keys, out);
     }
 }
 
