@@ -34,6 +34,10 @@ pub struct Args {
     /// Only these targets (default: all).
     #[arg(long = "target")]
     pub targets: Vec<String>,
+    /// The longest input libFuzzer generates (the operation targets take 3 bytes an
+    /// operation, so this bounds a sequence's length and each execution's cost).
+    #[arg(long, default_value_t = 8192)]
+    pub max_len: usize,
     /// Parallel fuzzing jobs per target (libFuzzer -fork).
     #[arg(long, default_value_t = 1)]
     pub jobs: u32,
