@@ -99,6 +99,12 @@ pub fn main(args: &Args) -> ExitCode {
             .expect("run cargo fuzz (cargo install cargo-fuzz)");
         let log = String::from_utf8_lossy(&out.stderr);
         let runs = executions(&log);
+        // Said as each target ends, so an interrupted run still tells what it did.
+        eprintln!(
+            "{target}: {} executions, {}",
+            runs.map_or("?".into(), |r| r.to_string()),
+            if out.status.success() { "ok" } else { "FAILED" }
+        );
         report.push((target, runs, out.status.success()));
         if !out.status.success() {
             eprintln!("{log}");
