@@ -474,6 +474,24 @@ fn read_exactly(input: &mut dyn Read, len: u64, read_before: u64) -> Result<Vec<
     Ok(buf)
 }
 
+/// Reads the `len` bytes that follow `head` in a stream and the checksum after them, and
+/// checks it against `head` and those bytes (version 1: the whole body; version 2: the
+/// meta block). Returns the bytes, without the checksum.
+fn read_sealed(input: &mut dyn Read, head: &[u8], len: u64) -> Result<Vec<u8>, DecodeError> {
+    let mut bytes = read_exactly(
+        input,
+        len.saturating_add(CHECKSUM_LEN as u64),
+        head.len() as u64,
+    )?;
+    let stored = read_u64(&bytes, bytes.len() - CHECKSUM_LEN);
+    bytes.truncate(bytes.len() - CHECKSUM_LEN);
+    let mut sum = XxHash3_64::with_seed(0);
+    sum.write(head);
+    sum.write(&bytes);
+    check_sum(stored, sum.finish())?;
+    Ok(bytes)
+}
+
 /// Checks the fixed start of the header: magic, version, variant; returns the version.
 fn check_start(bytes: &[u8], expected: Variant) -> Result<(u16, Header), DecodeError> {
     let version = u16::from_le_bytes([bytes[4], bytes[5]]);
@@ -605,18 +623,7 @@ impl<'a> Reader<'a> {
         }
         let (version, header) = check_start(&head, expected)?;
         if version == 1 {
-            let body_len = read_u64(&head, 16);
-            let mut body = read_exactly(
-                input,
-                body_len.saturating_add(CHECKSUM_LEN as u64),
-                V1_HEADER_LEN as u64,
-            )?;
-            let stored = read_u64(&body, body.len() - CHECKSUM_LEN);
-            body.truncate(body.len() - CHECKSUM_LEN);
-            let mut sum = XxHash3_64::with_seed(0);
-            sum.write(&head[..V1_HEADER_LEN]);
-            sum.write(&body);
-            check_sum(stored, sum.finish())?;
+            let body = read_sealed(input, &head[..V1_HEADER_LEN], read_u64(&head, 16))?;
             return Ok(Reader {
                 header,
                 meta: Cow::Owned(body),
@@ -632,17 +639,7 @@ impl<'a> Reader<'a> {
             });
         }
         let (meta_len, data_len) = (read_u64(&head, 16), read_u64(&head, 24));
-        let mut meta = read_exactly(
-            input,
-            meta_len.saturating_add(CHECKSUM_LEN as u64),
-            HEADER_LEN as u64,
-        )?;
-        let stored = read_u64(&meta, meta.len() - CHECKSUM_LEN);
-        meta.truncate(meta.len() - CHECKSUM_LEN);
-        let mut sum = XxHash3_64::with_seed(0);
-        sum.write(&head);
-        sum.write(&meta);
-        check_sum(stored, sum.finish())?;
+        let meta = read_sealed(input, &head, meta_len)?;
         Ok(Reader {
             header,
             at: 0,
