@@ -85,6 +85,10 @@
 //!   conversion to a classic filter for readers.
 //! - **scalable Bloom filter** (`ScalableBloomFilter`, feature `scalable`): the number of
 //!   items is not known in advance; it grows and still guarantees the target rate.
+//! - **multi-attribute filter** (`MultiFilter`, feature `multi`): the items are records of
+//!   several fields, asked about by one field, a few fields together, or whole; one filter
+//!   per field, plus record-level and declared-subset filters so that fields from different
+//!   records do not combine into false answers.
 //!
 //! # Crate features
 //!
@@ -95,6 +99,8 @@
 //! - `scalable` (default): the scalable Bloom filter, as `scalable` and
 //!   `ScalableBloomFilter`.
 //! - `bitmap` (default): the bitmap for dense integer keys, as `bitmap` and `Bitmap`.
+//! - `multi` (default): the multi-attribute filter for records, as `multi` and
+//!   `MultiFilter`.
 //!
 //! Every variant is on by default, so switching between them needs no `Cargo.toml` change;
 //! for a minimal build, use `default-features = false` and name the variants you need.
@@ -147,12 +153,19 @@ pub use bloomkit_bitmap as bitmap;
 #[cfg(feature = "bitmap")]
 pub use bloomkit_bitmap::Bitmap;
 
+#[cfg(feature = "multi")]
+pub use bloomkit_multi as multi;
+#[cfg(feature = "multi")]
+pub use bloomkit_multi::MultiFilter;
+
 /// The traits and types most programs need: `use bloomkit::prelude::*;`.
 pub mod prelude {
     #[cfg(feature = "bitmap")]
     pub use crate::Bitmap;
     #[cfg(feature = "serde")]
     pub use crate::Codec;
+    #[cfg(feature = "multi")]
+    pub use crate::MultiFilter;
     #[cfg(feature = "scalable")]
     pub use crate::ScalableBloomFilter;
     #[cfg(feature = "classic")]

@@ -11,8 +11,8 @@ use bloomkit_testkit::{self as kit, ensure, forall, Outcome};
 
 #[test]
 fn filter_promises() {
-    kit::check_filter(|| AtomicBloomFilter::new(1_000, 0.01).unwrap());
-    kit::check_filter(|| AtomicBlockedBloomFilter::new(1_000, 0.01).unwrap());
+    kit::check_filter(|| AtomicBloomFilter::<u64>::new(1_000, 0.01).unwrap());
+    kit::check_filter(|| AtomicBlockedBloomFilter::<u64>::new(1_000, 0.01).unwrap());
     kit::check_batch(|| AtomicBloomFilter::new(2_000, 0.01).unwrap());
     kit::check_batch(|| AtomicBlockedBloomFilter::new(2_000, 0.01).unwrap());
     kit::check_contains_batch(|| AtomicBloomFilter::new(2_000, 0.01).unwrap());

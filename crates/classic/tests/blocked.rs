@@ -13,13 +13,13 @@ fn make() -> BlockedBloomFilter<u64> {
 fn filter_promises() {
     kit::check_filter(make);
     kit::check_filter(|| {
-        BlockedBloomFilter::builder(5_000, 0.0001)
+        BlockedBloomFilter::<u64>::builder(5_000, 0.0001)
             .seed(7)
             .build()
             .unwrap()
     });
     // One probe per key: every lookup once answered `true` (see below).
-    kit::check_filter(|| BlockedBloomFilter::with_blocks(64, 1).unwrap());
+    kit::check_filter(|| BlockedBloomFilter::<u64>::with_blocks(64, 1).unwrap());
     kit::check_union(make);
     kit::check_intersection(make);
 }
@@ -28,7 +28,10 @@ fn filter_promises() {
 fn codec_and_incompatibility() {
     let foreign = BloomFilter::<u64>::new(100, 0.01).unwrap().to_bytes();
     kit::check_codec(make, &foreign);
-    kit::check_codec(|| BlockedBloomFilter::with_blocks(1, 3).unwrap(), &foreign);
+    kit::check_codec(
+        || BlockedBloomFilter::<u64>::with_blocks(1, 3).unwrap(),
+        &foreign,
+    );
     for other in [
         BlockedBloomFilter::builder(2_000, 0.01)
             .seed(1)

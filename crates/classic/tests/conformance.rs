@@ -12,10 +12,15 @@ fn make() -> BloomFilter<u64> {
 #[test]
 fn filter_promises() {
     kit::check_filter(make);
-    kit::check_filter(|| BloomFilter::builder(5_000, 0.001).seed(99).build().unwrap());
-    kit::check_filter(|| BloomFilter::with_bits(20_000, 5).unwrap());
+    kit::check_filter(|| {
+        BloomFilter::<u64>::builder(5_000, 0.001)
+            .seed(99)
+            .build()
+            .unwrap()
+    });
+    kit::check_filter(|| BloomFilter::<u64>::with_bits(20_000, 5).unwrap());
     // One probe per key: the case blocked lookups once got wrong.
-    kit::check_filter(|| BloomFilter::with_bits(20_000, 1).unwrap());
+    kit::check_filter(|| BloomFilter::<u64>::with_bits(20_000, 1).unwrap());
 }
 
 #[test]
@@ -37,7 +42,7 @@ fn codec_round_trips_and_rejects_damage() {
             .to_vec()
     };
     kit::check_codec(make, &foreign);
-    kit::check_codec(|| BloomFilter::with_bits(1, 1).unwrap(), &foreign);
+    kit::check_codec(|| BloomFilter::<u64>::with_bits(1, 1).unwrap(), &foreign);
 }
 
 #[test]

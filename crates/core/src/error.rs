@@ -192,6 +192,42 @@ pub enum Error {
     /// A removal of an item that is certainly not in the filter; nothing was changed.
     #[error("the item is not in the filter; nothing was removed")]
     NotPresent,
+    /// A record with another number of attributes than the multi-attribute filter holds
+    /// (a dynamic record, such as a `Vec<String>`, checked at run time); nothing was changed.
+    #[error("the record has {found} attributes, the filter holds records of {expected}")]
+    WrongArity {
+        /// The attributes of the filter's records.
+        expected: usize,
+        /// The attributes of the record given.
+        found: usize,
+    },
+    /// An attribute index past the last attribute of a multi-attribute filter's records.
+    #[error("there is no attribute {index}: records have {arity} (0..{arity})")]
+    NoSuchAttribute {
+        /// The index given.
+        index: usize,
+        /// The attributes of the filter's records.
+        arity: usize,
+    },
+    /// A multi-attribute filter over too few or too many attributes.
+    #[error("a multi-attribute filter holds records of 1..={max} attributes, got {arity}")]
+    InvalidArity {
+        /// The number of attributes asked for.
+        arity: usize,
+        /// The most a filter supports.
+        max: usize,
+    },
+    /// A declared attribute subset a multi-attribute filter cannot use.
+    #[error("attribute subset {subset:?}: {reason}")]
+    InvalidSubset {
+        /// The subset, as attribute indices.
+        subset: Vec<usize>,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// An operation the filter, as it was built, cannot do; nothing was changed.
+    #[error("not supported by this filter: {0}")]
+    Unsupported(&'static str),
     /// Serialized bytes that could not be decoded.
     #[error(transparent)]
     Decode(#[from] DecodeError),
@@ -244,6 +280,10 @@ pub enum Parameter {
     Hashers,
     /// The hasher's seed.
     Seeds,
+    /// The number of attributes of a multi-attribute filter's records.
+    Attributes,
+    /// The attribute subsets a multi-attribute filter keeps a filter for (as bit masks).
+    Subsets,
 }
 
 impl fmt::Display for Parameter {
@@ -255,6 +295,8 @@ impl fmt::Display for Parameter {
             Parameter::HashFunctions => "hash functions",
             Parameter::Hashers => "hashers",
             Parameter::Seeds => "seeds",
+            Parameter::Attributes => "attribute counts",
+            Parameter::Subsets => "attribute subsets",
         })
     }
 }
@@ -428,16 +470,19 @@ pub enum Variant {
     Bitmap,
     /// The cache-line blocked Bloom filter.
     Blocked,
+    /// The multi-attribute (parallel) Bloom filter for records (`bloomkit-multi`).
+    Multi,
 }
 
 impl Variant {
     /// Every variant, in tag order.
-    pub const ALL: [Variant; 5] = [
+    pub const ALL: [Variant; 6] = [
         Variant::Classic,
         Variant::Counting,
         Variant::Scalable,
         Variant::Bitmap,
         Variant::Blocked,
+        Variant::Multi,
     ];
 
     /// The one-byte tag written in the header.
@@ -448,6 +493,7 @@ impl Variant {
             Variant::Scalable => 3,
             Variant::Bitmap => 4,
             Variant::Blocked => 5,
+            Variant::Multi => 6,
         }
     }
 
@@ -464,6 +510,7 @@ impl Variant {
             Variant::Scalable => "scalable Bloom filter",
             Variant::Bitmap => "bitmap",
             Variant::Blocked => "blocked Bloom filter",
+            Variant::Multi => "multi-attribute Bloom filter",
         }
     }
 }

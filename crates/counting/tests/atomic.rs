@@ -13,11 +13,11 @@ use quickcheck::{Arbitrary, Gen};
 
 #[test]
 fn filter_promises() {
-    kit::check_filter(|| AtomicCountingBloomFilter::new(1_000, 0.01).unwrap());
+    kit::check_filter(|| AtomicCountingBloomFilter::<u64>::new(1_000, 0.01).unwrap());
     kit::check_batch(|| AtomicCountingBloomFilter::new(2_000, 0.01).unwrap());
     kit::check_contains_batch(|| AtomicCountingBloomFilter::new(2_000, 0.01).unwrap());
     kit::check_filter(|| {
-        AtomicCountingBloomFilter::builder(1_000, 0.01)
+        AtomicCountingBloomFilter::<u64>::builder(1_000, 0.01)
             .counter::<u16>()
             .build()
             .unwrap()

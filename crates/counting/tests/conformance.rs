@@ -48,6 +48,6 @@ fn thirty_two_bit_counters() {
 /// One probe per key, where a lookup tests a single counter.
 #[test]
 fn one_probe_per_key() {
-    kit::check_filter(|| CountingBloomFilter::with_counters(20_000, 1).unwrap());
-    kit::check_union(|| CountingBloomFilter::with_counters(2_000, 1).unwrap());
+    kit::check_filter(|| CountingBloomFilter::<u64>::with_counters(20_000, 1).unwrap());
+    kit::check_union(|| CountingBloomFilter::<u64>::with_counters(2_000, 1).unwrap());
 }

@@ -8,9 +8,9 @@ use bloomkit_testkit as kit;
 
 #[test]
 fn filter_promises() {
-    kit::check_filter(|| ScalableBloomFilter::new(100, 0.01).unwrap());
+    kit::check_filter(|| ScalableBloomFilter::<u64>::new(100, 0.01).unwrap());
     kit::check_filter(|| {
-        ScalableBloomFilter::builder(10, 0.001)
+        ScalableBloomFilter::<u64>::builder(10, 0.001)
             .growth(4)
             .tightening(0.5)
             .build()
@@ -20,13 +20,16 @@ fn filter_promises() {
 
 #[test]
 fn union_keeps_both_sides() {
-    kit::check_union(|| ScalableBloomFilter::new(4, 0.01).unwrap());
+    kit::check_union(|| ScalableBloomFilter::<u64>::new(4, 0.01).unwrap());
 }
 
 #[test]
 fn codec_round_trips_across_slices_and_rejects_damage() {
     let foreign = BloomFilter::<u64>::new(100, 0.01).unwrap().to_bytes();
-    kit::check_codec(|| ScalableBloomFilter::new(8, 0.01).unwrap(), &foreign);
+    kit::check_codec(
+        || ScalableBloomFilter::<u64>::new(8, 0.01).unwrap(),
+        &foreign,
+    );
     let other = ScalableBloomFilter::<u64>::builder(8, 0.01)
         .seed(1)
         .build()

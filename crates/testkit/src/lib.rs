@@ -202,12 +202,46 @@ pub fn non_member(i: u64) -> u64 {
     (1 << 63) | i
 }
 
+/// A key type the conformance suite can test a filter over: made from a `u64` (a
+/// [`member`] or [`non_member`] index), distinct for distinct indices.
+pub trait TestKey: Clone + Debug + Eq + std::hash::Hash {
+    /// The key for index `i`.
+    fn from_index(i: u64) -> Self;
+}
+
+impl TestKey for u64 {
+    fn from_index(i: u64) -> u64 {
+        i
+    }
+}
+
+/// Records for multi-attribute filters: the index, then two fields with few distinct
+/// values, so that records share field values and combinations of fields from different
+/// records are common.
+impl TestKey for (u64, u64, u64) {
+    fn from_index(i: u64) -> Self {
+        (i, i % 13, i % 7)
+    }
+}
+
+/// Records of one attribute.
+impl TestKey for (u64,) {
+    fn from_index(i: u64) -> Self {
+        (i,)
+    }
+}
+
+fn key<K: TestKey>(i: u64) -> K {
+    K::from_index(i)
+}
+
 /// Checks the promises of [`Filter`] on filters from `make`, each of which must hold at
 /// least 2,000 items and accept the keys `0..2_000` (a variant may refuse other keys, as a
 /// bitmap refuses keys outside its range: a refused insert must change nothing).
-pub fn check_filter<F, M>(make: M)
+pub fn check_filter<F, K, M>(make: M)
 where
-    F: Filter<Key = u64> + Clone + Debug,
+    F: Filter<Key = K> + Clone + Debug,
+    K: TestKey,
     M: Fn() -> F,
 {
     // An empty filter holds nothing.
@@ -219,29 +253,29 @@ where
         assert!((0.0..1.0).contains(&p), "target fpr {p}");
     }
     assert!(
-        (0..1_000).all(|i| !empty.contains(&member(i))),
+        (0..1_000).all(|i| !empty.contains(&key(member(i)))),
         "empty filter claims keys"
     );
 
     // First insert says "new", the second "maybe present"; hash entry points agree.
     let mut f = make();
     assert!(
-        f.try_insert(&7).expect("insert"),
+        f.try_insert(&key(7)).expect("insert"),
         "first insert of 7 must say new"
     );
     assert!(
-        !f.try_insert(&7).expect("insert"),
+        !f.try_insert(&key(7)).expect("insert"),
         "second insert of 7 must say maybe-present"
     );
     for i in 0..1_000 {
-        let k = non_member(i);
+        let k: K = key(non_member(i));
         assert_eq!(f.contains(&k), f.contains_hash(f.hash_key(&k)));
     }
 
     // Estimates follow the load: 1,000 distinct keys.
     let mut f = make();
     for i in 0..1_000 {
-        f.try_insert(&member(i)).expect("insert");
+        f.try_insert(&key(member(i))).expect("insert");
     }
     let est = f.estimated_len();
     assert!(
@@ -257,13 +291,13 @@ where
         );
     }
     let g = f.clone();
-    assert!((0..2_000).all(|i| f.contains(&member(i)) == g.contains(&member(i))));
+    assert!((0..2_000).all(|i| f.contains(&key(member(i))) == g.contains(&key(member(i)))));
 
     // Clear forgets everything.
     f.clear();
     assert_eq!(f.estimated_len(), 0.0);
     assert!(
-        (0..1_000).all(|i| !f.contains(&member(i))),
+        (0..1_000).all(|i| !f.contains(&key(member(i)))),
         "cleared filter claims keys"
     );
 
@@ -274,8 +308,8 @@ where
         for (step, op) in ops.iter().enumerate() {
             match *op {
                 Op::Insert(k) => {
-                    let before = filter.contains(&k);
-                    match filter.try_insert(&k) {
+                    let before = filter.contains(&key(k));
+                    match filter.try_insert(&key(k)) {
                         Ok(new) => {
                             let was_new = model.insert(k);
                             ensure(was_new || !new, || {
@@ -284,13 +318,13 @@ where
                         }
                         // A variant may refuse a key (a bitmap outside its range); it must
                         // then be unchanged, and the key stays out of the model.
-                        Err(_) => ensure(filter.contains(&k) == before, || {
+                        Err(_) => ensure(filter.contains(&key(k)) == before, || {
                             format!("step {step}: refused insert of {k} changed the filter")
                         })?,
                     }
                 }
                 Op::Check(k) => {
-                    let found = filter.contains(&k);
+                    let found = filter.contains(&key(k));
                     ensure(found || !model.contains(&k), || {
                         format!("step {step}: lost {k}")
                     })?;
@@ -301,25 +335,29 @@ where
                 }
             }
         }
-        let lost: Vec<_> = model.iter().filter(|k| !filter.contains(k)).collect();
+        let lost: Vec<_> = model
+            .iter()
+            .filter(|&&k| !filter.contains(&key(k)))
+            .collect();
         ensure(lost.is_empty(), || format!("false negatives {lost:?}"))
     });
 }
 
 /// A filter from `make` holding `keys`, less any the variant refuses (see [`check_filter`]).
-fn fill<F: Filter<Key = u64>>(make: &impl Fn() -> F, keys: &[u64]) -> F {
+fn fill<F: Filter<Key = K>, K: TestKey>(make: &impl Fn() -> F, keys: &[u64]) -> F {
     let mut f = make();
-    for k in keys {
-        let _refusals_are_checked_by_check_filter = f.try_insert(k);
+    for &k in keys {
+        let _refusals_are_checked_by_check_filter = f.try_insert(&key(k));
     }
     f
 }
 
 /// Checks [`Union`]: the union of two filters from `make` contains every key of either, by
 /// value and in place alike, whichever side it is taken from.
-pub fn check_union<F, M>(make: M)
+pub fn check_union<F, K, M>(make: M)
 where
-    F: Filter<Key = u64> + Union + Debug,
+    F: Filter<Key = K> + Union + Debug,
+    K: TestKey,
     M: Fn() -> F,
 {
     forall(200, |(a, b): &(Vec<u64>, Vec<u64>)| {
@@ -331,15 +369,16 @@ where
         for k in a
             .iter()
             .chain(b)
+            .map(|&k| key::<K>(k))
             .filter(|k| fa.contains(k) || fb.contains(k))
         {
-            ensure(ab.contains(k) && ba.contains(k), || {
-                format!("union lost {k}")
+            ensure(ab.contains(&k) && ba.contains(&k), || {
+                format!("union lost {k:?}")
             })?;
-            ensure(in_place.contains(k), || format!("union_with lost {k}"))?;
+            ensure(in_place.contains(&k), || format!("union_with lost {k:?}"))?;
         }
         for i in 0..200 {
-            let k = non_member(i);
+            let k: K = key(non_member(i));
             ensure(ab.contains(&k) == ba.contains(&k), || {
                 "union is not commutative".into()
             })?;
@@ -350,9 +389,10 @@ where
 
 /// Checks [`Intersection`]: the intersection of two filters from `make` contains every key
 /// common to both.
-pub fn check_intersection<F, M>(make: M)
+pub fn check_intersection<F, K, M>(make: M)
 where
-    F: Filter<Key = u64> + Intersection + Debug,
+    F: Filter<Key = K> + Intersection + Debug,
+    K: TestKey,
     M: Fn() -> F,
 {
     forall(200, |(a, b, common): &(Vec<u64>, Vec<u64>, Vec<u64>)| {
@@ -362,9 +402,13 @@ where
         let both = fa.intersection(&fb).map_err(|e| e.to_string())?;
         let mut in_place = fa.clone();
         in_place.intersect_with(&fb).map_err(|e| e.to_string())?;
-        for k in common.iter().filter(|k| fa.contains(k) && fb.contains(k)) {
-            ensure(both.contains(k) && in_place.contains(k), || {
-                format!("intersection lost {k}")
+        for k in common
+            .iter()
+            .map(|&k| key::<K>(k))
+            .filter(|k| fa.contains(k) && fb.contains(k))
+        {
+            ensure(both.contains(&k) && in_place.contains(&k), || {
+                format!("intersection lost {k:?}")
             })?;
         }
         Ok(())
@@ -427,9 +471,10 @@ pub fn reseal(bytes: &mut [u8]) {
 /// and a sample of 512 between) and
 /// `foreign` (bytes of another variant) are rejected or decode to a usable filter, and
 /// never panic.
-pub fn check_codec<F, M>(make: M, foreign: &[u8])
+pub fn check_codec<F, K, M>(make: M, foreign: &[u8])
 where
-    F: Filter<Key = u64> + Codec + Debug,
+    F: Filter<Key = K> + Codec + Debug,
+    K: TestKey,
     M: Fn() -> F,
 {
     forall(100, |keys: &Vec<u64>| {
@@ -440,8 +485,9 @@ where
             "re-encoding changed the bytes".into()
         })?;
         for k in keys.iter().copied().chain((0..500).map(non_member)) {
+            let k: K = key(k);
             ensure(f.contains(&k) == g.contains(&k), || {
-                format!("answers differ on {k}")
+                format!("answers differ on {k:?}")
             })?;
         }
         ensure(f.estimated_len() == g.estimated_len(), || {
@@ -516,7 +562,7 @@ where
             if let Ok(g) = decoded {
                 // Corruption that survives every check must still give a working filter.
                 let again = F::from_bytes(&g.to_bytes()).expect("a decoded filter re-encodes");
-                for k in (0..100).map(member) {
+                for k in (0..100).map(|i| key::<K>(member(i))) {
                     assert_eq!(g.contains(&k), again.contains(&k));
                 }
                 let _ = (g.estimated_len(), g.estimated_fpr());
@@ -565,14 +611,22 @@ impl FprMeasurement {
 
 /// Probes `probes` keys that were never inserted ([`non_member`]) and counts the positives,
 /// on all cores.
-pub fn measure_fpr<F: Filter<Key = u64> + Sync>(filter: &F, probes: u64) -> FprMeasurement {
+pub fn measure_fpr<F, K>(filter: &F, probes: u64) -> FprMeasurement
+where
+    F: Filter<Key = K> + Sync,
+    K: TestKey,
+{
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
     let per = probes.div_ceil(threads);
     let false_positives = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let range = (t * per)..((t + 1) * per).min(probes);
-                s.spawn(move || range.filter(|&i| filter.contains(&non_member(i))).count() as u64)
+                s.spawn(move || {
+                    range
+                        .filter(|&i| filter.contains(&key(non_member(i))))
+                        .count() as u64
+                })
             })
             .collect();
         handles

@@ -1,0 +1,994 @@
+//! The multi-attribute ("parallel") Bloom filter: records of several attributes (fields),
+//! one bit array and one group of hash functions per attribute, queried by one attribute, by
+//! any subset of attributes, or whole (Xiao & Hua, "Using Parallel Bloom Filters for
+//! Multi-Attribute Representation on Network Services", IEEE TPDS 21(1), 2010).
+//!
+//! Per-attribute answers are independent, so a record assembled from the fields of different
+//! stored records (`(a1, b2)` after inserting `(a1, b1)` and `(a2, b2)`) passes every
+//! attribute filter: on attributes alone it is reported present however large the filters
+//! are. As the paper does, the filter keeps a **record-level filter** over whole records (on
+//! by default; turn it off to save memory) and, for the attribute subsets you declare you will
+//! query, a filter over each subset's combined values; a query answered by one of those is
+//! wrong at most at that filter's rate, whatever the combination.
+//!
+//! Each attribute is sized from its own number of distinct values and rate, with its own seed
+//! derived from the filter's, through bloomkit's hashing and sizing: every bit array is a
+//! [`BloomFilter`] from `bloomkit-classic`. An attribute's value is hashed once; a
+//! combination's hash is derived from its attributes' hashes, so a record costs one hash per
+//! attribute however many combinations are kept.
+//!
+//! # Examples
+//!
+//! ```
+//! use bloomkit_multi::MultiFilter;
+//!
+//! // Requests as (source address, user agent, path): 100,000 records at 1%, with few
+//! // distinct agents; the (address, path) pair is queried, so it gets its own filter.
+//! let mut seen = MultiFilter::<(String, String, String)>::builder(100_000, 0.01)
+//!     .attribute(1, 1_000, 0.01)? // about 1,000 distinct user agents
+//!     .subset(&[0, 2])?
+//!     .build()?;
+//! let request = ("10.0.0.1".to_string(), "curl/8.5".to_string(), "/login".to_string());
+//! assert!(seen.try_insert(&request)?); // certainly new
+//! seen.try_insert(&("10.0.0.2".into(), "firefox".into(), "/".into()))?;
+//!
+//! assert!(seen.contains(&request));
+//! assert!(seen.query().attr::<0>("10.0.0.1").contains()); // seen this address?
+//! assert!(seen.query().attr::<0>("10.0.0.1").attr::<2>("/login").contains());
+//! // A pair assembled from two records: every attribute filter says yes, the pair's own
+//! // filter says no (wrong at most 1% of the time).
+//! assert!(!seen.query().attr::<0>("10.0.0.2").attr::<2>("/login").contains());
+//! // What each kind of query promises, from the sizing module:
+//! let rates = seen.predicted_fpr(&[0, 1])?;
+//! println!("(address, agent) query: {:e} for new values, {:?} for recombined ones",
+//!          rates.new_values, rates.recombined);
+//! # Ok::<(), bloomkit_core::Error>(())
+//! ```
+//!
+//! # How a query is answered
+//!
+//! A query over a set of attributes `Q` (one, several, or all of them) is answered by the
+//! filter kept for exactly `Q`, if there is one (the record-level filter for all of them, a
+//! declared subset); otherwise by all of `Q`'s attribute filters and every declared subset
+//! inside `Q`, each of which must say yes. Either way an inserted record's values are found
+//! (no false negatives). [`MultiFilter::predicted_fpr`] gives the rate of each query kind at
+//! design load and [`MultiFilter::estimated_fpr_of`] from the current fill.
+//!
+//! # Crate features
+//!
+//! - `serde` (default): `Serialize`/`Deserialize` and bloomkit's byte format
+//!   ([`MultiFilter::to_bytes`], [`MultiFilter::from_bytes`], `docs/format.md`).
+
+#![forbid(unsafe_code)]
+
+/// The core crate this one builds on (the `Filter` trait, errors, hashing, sizing).
+pub use bloomkit_core;
+
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
+
+use bloomkit_classic::BloomFilter;
+use bloomkit_core::{
+    Error, Filter, FilterCore, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
+};
+
+mod record;
+#[cfg(feature = "serde")]
+mod serde_impl;
+
+pub use record::{Attribute, QueryValue, Record, Visitor, MAX_ATTRIBUTES};
+
+/// A set of attributes as a bit mask: bit `i` is attribute `i`.
+type Mask = u32;
+
+/// One bit array: over one attribute's values (a one-bit mask) or over the combined values
+/// of several (a declared subset, or all of them: the record-level filter).
+struct Part<S> {
+    mask: Mask,
+    filter: BloomFilter<(), S>,
+}
+
+impl<S: Clone> Clone for Part<S> {
+    fn clone(&self) -> Self {
+        Part {
+            mask: self.mask,
+            filter: self.filter.clone(),
+        }
+    }
+}
+
+impl<S: PartialEq> PartialEq for Part<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.mask == other.mask && self.filter == other.filter
+    }
+}
+
+/// The seed of the part over `mask`, derived from the filter's seed: one attribute's part
+/// and a combination's never share a seed (different tags), and the derivation is a
+/// bijective mix (splitmix64's finalizer), so distinct tags give distinct seeds.
+fn part_seed(seed: u64, mask: Mask) -> u64 {
+    let tag = if mask.count_ones() == 1 {
+        u64::from(mask.trailing_zeros())
+    } else {
+        (1 << 32) | u64::from(mask)
+    };
+    let mut z = seed ^ tag.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The attribute indices of `mask`, in order.
+fn indices(mask: Mask) -> impl Iterator<Item = usize> {
+    (0..MAX_ATTRIBUTES).filter(move |&i| mask & (1 << i) != 0)
+}
+
+/// The hashes of one record's (or one query's) attributes, by attribute index.
+type Hashes = [u64; MAX_ATTRIBUTES];
+
+/// Hashes each visited attribute with its own part's hasher, counting them.
+struct Hashing<'a, S> {
+    attributes: &'a [Part<S>],
+    hashes: Hashes,
+    count: usize,
+}
+
+impl<S: BuildHasher> Visitor for Hashing<'_, S> {
+    #[inline]
+    fn attribute<T: Hash + ?Sized>(&mut self, value: &T) {
+        if let Some(part) = self.attributes.get(self.count) {
+            self.hashes[self.count] = part.filter.hasher().hash_one(value);
+        }
+        self.count = self.count.saturating_add(1);
+    }
+}
+
+/// What a query promises: its false-positive rate for the two kinds of non-members.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueryFpr {
+    /// For a non-member whose queried values were none of them inserted: every filter the
+    /// query consults must err at once.
+    pub new_values: f64,
+    /// For a combination of values each of which was inserted, in different records, that
+    /// no record holds together: only a filter kept for exactly these attributes can tell,
+    /// so without one this is 1. `None` for a one-attribute query, where there are no
+    /// combinations.
+    pub recombined: Option<f64>,
+}
+
+/// One bit array of a [`MultiFilter`], as [`MultiFilter::parts`] describes it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PartInfo {
+    /// The attributes it is over: one for an attribute filter, several for a declared
+    /// subset, all of them for the record-level filter.
+    pub attributes: Vec<usize>,
+    /// Its bits.
+    pub bits: u64,
+    /// Its probes per value.
+    pub hashes: u32,
+    /// The distinct values (or combinations) it was sized for.
+    pub capacity: u64,
+    /// The false-positive rate it was sized for.
+    pub fpr: f64,
+}
+
+/// A multi-attribute Bloom filter over records of type `R` (see the [crate] docs).
+///
+/// `R` is a tuple of up to 12 hashable fields, a type of yours implementing [`Record`], or a
+/// dynamic record (`[T]`, `Vec<T>`) whose arity the builder is given. `S` is the hasher
+/// family: every part hashes with `S::from_seed` of a seed derived from the filter's.
+pub struct MultiFilter<R: ?Sized, S = Xxh3Builder> {
+    /// Attribute `i`'s part at index `i`.
+    attributes: Vec<Part<S>>,
+    /// The combinations kept, by increasing mask; the record-level filter (every
+    /// attribute's bit set), if kept, is last.
+    combos: Vec<Part<S>>,
+    /// The filter's hasher: its seed is the one every part's derives from.
+    hasher: S,
+    /// Hashes a whole record's attribute hashes to the record's one hash ([`Filter::hash_key`]).
+    record_hasher: S,
+    record: PhantomData<fn(&R)>,
+}
+
+impl<R: ?Sized, S: Clone> Clone for MultiFilter<R, S> {
+    fn clone(&self) -> Self {
+        MultiFilter {
+            attributes: self.attributes.clone(),
+            combos: self.combos.clone(),
+            hasher: self.hasher.clone(),
+            record_hasher: self.record_hasher.clone(),
+            record: PhantomData,
+        }
+    }
+}
+
+impl<R: ?Sized, S: PartialEq> PartialEq for MultiFilter<R, S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.attributes == other.attributes
+            && self.combos == other.combos
+            && self.hasher == other.hasher
+    }
+}
+
+impl<R: ?Sized, S: fmt::Debug + BuildHasher> fmt::Debug for MultiFilter<R, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let part = |p: &Part<S>| {
+            (
+                indices(p.mask).collect::<Vec<_>>(),
+                p.filter.num_bits(),
+                p.filter.num_hashes(),
+                p.filter.count_ones(),
+            )
+        };
+        f.debug_struct("MultiFilter")
+            .field("arity", &self.attributes.len())
+            .field(
+                "attributes (bits, probes, ones)",
+                &self.attributes.iter().map(part).collect::<Vec<_>>(),
+            )
+            .field(
+                "combinations (attributes, bits, probes, ones)",
+                &self.combos.iter().map(part).collect::<Vec<_>>(),
+            )
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
+
+/// Builds a [`MultiFilter`]: every attribute and combination sized from the filter's
+/// records and rate unless told otherwise. Made by [`MultiFilter::builder`].
+#[derive(Debug, Clone)]
+pub struct MultiBuilder<R: ?Sized, S = Xxh3Builder> {
+    records: u64,
+    fpr: f64,
+    arity: Option<usize>,
+    /// (attribute, distinct values, rate).
+    attributes: Vec<(usize, u64, f64)>,
+    /// (mask, values, rate).
+    subsets: Vec<(Mask, u64, f64)>,
+    record_filter: bool,
+    hasher: S,
+    record: PhantomData<fn(&R)>,
+}
+
+impl<R: Record + ?Sized> MultiFilter<R> {
+    /// A filter for `records` records at false-positive rate `fpr`: a record-level filter
+    /// sized for that, and each attribute sized for `records` distinct values at `fpr`
+    /// (an upper bound; say how many distinct values an attribute has with
+    /// [`MultiBuilder::attribute`] to save memory). Seed 0.
+    ///
+    /// # Errors
+    /// [`Error::ZeroItems`], [`Error::InvalidFpr`], sizes that overflow; for dynamic records
+    /// (`[T]`, `Vec<T>`), [`Error::InvalidArity`]: use the builder and
+    /// [`MultiBuilder::arity`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_multi::MultiFilter;
+    ///
+    /// let mut f = MultiFilter::<(u32, &str)>::new(1_000, 0.01)?;
+    /// f.try_insert(&(7, "seven"))?;
+    /// assert!(f.contains(&(7, "seven")));
+    /// assert!(f.query().attr::<1>("seven").contains());
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn new(records: u64, fpr: f64) -> Result<Self, Error> {
+        Self::builder(records, fpr).build()
+    }
+
+    /// A builder for a filter of `records` records at rate `fpr` (see [`MultiBuilder`]).
+    pub fn builder(records: u64, fpr: f64) -> MultiBuilder<R> {
+        MultiBuilder {
+            records,
+            fpr,
+            arity: R::ARITY,
+            attributes: Vec::new(),
+            subsets: Vec::new(),
+            record_filter: true,
+            hasher: Xxh3Builder::default(),
+            record: PhantomData,
+        }
+    }
+}
+
+/// The attributes of `list` as a mask, checked against the arity.
+fn mask_of(list: &[usize], arity: usize) -> Result<Mask, Error> {
+    let mut mask: Mask = 0;
+    for &i in list {
+        if i >= arity {
+            return Err(Error::NoSuchAttribute { index: i, arity });
+        }
+        if mask & (1 << i) != 0 {
+            return Err(Error::InvalidSubset {
+                subset: list.to_vec(),
+                reason: "it names an attribute twice",
+            });
+        }
+        mask |= 1 << i;
+    }
+    Ok(mask)
+}
+
+/// The mask of all `arity` attributes.
+fn full_mask(arity: usize) -> Mask {
+    if arity >= 32 {
+        Mask::MAX
+    } else {
+        (1 << arity) - 1
+    }
+}
+
+impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
+    /// The number of attributes, for dynamic records (`[T]`, `Vec<T>`); for a type that
+    /// fixes its arity, it must agree.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArity`] outside `1..=MAX_ATTRIBUTES`; [`Error::WrongArity`] if the
+    /// record type has another arity.
+    pub fn arity(mut self, arity: usize) -> Result<Self, Error> {
+        if !(1..=MAX_ATTRIBUTES).contains(&arity) {
+            return Err(Error::InvalidArity {
+                arity,
+                max: MAX_ATTRIBUTES,
+            });
+        }
+        if let Some(fixed) = R::ARITY {
+            if fixed != arity {
+                return Err(Error::WrongArity {
+                    expected: fixed,
+                    found: arity,
+                });
+            }
+        }
+        self.arity = Some(arity);
+        Ok(self)
+    }
+
+    fn checked_arity(&self) -> Result<usize, Error> {
+        match self.arity {
+            Some(a) if (1..=MAX_ATTRIBUTES).contains(&a) => Ok(a),
+            other => Err(Error::InvalidArity {
+                arity: other.unwrap_or(0),
+                max: MAX_ATTRIBUTES,
+            }),
+        }
+    }
+
+    /// Sizes attribute `index` for `distinct` distinct values at rate `fpr` (default: the
+    /// filter's records and rate). An attribute with few distinct values (a country, a
+    /// status code) needs few bits.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchAttribute`]; [`Error::InvalidArity`] for a dynamic record before
+    /// [`arity`](Self::arity). (Bad sizes are reported by [`build`](Self::build).)
+    pub fn attribute(mut self, index: usize, distinct: u64, fpr: f64) -> Result<Self, Error> {
+        let arity = self.checked_arity()?;
+        mask_of(&[index], arity)?;
+        self.attributes.retain(|&(i, _, _)| i != index);
+        self.attributes.push((index, distinct, fpr));
+        Ok(self)
+    }
+
+    /// Declares a subset of attributes (two or more, by index) that will be queried
+    /// together, so that it gets a filter over its combined values, sized for the filter's
+    /// records and rate: its queries are then wrong at most at that rate, even for
+    /// combinations of values taken from different records. (All the attributes together
+    /// are the record-level filter, kept by default.)
+    ///
+    /// # Errors
+    /// As [`subset_sized`](Self::subset_sized).
+    pub fn subset(self, attributes: &[usize]) -> Result<Self, Error> {
+        let (records, fpr) = (self.records, self.fpr);
+        self.subset_sized(attributes, records, fpr)
+    }
+
+    /// [`subset`](Self::subset), sized for `combinations` distinct combinations at `fpr`.
+    /// Naming every attribute sizes the record-level filter (and keeps it).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchAttribute`]; [`Error::InvalidSubset`] for fewer than two attributes,
+    /// an attribute named twice, or a subset declared twice.
+    pub fn subset_sized(
+        mut self,
+        attributes: &[usize],
+        combinations: u64,
+        fpr: f64,
+    ) -> Result<Self, Error> {
+        let arity = self.checked_arity()?;
+        let mask = mask_of(attributes, arity)?;
+        let invalid = |reason| Error::InvalidSubset {
+            subset: attributes.to_vec(),
+            reason,
+        };
+        if mask.count_ones() < 2 {
+            return Err(invalid(
+                "a subset needs two or more attributes (one attribute has its own filter)",
+            ));
+        }
+        if mask == full_mask(arity) {
+            self.record_filter = true;
+            self.records = combinations;
+            self.fpr = fpr;
+            return Ok(self);
+        }
+        if self.subsets.iter().any(|&(m, _, _)| m == mask) {
+            return Err(invalid("it is declared twice"));
+        }
+        self.subsets.push((mask, combinations, fpr));
+        Ok(self)
+    }
+
+    /// Whether to keep the record-level filter (default `true`). Without it, whole-record
+    /// queries are answered by the attribute filters (and declared subsets) alone, so a
+    /// record assembled from other records' values is reported present; the filter then
+    /// has no target for whole records ([`FilterCore::target_fpr`] is `None`).
+    pub fn record_filter(mut self, keep: bool) -> Self {
+        self.record_filter = keep;
+        self
+    }
+
+    /// The seed every part's seed derives from (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.hasher = S::from_seed(seed);
+        self
+    }
+
+    /// Another hasher family (every part hashes with `H::from_seed` of its derived seed).
+    pub fn hasher<H: PortableHasher>(self, hasher: H) -> MultiBuilder<R, H> {
+        MultiBuilder {
+            records: self.records,
+            fpr: self.fpr,
+            arity: self.arity,
+            attributes: self.attributes,
+            subsets: self.subsets,
+            record_filter: self.record_filter,
+            hasher,
+            record: PhantomData,
+        }
+    }
+
+    /// The filter.
+    ///
+    /// # Errors
+    /// [`Error::ZeroItems`], [`Error::InvalidFpr`] and the other sizing errors of any part;
+    /// [`Error::InvalidArity`] for a dynamic record without [`arity`](Self::arity).
+    pub fn build(self) -> Result<MultiFilter<R, S>, Error> {
+        let arity = self.checked_arity()?;
+        let seed = self.hasher.seed();
+        let part = |mask: Mask, n: u64, p: f64| -> Result<Part<S>, Error> {
+            let filter = BloomFilter::<()>::builder(n, p)
+                .hasher(S::from_seed(part_seed(seed, mask)))
+                .build()?;
+            Ok(Part { mask, filter })
+        };
+        let mut attributes = Vec::with_capacity(arity);
+        for i in 0..arity {
+            let (n, p) = self
+                .attributes
+                .iter()
+                .find(|&&(a, _, _)| a == i)
+                .map_or((self.records, self.fpr), |&(_, n, p)| (n, p));
+            attributes.push(part(1 << i, n, p)?);
+        }
+        let mut wanted = self.subsets.clone();
+        // One attribute: its filter is the record-level filter.
+        if self.record_filter && arity > 1 {
+            wanted.push((full_mask(arity), self.records, self.fpr));
+        }
+        wanted.sort_by_key(|&(mask, _, _)| mask);
+        let combos = wanted
+            .into_iter()
+            .map(|(mask, n, p)| part(mask, n, p))
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(MultiFilter::assemble(self.hasher, attributes, combos))
+    }
+}
+
+impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
+    /// The filter from its parts (checked by the caller).
+    fn assemble(hasher: S, attributes: Vec<Part<S>>, combos: Vec<Part<S>>) -> Self {
+        let full = full_mask(attributes.len());
+        MultiFilter {
+            record_hasher: S::from_seed(part_seed(hasher.seed(), full)),
+            attributes,
+            combos,
+            hasher,
+            record: PhantomData,
+        }
+    }
+}
+
+impl<R: ?Sized, S: BuildHasher> MultiFilter<R, S> {
+    /// The number of attributes of the filter's records.
+    pub fn arity(&self) -> usize {
+        self.attributes.len()
+    }
+
+    fn full(&self) -> Mask {
+        full_mask(self.attributes.len())
+    }
+
+    /// The record-level filter, if kept (a record of one attribute is that attribute: its
+    /// filter is the record-level one).
+    fn record_part(&self) -> Option<&Part<S>> {
+        let full = self.full();
+        self.combos
+            .last()
+            .or(self.attributes.first())
+            .filter(|p| p.mask == full)
+    }
+
+    /// Whether the filter keeps a record-level filter over whole records.
+    pub fn has_record_filter(&self) -> bool {
+        self.record_part().is_some()
+    }
+
+    /// The declared attribute subsets (each as attribute indices), not counting the
+    /// record-level filter.
+    pub fn subsets(&self) -> Vec<Vec<usize>> {
+        let full = self.full();
+        self.combos
+            .iter()
+            .filter(|p| p.mask != full)
+            .map(|p| indices(p.mask).collect())
+            .collect()
+    }
+
+    /// Every bit array: the attributes' in order, then the combinations' (declared subsets,
+    /// then the record-level filter), with their sizes and design points.
+    pub fn parts(&self) -> Vec<PartInfo> {
+        self.attributes
+            .iter()
+            .chain(&self.combos)
+            .map(|p| {
+                let design = p.filter.design();
+                PartInfo {
+                    attributes: indices(p.mask).collect(),
+                    bits: p.filter.num_bits(),
+                    hashes: p.filter.num_hashes(),
+                    capacity: design.map_or(0, |d| d.capacity),
+                    fpr: design.map_or(f64::NAN, |d| d.fpr),
+                }
+            })
+            .collect()
+    }
+
+    /// Whether no record has been inserted since the last clear (every insert sets bits in
+    /// every attribute's array).
+    pub fn is_empty(&self) -> bool {
+        self.attributes[0].filter.is_empty()
+    }
+
+    /// The hash of the combination `mask` of `hashes`, for the part over `mask`.
+    #[inline]
+    fn combined(hasher: &S, mask: Mask, hashes: &Hashes) -> u64 {
+        let mut picked = [0u64; MAX_ATTRIBUTES];
+        let mut n = 0;
+        for i in indices(mask) {
+            picked[n] = hashes[i];
+            n += 1;
+        }
+        hasher.hash_one(&picked[..n])
+    }
+
+    /// The parts a query over `mask` consults: the one kept for exactly `mask` if any, else
+    /// the attributes of `mask` and every kept combination inside it.
+    fn consulted(&self, mask: Mask) -> impl Iterator<Item = &Part<S>> {
+        let own = self.combos.iter().find(|p| p.mask == mask);
+        let covering = own.is_none();
+        own.into_iter().chain(
+            self.attributes
+                .iter()
+                .chain(&self.combos)
+                .filter(move |p| covering && p.mask & !mask == 0),
+        )
+    }
+
+    /// The hash the part over `mask` (hashing with `hasher`) is probed with, from a
+    /// record's or query's hashes: an attribute's own hash, or the combination's.
+    #[inline]
+    fn probe_hash(hasher: &S, mask: Mask, hashes: &Hashes) -> u64 {
+        if mask.count_ones() == 1 {
+            hashes[mask.trailing_zeros() as usize]
+        } else {
+            Self::combined(hasher, mask, hashes)
+        }
+    }
+
+    #[inline]
+    fn part_hash(part: &Part<S>, hashes: &Hashes) -> u64 {
+        Self::probe_hash(part.filter.hasher(), part.mask, hashes)
+    }
+
+    /// Whether the values in `hashes` at `mask` may be one record's.
+    fn contains_mask(&self, mask: Mask, hashes: &Hashes) -> bool {
+        if mask == 0 {
+            return !self.is_empty();
+        }
+        self.consulted(mask)
+            .all(|p| p.filter.contains_hash(Self::part_hash(p, hashes)))
+    }
+
+    /// Hashes `record`'s attributes; the record's arity must be the filter's.
+    fn hash_record<Q: Record + ?Sized>(&self, record: &Q) -> Result<Hashes, Error> {
+        let mut v = Hashing {
+            attributes: &self.attributes,
+            hashes: [0; MAX_ATTRIBUTES],
+            count: 0,
+        };
+        record.visit(&mut v);
+        if v.count != self.attributes.len() {
+            return Err(Error::WrongArity {
+                expected: self.attributes.len(),
+                found: v.count,
+            });
+        }
+        Ok(v.hashes)
+    }
+
+    /// A query by some of the attributes: add values with [`Query::attr`] (typed) or
+    /// [`Query::try_attr`] (by index), then ask [`Query::contains`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_multi::MultiFilter;
+    ///
+    /// let mut f = MultiFilter::<(&str, u16, &str)>::new(1_000, 0.01)?;
+    /// f.try_insert(&("alice", 443, "/login"))?;
+    /// assert!(f.query().attr::<0>("alice").attr::<1>(&443).contains());
+    /// assert!(!f.query().attr::<0>("alice").attr::<1>(&80).contains());
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn query(&self) -> Query<'_, R, S> {
+        Query {
+            filter: self,
+            hashes: [0; MAX_ATTRIBUTES],
+            mask: 0,
+            contradiction: false,
+        }
+    }
+
+    /// What a query over `attributes` (indices) promises at the design load of every part
+    /// it consults, from the sizing module (`sizing::fpr_model` of each part, multiplied
+    /// where independent parts must all err).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchAttribute`], [`Error::InvalidSubset`] for an attribute named twice.
+    pub fn predicted_fpr(&self, attributes: &[usize]) -> Result<QueryFpr, Error> {
+        self.query_fpr(attributes, |f| {
+            f.design().map_or(f64::NAN, |d| f.fpr_at(d.capacity))
+        })
+    }
+
+    /// As [`predicted_fpr`](Self::predicted_fpr), from each part's current fill instead of
+    /// its design load.
+    ///
+    /// # Errors
+    /// As [`predicted_fpr`](Self::predicted_fpr).
+    pub fn estimated_fpr_of(&self, attributes: &[usize]) -> Result<QueryFpr, Error> {
+        self.query_fpr(attributes, BloomFilter::estimated_fpr)
+    }
+
+    fn query_fpr(
+        &self,
+        attributes: &[usize],
+        rate: impl Fn(&BloomFilter<(), S>) -> f64,
+    ) -> Result<QueryFpr, Error> {
+        let mask = mask_of(attributes, self.arity())?;
+        if mask == 0 {
+            return Err(Error::InvalidSubset {
+                subset: Vec::new(),
+                reason: "a query needs at least one attribute",
+            });
+        }
+        let own = self.combos.iter().find(|p| p.mask == mask);
+        let new_values = self.consulted(mask).map(|p| rate(&p.filter)).product();
+        let recombined = match (mask.count_ones(), own) {
+            (1, _) => None,
+            (_, Some(p)) => Some(rate(&p.filter)),
+            (_, None) => Some(1.0),
+        };
+        Ok(QueryFpr {
+            new_values,
+            recombined,
+        })
+    }
+
+    /// Bytes of heap memory, all parts together.
+    pub fn heap_bytes(&self) -> usize {
+        self.attributes
+            .iter()
+            .chain(&self.combos)
+            .map(|p| p.filter.heap_bytes() + core::mem::size_of::<Part<S>>())
+            .sum()
+    }
+
+    /// Removes every record, keeping the parameters and allocations.
+    pub fn clear(&mut self) {
+        for p in self.attributes.iter_mut().chain(&mut self.combos) {
+            p.filter.clear();
+        }
+    }
+}
+
+impl<R: Record + ?Sized, S: BuildHasher> MultiFilter<R, S> {
+    /// Inserts `record` into every part. Returns `Ok(true)` if it was certainly not present
+    /// before (a whole-record query would have said no), `Ok(false)` if it may have been.
+    ///
+    /// # Errors
+    /// [`Error::WrongArity`] for a dynamic record of another length; nothing is changed.
+    /// (Records whose type fixes the arity are never refused.)
+    pub fn try_insert(&mut self, record: &R) -> Result<bool, Error> {
+        let hashes = self.hash_record(record)?;
+        let full = self.full();
+        let by_record = self.record_part().is_some();
+        let mut new = false;
+        for p in self.attributes.iter_mut().chain(&mut self.combos) {
+            let hash = Self::part_hash(p, &hashes);
+            // Every part is written; "new" is read off the parts a whole-record query
+            // consults (rust-lang/rust#158206: an `if`, not arithmetic on the flag).
+            if p.filter.insert_hash(hash) && (!by_record || p.mask == full) {
+                new = true;
+            }
+        }
+        Ok(new)
+    }
+
+    /// Whether `record` may have been inserted: the record-level filter's answer, or, if it
+    /// is not kept, that of every attribute filter and declared subset. A dynamic record of
+    /// another arity was never inserted: `false`.
+    pub fn contains(&self, record: &R) -> bool {
+        match self.hash_record(record) {
+            Ok(hashes) => self.contains_mask(self.full(), &hashes),
+            Err(_) => false,
+        }
+    }
+
+    /// Whether some inserted record's attribute `I` may be `value` (a shorthand for
+    /// `query().attr::<I>(value).contains()`).
+    pub fn contains_attr<const I: usize>(
+        &self,
+        value: &(impl QueryValue<<R as Attribute<I>>::Value> + ?Sized),
+    ) -> bool
+    where
+        R: Attribute<I>,
+    {
+        self.query().attr::<I>(value).contains()
+    }
+}
+
+/// A query by some attributes of a [`MultiFilter`]'s records; made by
+/// [`MultiFilter::query`].
+pub struct Query<'f, R: ?Sized, S = Xxh3Builder> {
+    filter: &'f MultiFilter<R, S>,
+    hashes: Hashes,
+    mask: Mask,
+    /// Two different values given for one attribute: no record has both.
+    contradiction: bool,
+}
+
+impl<R: ?Sized, S> fmt::Debug for Query<'_, R, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Query")
+            .field("attributes", &indices(self.mask).collect::<Vec<_>>())
+            .field("contradiction", &self.contradiction)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: ?Sized, S: BuildHasher> Query<'_, R, S> {
+    /// Adds attribute `I`'s value (typed: `I` must be an attribute of `R`, and `value` of
+    /// its type or a form it borrows as, `&str` for a `String`).
+    #[must_use]
+    pub fn attr<const I: usize>(
+        self,
+        value: &(impl QueryValue<<R as Attribute<I>>::Value> + ?Sized),
+    ) -> Self
+    where
+        R: Attribute<I>,
+    {
+        // A record type's `Attribute` impls only name its attributes, and the filter's
+        // arity is the type's: the index is in range.
+        self.with(I, value)
+    }
+
+    /// Adds attribute `index`'s value, checked at run time (for dynamic records).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchAttribute`].
+    pub fn try_attr<Q: Hash + ?Sized>(self, index: usize, value: &Q) -> Result<Self, Error> {
+        let arity = self.filter.arity();
+        if index >= arity {
+            return Err(Error::NoSuchAttribute { index, arity });
+        }
+        Ok(self.with(index, value))
+    }
+
+    fn with<Q: Hash + ?Sized>(mut self, index: usize, value: &Q) -> Self {
+        let Some(part) = self.filter.attributes.get(index) else {
+            // An `Attribute` impl past the record's own arity: no record has such a value.
+            self.contradiction = true;
+            return self;
+        };
+        let hash = part.filter.hasher().hash_one(value);
+        let bit = 1 << index;
+        if self.mask & bit != 0 && self.hashes[index] != hash {
+            self.contradiction = true;
+        }
+        self.mask |= bit;
+        self.hashes[index] = hash;
+        self
+    }
+
+    /// Whether some inserted record may hold all the values given (with no value given:
+    /// whether any record was inserted).
+    pub fn contains(&self) -> bool {
+        !self.contradiction && self.filter.contains_mask(self.mask, &self.hashes)
+    }
+}
+
+impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
+    /// Checks that `other` was built alike: same attributes, same combinations, same seed,
+    /// and every part of the same size.
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] naming the first difference.
+    pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
+        let count = |f: &Self| f.attributes.len() as u64;
+        if count(self) != count(other) {
+            return Err(Error::Incompatible {
+                what: Parameter::Attributes,
+                left: count(self),
+                right: count(other),
+            });
+        }
+        if let Some((a, b)) = self
+            .combos
+            .iter()
+            .map(|p| u64::from(p.mask))
+            .chain([u64::MAX])
+            .zip(
+                other
+                    .combos
+                    .iter()
+                    .map(|p| u64::from(p.mask))
+                    .chain([u64::MAX]),
+            )
+            .find(|(a, b)| a != b)
+        {
+            return Err(Error::Incompatible {
+                what: Parameter::Subsets,
+                left: a,
+                right: b,
+            });
+        }
+        self.attributes
+            .iter()
+            .chain(&self.combos)
+            .zip(other.attributes.iter().chain(&other.combos))
+            .try_for_each(|(a, b)| a.filter.check_compatible(&b.filter))
+    }
+}
+
+impl<R: ?Sized, S: PortableHasher + Clone> Union for MultiFilter<R, S> {
+    /// Every part ORed with its twin: the result holds every record of either.
+    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        for (a, b) in self
+            .attributes
+            .iter_mut()
+            .chain(&mut self.combos)
+            .zip(other.attributes.iter().chain(&other.combos))
+        {
+            a.filter.union_with(&b.filter)?;
+        }
+        Ok(())
+    }
+}
+
+impl<R: ?Sized, S: PortableHasher + Clone> Intersection for MultiFilter<R, S> {
+    /// Every part ANDed with its twin: the result holds every record both held (and every
+    /// value and combination common to both).
+    fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        for (a, b) in self
+            .attributes
+            .iter_mut()
+            .chain(&mut self.combos)
+            .zip(other.attributes.iter().chain(&other.combos))
+        {
+            a.filter.intersect_with(&b.filter)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whole records are the keys. The hash entry points (`hash_key`, `try_insert_hash`,
+/// `contains_hash`) address the record-level filter, which one hash can reach; without it,
+/// `try_insert_hash` is refused with [`Error::Unsupported`] and `contains_hash` answers
+/// `true` (it cannot tell): use the record-taking methods.
+impl<R: Record + ?Sized, S: BuildHasher> FilterCore for MultiFilter<R, S> {
+    type InsertError = Error;
+
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        let full = self.full();
+        let record = match self.combos.last_mut() {
+            Some(p) => Some(p),
+            None => self.attributes.first_mut(),
+        };
+        match record.filter(|p| p.mask == full) {
+            Some(p) => Ok(p.filter.insert_hash(hash)),
+            None => Err(Error::Unsupported(
+                "inserting by hash needs the record-level filter: insert the record",
+            )),
+        }
+    }
+
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.record_part()
+            .map_or(true, |p| p.filter.contains_hash(hash))
+    }
+
+    fn clear(&mut self) {
+        MultiFilter::clear(self);
+    }
+
+    /// Records, from the record-level filter's fill; without it, the most distinct values
+    /// (or combinations) any part holds, a lower bound.
+    fn estimated_len(&self) -> f64 {
+        match self.record_part() {
+            Some(p) => p.filter.estimated_len(),
+            None => self
+                .consulted(self.full())
+                .map(|p| p.filter.estimated_len())
+                .fold(0.0, f64::max),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        MultiFilter::heap_bytes(self)
+    }
+
+    /// The record-level filter's target; `None` without it (whole-record queries then have
+    /// no bound for recombined records).
+    fn target_fpr(&self) -> Option<f64> {
+        self.record_part()
+            .and_then(|p| p.filter.design())
+            .map(|d| d.fpr)
+    }
+
+    /// For whole-record queries: [`MultiFilter::estimated_fpr_of`] all attributes, its
+    /// `new_values` rate (without a record-level filter, recombined records pass).
+    fn estimated_fpr(&self) -> f64 {
+        self.consulted(self.full())
+            .map(|p| p.filter.estimated_fpr())
+            .product()
+    }
+}
+
+impl<R: Record + ?Sized, S: BuildHasher> Filter for MultiFilter<R, S> {
+    type Key = R;
+
+    /// The record's one hash: its attribute hashes combined with the record-level hasher.
+    fn hash_key(&self, record: &R) -> u64 {
+        let mut v = Hashing {
+            attributes: &self.attributes,
+            hashes: [0; MAX_ATTRIBUTES],
+            count: 0,
+        };
+        record.visit(&mut v);
+        Self::probe_hash(&self.record_hasher, self.full(), &v.hashes)
+    }
+
+    fn try_insert(&mut self, record: &R) -> Result<bool, Error> {
+        MultiFilter::try_insert(self, record)
+    }
+
+    fn contains(&self, record: &R) -> bool {
+        MultiFilter::contains(self, record)
+    }
+}
