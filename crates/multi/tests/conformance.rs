@@ -72,7 +72,7 @@ fn incompatible_filters_are_refused_and_left_unchanged() {
             .unwrap(),
     ];
     for b in &others {
-        kit::check_incompatible(&a, b, |l, r| l.union_with(r));
-        kit::check_incompatible(&a, b, |l, r| l.intersect_with(r));
+        kit::check_incompatible(&a, b, Union::union_with);
+        kit::check_incompatible(&a, b, Intersection::intersect_with);
     }
 }
