@@ -53,7 +53,7 @@ fn build(seed: u64, record_filter: bool) -> MultiFilter<Rec> {
         .and_then(|b| b.attribute(2, u64::from(DOMAINS.2), 0.01))
         .and_then(|b| b.subset(&[0, 2]))
         .map(|b| b.record_filter(record_filter).seed(seed))
-        .and_then(|b| b.build())
+        .and_then(bloomkit_multi::MultiBuilder::build)
         .expect("valid parameters")
 }
 

@@ -20,7 +20,7 @@ fn filled(record_filter: bool) -> (MultiFilter<Rec>, HashSet<Rec>, RandomState) 
         .and_then(|b| b.attribute(2, 500, 0.01))
         .and_then(|b| b.subset(&[0, 2]))
         .map(|b| b.record_filter(record_filter).seed(seed.hash_one(1u8)))
-        .and_then(|b| b.build())
+        .and_then(bloomkit_multi::MultiBuilder::build)
         .unwrap();
     let mut stored = HashSet::new();
     let mut i = 0u64;

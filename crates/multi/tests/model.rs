@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use bloomkit_core::{Codec, Intersection, Union};
+use bloomkit_core::{Intersection, Union};
 use bloomkit_multi::MultiFilter;
 use bloomkit_testkit::{ensure, forall, Outcome};
 use quickcheck::{Arbitrary, Gen};
@@ -181,7 +181,7 @@ fn dynamic_records_against_the_model() {
         let mut f = MultiFilter::<Vec<String>>::builder(100, 0.05)
             .arity(2)
             .and_then(|b| b.subset(&[0, 1]))
-            .and_then(|b| b.build())
+            .and_then(bloomkit_multi::MultiBuilder::build)
             .map_err(|e| e.to_string())?;
         let mut model = HashSet::new();
         for &(a, b) in records {
