@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_counting", decode_counting),
     ("decode_scalable", decode_scalable),
     ("decode_bitmap", decode_bitmap),
+    ("decode_multi", decode_multi),
     ("serde_bincode", serde_bincode),
     ("ops_classic", ops_classic),
     ("ops_blocked", ops_blocked),
@@ -193,6 +194,85 @@ pub fn decode_scalable(data: &[u8]) {
             }
         }
         after_decoding(f);
+    }
+}
+
+/// `decode_multi`: `MultiFilter<(u64, u64, u64)>` (and as dynamic records), then inserts
+/// and every kind of query of what was inserted.
+pub fn decode_multi(data: &[u8]) {
+    if let Some(f) = decoded::<MultiFilter<Vec<u64>>>(data) {
+        let arity = f.arity();
+        let mut f = f;
+        for k in 0..16u64 {
+            let record: Vec<u64> = (0..arity as u64).map(|i| k * 7 + i).collect();
+            f.try_insert(&record)
+                .expect("a record of the filter's arity");
+            assert!(
+                f.contains(&record),
+                "false negative after decoding: {record:?}"
+            );
+            for (i, v) in record.iter().enumerate() {
+                let q = f.query().try_attr(i, v).expect("an attribute in range");
+                assert!(q.contains(), "attribute {i} of {record:?} lost");
+            }
+        }
+        let _ = (f.parts(), f.predicted_fpr(&[0]), f.estimated_fpr_of(&[0]));
+    }
+    if let Some(f) = decoded::<MultiFilter<(u64, u64, u64)>>(data) {
+        after_decoding(RecordKeys(f));
+    }
+}
+
+/// A multi-attribute filter keyed by `u64` (the record `(k, k % 13, k % 7)`), so that the
+/// checks written for `u64` filters apply.
+#[derive(Clone, Debug, PartialEq)]
+struct RecordKeys(MultiFilter<(u64, u64, u64)>);
+
+fn record(k: u64) -> (u64, u64, u64) {
+    (k, k % 13, k % 7)
+}
+
+impl FilterCore for RecordKeys {
+    type InsertError = Error;
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.0.try_insert_hash(hash)
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.0.contains_hash(hash)
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn estimated_len(&self) -> f64 {
+        self.0.estimated_len()
+    }
+    fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        FilterCore::target_fpr(&self.0)
+    }
+    fn estimated_fpr(&self) -> f64 {
+        FilterCore::estimated_fpr(&self.0)
+    }
+}
+
+impl Filter for RecordKeys {
+    type Key = u64;
+    fn hash_key(&self, k: &u64) -> u64 {
+        self.0.hash_key(&record(*k))
+    }
+    fn try_insert(&mut self, k: &u64) -> Result<bool, Error> {
+        self.0.try_insert(&record(*k))
+    }
+    fn contains(&self, k: &u64) -> bool {
+        self.0.contains(&record(*k))
+    }
+}
+
+impl Union for RecordKeys {
+    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.0.union_with(&other.0)
     }
 }
 

@@ -14,6 +14,7 @@ pub const TARGETS: &[&str] = &[
     "decode_counting",
     "decode_scalable",
     "decode_bitmap",
+    "decode_multi",
     "serde_bincode",
     "ops_classic",
     "ops_blocked",
