@@ -86,13 +86,32 @@ type Mask = u32;
 /// of several (a declared subset, or all of them: the record-level filter).
 struct Part<S> {
     mask: Mask,
+    /// The part's seed, derived from the filter's ([`part_seed`]): its hasher's, and the
+    /// key a combination's hash is mixed from.
+    key: u64,
     filter: BloomFilter<(), S>,
+}
+
+impl<S: PortableHasher> Part<S> {
+    fn new(
+        seed: u64,
+        mask: Mask,
+        filter: impl FnOnce(S) -> Result<BloomFilter<(), S>, Error>,
+    ) -> Result<Part<S>, Error> {
+        let key = part_seed(seed, mask);
+        Ok(Part {
+            mask,
+            key,
+            filter: filter(S::from_seed(key))?,
+        })
+    }
 }
 
 impl<S: Clone> Clone for Part<S> {
     fn clone(&self) -> Self {
         Part {
             mask: self.mask,
+            key: self.key,
             filter: self.filter.clone(),
         }
     }
@@ -113,10 +132,34 @@ fn part_seed(seed: u64, mask: Mask) -> u64 {
     } else {
         (1 << 32) | u64::from(mask)
     };
-    let mut z = seed ^ tag.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    mix(seed ^ tag.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// splitmix64's finalizer: a bijection of `u64` whose every output bit depends on every
+/// input bit.
+#[inline]
+fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// The hash of a combination of attributes: their hashes (seeded, one per attribute)
+/// chained through [`mix`] from the part's `key`, in attribute order. For a fixed prefix
+/// each step is a bijection of the next attribute's hash, so combinations that differ in
+/// any attribute collide only by chance; and it costs a few multiplications where hashing
+/// the attribute hashes again would cost another hash per combination (measured:
+/// `benches/multi.rs`).
+#[inline]
+fn combine(key: u64, mask: Mask, hashes: &[u64; MAX_ATTRIBUTES]) -> u64 {
+    let mut acc = key;
+    let mut rest = mask;
+    while rest != 0 {
+        let i = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        acc = mix(acc ^ hashes[i % MAX_ATTRIBUTES]);
+    }
+    acc
 }
 
 /// The attribute indices of `mask`, in order.
@@ -187,8 +230,9 @@ pub struct MultiFilter<R: ?Sized, S = Xxh3Builder> {
     combos: Vec<Part<S>>,
     /// The filter's hasher: its seed is the one every part's derives from.
     hasher: S,
-    /// Hashes a whole record's attribute hashes to the record's one hash ([`Filter::hash_key`]).
-    record_hasher: S,
+    /// The record-level part's key (even when it is not kept): what a whole record's
+    /// attribute hashes combine from into its one hash ([`Filter::hash_key`]).
+    record_key: u64,
     record: PhantomData<fn(&R)>,
 }
 
@@ -198,7 +242,7 @@ impl<R: ?Sized, S: Clone> Clone for MultiFilter<R, S> {
             attributes: self.attributes.clone(),
             combos: self.combos.clone(),
             hasher: self.hasher.clone(),
-            record_hasher: self.record_hasher.clone(),
+            record_key: self.record_key,
             record: PhantomData,
         }
     }
@@ -458,11 +502,10 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
     pub fn build(self) -> Result<MultiFilter<R, S>, Error> {
         let arity = self.checked_arity()?;
         let seed = self.hasher.seed();
-        let part = |mask: Mask, n: u64, p: f64| -> Result<Part<S>, Error> {
-            let filter = BloomFilter::<()>::builder(n, p)
-                .hasher(S::from_seed(part_seed(seed, mask)))
-                .build()?;
-            Ok(Part { mask, filter })
+        let part = |mask: Mask, n: u64, p: f64| {
+            Part::new(seed, mask, |hasher| {
+                BloomFilter::<()>::builder(n, p).hasher(hasher).build()
+            })
         };
         let mut attributes = Vec::with_capacity(arity);
         for i in 0..arity {
@@ -492,7 +535,7 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
     fn assemble(hasher: S, attributes: Vec<Part<S>>, combos: Vec<Part<S>>) -> Self {
         let full = full_mask(attributes.len());
         MultiFilter {
-            record_hasher: S::from_seed(part_seed(hasher.seed(), full)),
+            record_key: part_seed(hasher.seed(), full),
             attributes,
             combos,
             hasher,
@@ -562,18 +605,6 @@ impl<R: ?Sized, S: BuildHasher> MultiFilter<R, S> {
         self.attributes[0].filter.is_empty()
     }
 
-    /// The hash of the combination `mask` of `hashes`, for the part over `mask`.
-    #[inline]
-    fn combined(hasher: &S, mask: Mask, hashes: &Hashes) -> u64 {
-        let mut picked = [0u64; MAX_ATTRIBUTES];
-        let mut n = 0;
-        for i in indices(mask) {
-            picked[n] = hashes[i];
-            n += 1;
-        }
-        hasher.hash_one(&picked[..n])
-    }
-
     /// The parts a query over `mask` consults: the one kept for exactly `mask` if any, else
     /// the attributes of `mask` and every kept combination inside it.
     fn consulted(&self, mask: Mask) -> impl Iterator<Item = &Part<S>> {
@@ -587,20 +618,20 @@ impl<R: ?Sized, S: BuildHasher> MultiFilter<R, S> {
         )
     }
 
-    /// The hash the part over `mask` (hashing with `hasher`) is probed with, from a
-    /// record's or query's hashes: an attribute's own hash, or the combination's.
+    /// The hash the part over `mask` (with key `key`) is probed with, from a record's or
+    /// query's hashes: an attribute's own hash, or the combination's.
     #[inline]
-    fn probe_hash(hasher: &S, mask: Mask, hashes: &Hashes) -> u64 {
+    fn probe_hash(key: u64, mask: Mask, hashes: &Hashes) -> u64 {
         if mask.count_ones() == 1 {
-            hashes[mask.trailing_zeros() as usize]
+            hashes[mask.trailing_zeros() as usize % MAX_ATTRIBUTES]
         } else {
-            Self::combined(hasher, mask, hashes)
+            combine(key, mask, hashes)
         }
     }
 
     #[inline]
     fn part_hash(part: &Part<S>, hashes: &Hashes) -> u64 {
-        Self::probe_hash(part.filter.hasher(), part.mask, hashes)
+        Self::probe_hash(part.key, part.mask, hashes)
     }
 
     /// Whether the values in `hashes` at `mask` may be one record's.
@@ -757,7 +788,10 @@ impl<R: Record + ?Sized, S: BuildHasher> MultiFilter<R, S> {
     where
         R: Attribute<I>,
     {
-        self.query().attr::<I>(value).contains()
+        // One attribute is answered by its own filter (no combination has one attribute).
+        self.attributes
+            .get(I)
+            .is_some_and(|p| p.filter.contains_hash(p.filter.hasher().hash_one(value)))
     }
 }
 
@@ -981,7 +1015,7 @@ impl<R: Record + ?Sized, S: BuildHasher> Filter for MultiFilter<R, S> {
             count: 0,
         };
         record.visit(&mut v);
-        Self::probe_hash(&self.record_hasher, self.full(), &v.hashes)
+        Self::probe_hash(self.record_key, self.full(), &v.hashes)
     }
 
     fn try_insert(&mut self, record: &R) -> Result<bool, Error> {

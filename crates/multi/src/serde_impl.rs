@@ -9,7 +9,7 @@ use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, PortableHasher, Varia
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{full_mask, part_seed, Mask, MultiFilter, Part, Record, MAX_ATTRIBUTES};
+use crate::{full_mask, Mask, MultiFilter, Part, Record, MAX_ATTRIBUTES};
 
 /// The filter's parameter block (`docs/format.md`).
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -93,17 +93,10 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
             return Err(Error::ZeroBits.into_decode());
         }
         let bits = BitArray::from_words(words, p.bits).map_err(Error::into_decode)?;
-        let filter = BloomFilter::from_bit_array(
-            bits,
-            p.hashes,
-            S::from_seed(part_seed(seed, p.mask)),
-            Some(p.design),
-        )
-        .map_err(Error::into_decode)?;
-        Ok(Part {
-            mask: p.mask,
-            filter,
+        Part::new(seed, p.mask, |hasher| {
+            BloomFilter::from_bit_array(bits, p.hashes, hasher, Some(p.design))
         })
+        .map_err(Error::into_decode)
     }
 
     /// The arity of `params`, checked against the record type's.
