@@ -908,9 +908,14 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
     }
 }
 
-impl<R: ?Sized, S: PortableHasher + Clone> Union for MultiFilter<R, S> {
-    /// Every part ORed with its twin: the result holds every record of either.
-    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
+impl<R: ?Sized, S: PortableHasher + Clone> MultiFilter<R, S> {
+    /// Applies `op` to every part and its twin in `other`, after checking that the two
+    /// filters were built alike (so that no part fails midway).
+    fn zip_parts(
+        &mut self,
+        other: &Self,
+        op: fn(&mut BloomFilter<(), S>, &BloomFilter<(), S>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         self.check_compatible(other)?;
         for (a, b) in self
             .attributes
@@ -918,9 +923,16 @@ impl<R: ?Sized, S: PortableHasher + Clone> Union for MultiFilter<R, S> {
             .chain(&mut self.combos)
             .zip(other.attributes.iter().chain(&other.combos))
         {
-            a.filter.union_with(&b.filter)?;
+            op(&mut a.filter, &b.filter)?;
         }
         Ok(())
+    }
+}
+
+impl<R: ?Sized, S: PortableHasher + Clone> Union for MultiFilter<R, S> {
+    /// Every part ORed with its twin: the result holds every record of either.
+    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
+        self.zip_parts(other, Union::union_with)
     }
 }
 
@@ -928,16 +940,7 @@ impl<R: ?Sized, S: PortableHasher + Clone> Intersection for MultiFilter<R, S> {
     /// Every part ANDed with its twin: the result holds every record both held (and every
     /// value and combination common to both).
     fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        for (a, b) in self
-            .attributes
-            .iter_mut()
-            .chain(&mut self.combos)
-            .zip(other.attributes.iter().chain(&other.combos))
-        {
-            a.filter.intersect_with(&b.filter)?;
-        }
-        Ok(())
+        self.zip_parts(other, Intersection::intersect_with)
     }
 }
 

@@ -11,6 +11,15 @@ use bloomkit_testkit::FprMeasurement;
 
 type Rec = (u32, u32, u32);
 
+/// The record `(a, b, c)` a random `h` picks: `a` of 100 values, `b` of 20, `c` of 500.
+fn from_hash(h: u64) -> Rec {
+    (
+        (h % 100) as u32,
+        ((h >> 20) % 20) as u32,
+        ((h >> 40) % 500) as u32,
+    )
+}
+
 /// Records `(a, b, c)` with 100, 20 and 500 values; 2,000 distinct; a new seed each run.
 fn filled(record_filter: bool) -> (MultiFilter<Rec>, HashSet<Rec>, RandomState) {
     let seed = RandomState::new();
@@ -27,11 +36,7 @@ fn filled(record_filter: bool) -> (MultiFilter<Rec>, HashSet<Rec>, RandomState) 
     while stored.len() < 2_000 {
         let h = seed.hash_one(i);
         i += 1;
-        let r = (
-            (h % 100) as u32,
-            ((h >> 20) % 20) as u32,
-            ((h >> 40) % 500) as u32,
-        );
+        let r = from_hash(h);
         f.try_insert(&r).unwrap();
         stored.insert(r);
     }
@@ -51,11 +56,7 @@ fn recombined(
     while asked < probes {
         let h = seed.hash_one(i);
         i += 1;
-        let r = (
-            (h % 100) as u32,
-            ((h >> 20) % 20) as u32,
-            ((h >> 40) % 500) as u32,
-        );
+        let r = from_hash(h);
         if members.contains(&project(r)) {
             continue;
         }
