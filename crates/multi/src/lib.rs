@@ -82,6 +82,9 @@ pub use record::{Attribute, QueryValue, Record, Visitor, MAX_ATTRIBUTES};
 /// A set of attributes as a bit mask: bit `i` is attribute `i`.
 type Mask = u32;
 
+/// The filter of one part: a classic filter probed by hash (its key type is unused).
+type PartFilter<S> = BloomFilter<(), S>;
+
 /// One bit array: over one attribute's values (a one-bit mask) or over the combined values
 /// of several (a declared subset, or all of them: the record-level filter).
 struct Part<S> {
@@ -914,7 +917,7 @@ impl<R: ?Sized, S: PortableHasher + Clone> MultiFilter<R, S> {
     fn zip_parts(
         &mut self,
         other: &Self,
-        op: fn(&mut BloomFilter<(), S>, &BloomFilter<(), S>) -> Result<(), Error>,
+        op: fn(&mut PartFilter<S>, &PartFilter<S>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         self.check_compatible(other)?;
         for (a, b) in self
