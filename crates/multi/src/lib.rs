@@ -295,7 +295,10 @@ pub struct MultiBuilder<R: ?Sized, S = Xxh3Builder> {
     attributes: Vec<(usize, u64, f64)>,
     /// (mask, values, rate).
     subsets: Vec<(Mask, u64, f64)>,
+    /// Whether the record-level filter is kept, and how it is sized (by default for the
+    /// filter's records and rate; `subset_sized` over every attribute resizes it alone).
     record_filter: bool,
+    record_size: (u64, f64),
     hasher: S,
     record: PhantomData<fn(&R)>,
 }
@@ -335,6 +338,7 @@ impl<R: Record + ?Sized> MultiFilter<R> {
             attributes: Vec::new(),
             subsets: Vec::new(),
             record_filter: true,
+            record_size: (records, fpr),
             hasher: Xxh3Builder::default(),
             record: PhantomData,
         }
@@ -457,8 +461,7 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
         }
         if mask == full_mask(arity) {
             self.record_filter = true;
-            self.records = combinations;
-            self.fpr = fpr;
+            self.record_size = (combinations, fpr);
             return Ok(self);
         }
         if self.subsets.iter().any(|&(m, _, _)| m == mask) {
@@ -471,7 +474,8 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
     /// Whether to keep the record-level filter (default `true`). Without it, whole-record
     /// queries are answered by the attribute filters (and declared subsets) alone, so a
     /// record assembled from other records' values is reported present; the filter then
-    /// has no target for whole records ([`FilterCore::target_fpr`] is `None`).
+    /// has no target for whole records ([`FilterCore::target_fpr`] is `None`). (A record of
+    /// one attribute is that attribute: its filter stays, as the record-level filter.)
     pub fn record_filter(mut self, keep: bool) -> Self {
         self.record_filter = keep;
         self
@@ -492,6 +496,7 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
             attributes: self.attributes,
             subsets: self.subsets,
             record_filter: self.record_filter,
+            record_size: self.record_size,
             hasher,
             record: PhantomData,
         }
@@ -522,7 +527,8 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
         let mut wanted = self.subsets.clone();
         // One attribute: its filter is the record-level filter.
         if self.record_filter && arity > 1 {
-            wanted.push((full_mask(arity), self.records, self.fpr));
+            let (n, p) = self.record_size;
+            wanted.push((full_mask(arity), n, p));
         }
         wanted.sort_by_key(|&(mask, _, _)| mask);
         let combos = wanted

@@ -73,6 +73,32 @@ fn bad_parameters_are_typed_errors() {
     assert_eq!(msg, "there is no attribute 3: records have 3 (0..3)");
 }
 
+/// Sizing the record-level filter (a subset over every attribute) sizes it alone: the
+/// attributes and other subsets keep the filter's records and rate.
+#[test]
+fn sizing_the_record_filter_leaves_the_rest() {
+    let f = MultiFilter::<Rec>::builder(1_000, 0.01)
+        .subset_sized(&[0, 1, 2], 50_000, 0.001)
+        .unwrap()
+        .subset(&[0, 1])
+        .unwrap()
+        .build()
+        .unwrap();
+    let parts = f.parts();
+    let sized: Vec<(u64, f64)> = parts.iter().map(|p| (p.capacity, p.fpr)).collect();
+    assert_eq!(
+        sized,
+        [
+            (1_000, 0.01),
+            (1_000, 0.01),
+            (1_000, 0.01),
+            (1_000, 0.01),
+            (50_000, 0.001)
+        ]
+    );
+    assert_eq!(f.target_fpr(), Some(0.001));
+}
+
 #[test]
 fn wrong_arity_records_are_refused_and_change_nothing() {
     let mut f = MultiFilter::<[u64]>::builder(100, 0.01)

@@ -29,9 +29,10 @@ fn filter_promises() {
     kit::check_filter(|| MultiFilter::<(u64,)>::new(2_000, 0.01).unwrap());
 }
 
-/// Without the record-level filter, whole records are answered by the attribute filters;
-/// the hash entry points then have nothing to address (checked in `behaviour.rs`), so
-/// only the model part of the suite applies; it runs in `model.rs`.
+// Without the record-level filter the hash entry points have nothing to address
+// (`behaviour.rs`), so `check_filter` runs with it; its model checks without it run in
+// `model.rs`, and `check_codec` below covers that configuration's bytes.
+
 #[test]
 fn union_keeps_both_sides() {
     kit::check_union(make);
