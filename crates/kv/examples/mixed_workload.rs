@@ -1,0 +1,241 @@
+//! A redb store of 10^6 keys (by default) behind a counting filter: lookups of absent keys,
+//! of present keys, and a 50/50 mix, each with and without the filter, in one run.
+//!
+//! ```text
+//! cargo run --release -p bloomkit-kv --example mixed_workload -- \
+//!     [--keys 1000000] [--value-bytes 100] [--lookups 200000] [--fpr 0.01] \
+//!     [--dir DIR] [--redb-cache-mb 16] [--drop-caches]
+//! ```
+//!
+//! The store is built once in `DIR` (default: a temporary directory, removed at the end)
+//! and reused by later runs with the same `--dir`. `--drop-caches` empties the kernel's
+//! page cache before every phase (root only), so each phase starts cold; run it inside a
+//! memory cgroup to keep the page cache smaller than the store for the whole phase (the
+//! command used for `docs/performance.md` is there).
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use bloomkit_kv::{FilteredStore, Op, Options, RedbStore, Store};
+
+struct Args {
+    keys: u64,
+    value_bytes: usize,
+    lookups: u64,
+    fpr: f64,
+    dir: Option<PathBuf>,
+    redb_cache_mb: usize,
+    drop_caches: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        keys: 1_000_000,
+        value_bytes: 100,
+        lookups: 200_000,
+        fpr: 0.01,
+        dir: None,
+        redb_cache_mb: 16,
+        drop_caches: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        if flag == "--drop-caches" {
+            args.drop_caches = true;
+            continue;
+        }
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        let bad = |e: &dyn std::fmt::Display| format!("{flag} {value}: {e}");
+        match flag.as_str() {
+            "--keys" => args.keys = value.parse().map_err(|e| bad(&e))?,
+            "--value-bytes" => args.value_bytes = value.parse().map_err(|e| bad(&e))?,
+            "--lookups" => args.lookups = value.parse().map_err(|e| bad(&e))?,
+            "--fpr" => args.fpr = value.parse().map_err(|e| bad(&e))?,
+            "--dir" => args.dir = Some(PathBuf::from(value)),
+            "--redb-cache-mb" => args.redb_cache_mb = value.parse().map_err(|e| bad(&e))?,
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    Ok(args)
+}
+
+/// SplitMix64: a fixed-seed stream of lookups, the same in every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+fn present_key(i: u64) -> [u8; 16] {
+    key(b'k', i)
+}
+
+fn absent_key(i: u64) -> [u8; 16] {
+    key(b'a', i)
+}
+
+/// 16 bytes: a tag byte and the index, scattered so keys do not arrive in key order.
+fn key(tag: u8, i: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[0] = tag;
+    k[1..9].copy_from_slice(&i.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes());
+    k[9..16].copy_from_slice(&i.to_be_bytes()[1..]);
+    k
+}
+
+fn drop_caches(on: bool) {
+    if on {
+        if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
+            eprintln!("cannot drop the page cache ({e}); run as root or without --drop-caches");
+            std::process::exit(2);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Mix {
+    Absent,
+    Present,
+    Half,
+}
+
+fn lookup_key(mix: Mix, keys: u64, rng: &mut Rng) -> [u8; 16] {
+    let r = rng.next();
+    let present = match mix {
+        Mix::Absent => false,
+        Mix::Present => true,
+        Mix::Half => r & 1 == 0,
+    };
+    let i = (r >> 1) % keys;
+    if present {
+        present_key(i)
+    } else {
+        absent_key(i)
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = parse_args()?;
+    let (dir, temporary) = match &args.dir {
+        Some(dir) => (dir.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("bloomkit-kv-mixed-{}", std::process::id())),
+            true,
+        ),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("store.redb");
+    let open_store = || -> Result<RedbStore, redb::Error> {
+        let db = redb::Database::builder()
+            .set_cache_size(args.redb_cache_mb << 20)
+            .create(&path)?;
+        RedbStore::from_database(db, Some(path.clone()))
+    };
+    let options = Options::new(args.keys, args.fpr);
+
+    // Build the store once (through the filter, in batches of 10,000 per commit).
+    let t = Instant::now();
+    let store: FilteredStore<RedbStore> = FilteredStore::open(open_store()?, options.clone())?;
+    let held = store.store().len()?;
+    if held < args.keys {
+        let value = vec![0x5a_u8; args.value_bytes];
+        let mut i = held;
+        while i < args.keys {
+            let end = (i + 10_000).min(args.keys);
+            let batch: Vec<[u8; 16]> = (i..end).map(present_key).collect();
+            let ops: Vec<Op<'_>> = batch
+                .iter()
+                .map(|k| Op::Put {
+                    key: k,
+                    value: &value,
+                })
+                .collect();
+            store.write(&ops)?;
+            i = end;
+        }
+        println!(
+            "built {} keys of {} value bytes in {:.1} s",
+            args.keys,
+            args.value_bytes,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    drop(store);
+    let file_mb = std::fs::metadata(&path)?.len() as f64 / (1 << 20) as f64;
+
+    // Open again: the filter file reflects the last commit and loads.
+    let t = Instant::now();
+    let store: FilteredStore<RedbStore> = FilteredStore::open(open_store()?, options.clone())?;
+    println!(
+        "store {file_mb:.0} MiB; filter {:?} in {:.3} s ({:.1} MiB in memory)",
+        store.opened(),
+        t.elapsed().as_secs_f64(),
+        store.filter().heap_bytes() as f64 / (1 << 20) as f64
+    );
+
+    println!(
+        "\n{:<8} {:<15} {:>12} {:>10} {:>8}",
+        "keys", "filter", "lookups/s", "reads", "found"
+    );
+    let mut rates = Vec::new();
+    for (mix, name) in [
+        (Mix::Absent, "absent"),
+        (Mix::Present, "present"),
+        (Mix::Half, "50/50"),
+    ] {
+        let mut pair = [0.0; 2];
+        for (slot, with_filter) in [(0, false), (1, true)] {
+            drop_caches(args.drop_caches);
+            let before = store.stats();
+            let mut rng = Rng(0xB100_u64 + mix as u64);
+            let mut found = 0u64;
+            let mut reads = 0u64;
+            let t = Instant::now();
+            for _ in 0..args.lookups {
+                let k = lookup_key(mix, args.keys, &mut rng);
+                let value = if with_filter {
+                    store.get(&k)?
+                } else {
+                    reads += 1;
+                    store.store().get(&k)?
+                };
+                found += u64::from(black_box(value).is_some());
+            }
+            let secs = t.elapsed().as_secs_f64();
+            if with_filter {
+                reads = store.stats().reads_made - before.reads_made;
+            }
+            let rate = args.lookups as f64 / secs;
+            pair[slot] = rate;
+            println!(
+                "{name:<8} {:<15} {rate:>12.0} {reads:>10} {found:>8}",
+                if with_filter { "counting, 1%" } else { "none" }
+            );
+        }
+        rates.push((name, pair[1] / pair[0]));
+    }
+    println!();
+    for (name, ratio) in rates {
+        println!("{name:<8} with filter / without: {ratio:.2}x");
+    }
+    let s = store.stats();
+    println!(
+        "\nfilter counters: {} reads avoided, {} reads made, {} false positives ({:.3}% of absent lookups)",
+        s.reads_avoided,
+        s.reads_made,
+        s.false_positives,
+        100.0 * s.false_positives as f64 / (s.reads_avoided + s.false_positives).max(1) as f64
+    );
+    drop(store);
+    if temporary {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    Ok(())
+}
