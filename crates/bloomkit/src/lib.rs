@@ -90,6 +90,10 @@
 //!   per field, plus record-level and declared-subset filters so that fields from different
 //!   records do not combine into false answers.
 //!
+//! And one filter with a job: **`kv`** (`bloomkit::kv`, feature `kv`) keeps a counting (or
+//! classic, or blocked) filter in front of an embedded on-disk key-value store (redb), so a
+//! lookup of an absent key never reads the disk, and no crash can make it lose a key.
+//!
 //! # Crate features
 //!
 //! - `classic` (default): the classic and blocked Bloom filters, as [`classic`],
@@ -101,6 +105,8 @@
 //! - `bitmap` (default): the bitmap for dense integer keys, as `bitmap` and `Bitmap`.
 //! - `multi` (default): the multi-attribute filter for records, as `multi` and
 //!   `MultiFilter`.
+//! - `kv`: `bloomkit::kv`, a filter in front of a redb key-value store (`FilteredStore`,
+//!   `RedbStore`). Not on by default: it brings a database, and needs Rust 1.90.
 //!
 //! Every variant is on by default, so switching between them needs no `Cargo.toml` change;
 //! for a minimal build, use `default-features = false` and name the variants you need.
@@ -157,6 +163,9 @@ pub use bloomkit_bitmap::Bitmap;
 pub use bloomkit_multi as multi;
 #[cfg(feature = "multi")]
 pub use bloomkit_multi::MultiFilter;
+
+#[cfg(feature = "kv")]
+pub use bloomkit_kv as kv;
 
 /// The traits and types most programs need: `use bloomkit::prelude::*;`.
 pub mod prelude {
