@@ -168,7 +168,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     drop(store);
-    let file_mb = std::fs::metadata(&path)?.len() as f64 / (1 << 20) as f64;
+    let file_mb = std::fs::metadata(&path)?.len() as f64 / f64::from(1 << 20);
 
     // Open again: the filter file reflects the last commit and loads.
     let t = Instant::now();
@@ -177,7 +177,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "store {file_mb:.0} MiB; filter {:?} in {:.3} s ({:.1} MiB in memory)",
         store.opened(),
         t.elapsed().as_secs_f64(),
-        store.filter().heap_bytes() as f64 / (1 << 20) as f64
+        store.filter().heap_bytes() as f64 / f64::from(1 << 20)
     );
 
     println!(
