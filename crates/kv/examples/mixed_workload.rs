@@ -4,10 +4,11 @@
 //! ```text
 //! cargo run --release -p bloomkit-kv --example mixed_workload -- \
 //!     [--keys 1000000] [--value-bytes 100] [--lookups 200000] [--fpr 0.01] \
-//!     [--dir DIR] [--redb-cache-mb 16] [--drop-caches]
+//!     [--dir DIR] [--redb-cache-mb 16] [--rounds 3] [--drop-caches]
 //! ```
 //!
-//! The store is built once in `DIR` (default: a temporary directory, removed at the end)
+//! Each round measures every workload without and with the filter, in alternating order,
+//! on fresh lookups; the table sums the rounds. The store is built once in `DIR` (default: a temporary directory, removed at the end)
 //! and reused by later runs with the same `--dir`. `--drop-caches` empties the kernel's
 //! page cache before every phase (root only), so each phase starts cold; run it inside a
 //! memory cgroup to keep the page cache smaller than the store for the whole phase (the
@@ -27,6 +28,7 @@ struct Args {
     dir: Option<PathBuf>,
     redb_cache_mb: usize,
     drop_caches: bool,
+    rounds: u32,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -38,6 +40,7 @@ fn parse_args() -> Result<Args, String> {
         dir: None,
         redb_cache_mb: 16,
         drop_caches: false,
+        rounds: 3,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -54,6 +57,7 @@ fn parse_args() -> Result<Args, String> {
             "--fpr" => args.fpr = value.parse().map_err(|e| bad(&e))?,
             "--dir" => args.dir = Some(PathBuf::from(value)),
             "--redb-cache-mb" => args.redb_cache_mb = value.parse().map_err(|e| bad(&e))?,
+            "--rounds" => args.rounds = value.parse().map_err(|e| bad(&e))?,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -73,20 +77,22 @@ impl Rng {
     }
 }
 
+/// 16 bytes: `k`, the index scattered (so keys neither arrive nor sit in index order),
+/// then the index itself.
 fn present_key(i: u64) -> [u8; 16] {
-    key(b'k', i)
-}
-
-fn absent_key(i: u64) -> [u8; 16] {
-    key(b'a', i)
-}
-
-/// 16 bytes: a tag byte and the index, scattered so keys do not arrive in key order.
-fn key(tag: u8, i: u64) -> [u8; 16] {
     let mut k = [0u8; 16];
-    k[0] = tag;
+    k[0] = b'k';
     k[1..9].copy_from_slice(&i.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes());
     k[9..16].copy_from_slice(&i.to_be_bytes()[1..]);
+    k
+}
+
+/// A key the store never holds, sorted right next to `present_key(i)`: an absent lookup
+/// walks to a random leaf of the tree, as a present one does. (Absent keys that all sort
+/// before or after the present ones would find the same cached edge leaf every time.)
+fn absent_key(i: u64) -> [u8; 16] {
+    let mut k = present_key(i);
+    k[9] |= 0x80; // the index is below 2^48, so this byte is otherwise 0
     k
 }
 
@@ -190,37 +196,72 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (Mix::Present, "present"),
         (Mix::Half, "50/50"),
     ] {
-        let mut pair = [0.0; 2];
-        for (slot, with_filter) in [(0, false), (1, true)] {
-            drop_caches(args.drop_caches);
-            let before = store.stats();
-            let mut rng = Rng(0xB100_u64 + mix as u64);
-            let mut found = 0u64;
-            let mut reads = 0u64;
-            let t = Instant::now();
-            for _ in 0..args.lookups {
-                let k = lookup_key(mix, args.keys, &mut rng);
-                let value = if with_filter {
-                    store.get(&k)?
+        // [without, with]: lookups, seconds, reads, found
+        let mut sums = [(0u64, 0.0f64, 0u64, 0u64); 2];
+        for round in 0..args.rounds {
+            let order = if round % 2 == 0 {
+                [false, true]
+            } else {
+                [true, false]
+            };
+            for with_filter in order {
+                drop_caches(args.drop_caches);
+                let before = store.stats();
+                // Fresh keys every round and phase: nothing is cached from the last one.
+                let mut rng =
+                    Rng(0xB100 + 16 * u64::from(round) + 2 * mix as u64 + u64::from(with_filter));
+                let mut found = 0u64;
+                let t = Instant::now();
+                for _ in 0..args.lookups {
+                    let k = lookup_key(mix, args.keys, &mut rng);
+                    let value = if with_filter {
+                        store.get(&k)?
+                    } else {
+                        store.store().get(&k)?
+                    };
+                    // An `if`, not `+= u64::from(bool)` (rust-lang/rust#158206).
+                    if black_box(value).is_some() {
+                        found += 1;
+                    }
+                }
+                let secs = t.elapsed().as_secs_f64();
+                let reads = if with_filter {
+                    store.stats().reads_made - before.reads_made
                 } else {
-                    reads += 1;
-                    store.store().get(&k)?
+                    args.lookups
                 };
-                found += u64::from(black_box(value).is_some());
+                let sum = &mut sums[usize::from(with_filter)];
+                *sum = (
+                    sum.0 + args.lookups,
+                    sum.1 + secs,
+                    sum.2 + reads,
+                    sum.3 + found,
+                );
             }
-            let secs = t.elapsed().as_secs_f64();
-            if with_filter {
-                reads = store.stats().reads_made - before.reads_made;
-            }
-            let rate = args.lookups as f64 / secs;
-            pair[slot] = rate;
+        }
+        for (with_filter, (lookups, secs, reads, found)) in [false, true].into_iter().zip(sums) {
             println!(
-                "{name:<8} {:<15} {rate:>12.0} {reads:>10} {found:>8}",
-                if with_filter { "counting, 1%" } else { "none" }
+                "{name:<8} {:<15} {:>12.0} {reads:>10} {found:>8}",
+                if with_filter { "counting, 1%" } else { "none" },
+                lookups as f64 / secs
             );
         }
-        rates.push((name, pair[1] / pair[0]));
+        rates.push((name, sums[0].1 / sums[1].1));
     }
+    // What the filter itself costs per lookup: its answer alone, on present keys.
+    let mut rng = Rng(7);
+    let t = Instant::now();
+    let mut maybe = 0u64;
+    for _ in 0..args.lookups {
+        if store.may_contain(&lookup_key(Mix::Present, args.keys, &mut rng)) {
+            maybe += 1;
+        }
+    }
+    println!(
+        "\nthe filter alone: {:.0} ns per lookup ({maybe} of {} present keys said maybe)",
+        t.elapsed().as_secs_f64() * 1e9 / args.lookups as f64,
+        args.lookups
+    );
     println!();
     for (name, ratio) in rates {
         println!("{name:<8} with filter / without: {ratio:.2}x");

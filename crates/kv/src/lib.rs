@@ -64,6 +64,8 @@
 //!
 //! - `redb` (default): [`RedbStore`].
 
+#![forbid(unsafe_code)]
+
 mod guard;
 #[cfg(feature = "redb")]
 mod redb_store;
@@ -527,3 +529,8 @@ impl<S: Store, F: GuardFilter> Drop for FilteredStore<S, F> {
         let _ = self.persist();
     }
 }
+
+/// The README's examples, compiled and run as doctests so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
