@@ -12,6 +12,7 @@
 use std::hint::black_box;
 
 use bloomkit::kv::{FilteredStore, Op, Options, RedbStore, Store};
+use bloomkit::{BlockedBloomFilter, Filter};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 /// Lookups per measured batch.
@@ -55,6 +56,14 @@ fn bench(c: &mut Criterion) {
         store.write(&ops).expect("write");
     }
 
+    // The filter's own share: the same lookups answered by the counting filter alone, and
+    // by a blocked filter (one cache line per key) of the same keys, for comparison.
+    let counting = store.filter();
+    let mut blocked = BlockedBloomFilter::<[u8]>::new(n, 0.01).expect("valid");
+    for i in 0..n {
+        blocked.insert(&key(b'k', i));
+    }
+
     for (name, tag) in [("absent", b'a'), ("present", b'k')] {
         let mut group = c.benchmark_group(format!("kv/{name}"));
         group.throughput(Throughput::Elements(BATCH));
@@ -74,6 +83,20 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 for _ in 0..BATCH {
                     black_box(store.get(&next()).expect("get"));
+                }
+            })
+        });
+        group.bench_function("counting filter alone", |b| {
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    black_box(counting.contains(&next()[..]));
+                }
+            })
+        });
+        group.bench_function("blocked filter alone", |b| {
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    black_box(blocked.contains(&next()[..]));
                 }
             })
         });
