@@ -149,6 +149,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Build the store once (through the filter, in batches of 10,000 per commit).
     let t = Instant::now();
     let store: FilteredStore<RedbStore> = FilteredStore::open(open_store()?, options.clone())?;
+    println!(
+        "first open: {:?} in {:.3} s",
+        store.opened(),
+        t.elapsed().as_secs_f64()
+    );
     let held = store.store().len()?;
     if held < args.keys {
         let value = vec![0x5a_u8; args.value_bytes];

@@ -220,6 +220,9 @@ fn a_store_that_outgrew_the_design_gets_a_bigger_filter() {
     let path = dir.path().join("s.redb");
     // 1,000 keys into a filter designed for 1,000: then reopened with a design of 100.
     filled(&path, 1_000).close().unwrap();
+    // Rebuilt at exactly its design, it keeps the design (no room added).
+    std::fs::remove_file(filter_file(&path)).unwrap();
+    assert_eq!(reopen(&path).filter().capacity(), Some(1_000));
     std::fs::remove_file(filter_file(&path)).unwrap();
     let store: FilteredStore<RedbStore> =
         FilteredStore::open(RedbStore::open(&path).unwrap(), Options::new(100, 0.01)).unwrap();
