@@ -12,7 +12,7 @@
 use std::hint::black_box;
 
 use bloomkit::kv::{FilteredStore, Op, Options, RedbStore, Store};
-use bloomkit::{BlockedBloomFilter, Filter};
+use bloomkit::BlockedBloomFilter;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 /// Lookups per measured batch.
