@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use bloomkit_kv::{FilteredStore, Op, Options, RedbStore, Store};
+use bloomkit_testkit::SplitMix64;
 
 struct Args {
     keys: u64,
@@ -64,19 +65,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// SplitMix64: a fixed-seed stream of lookups, the same in every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// 16 bytes: `k`, the index scattered (so keys neither arrive nor sit in index order),
 /// then the index itself.
 fn present_key(i: u64) -> [u8; 16] {
@@ -112,8 +100,8 @@ enum Mix {
     Half,
 }
 
-fn lookup_key(mix: Mix, keys: u64, rng: &mut Rng) -> [u8; 16] {
-    let r = rng.next();
+fn lookup_key(mix: Mix, keys: u64, rng: &mut SplitMix64) -> [u8; 16] {
+    let r = rng.next_u64();
     let present = match mix {
         Mix::Absent => false,
         Mix::Present => true,
@@ -213,8 +201,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 drop_caches(args.drop_caches);
                 let before = store.stats();
                 // Fresh keys every round and phase: nothing is cached from the last one.
-                let mut rng =
-                    Rng(0xB100 + 16 * u64::from(round) + 2 * mix as u64 + u64::from(with_filter));
+                let mut rng = SplitMix64(
+                    0xB100 + 16 * u64::from(round) + 2 * mix as u64 + u64::from(with_filter),
+                );
                 let mut found = 0u64;
                 let t = Instant::now();
                 for _ in 0..args.lookups {
@@ -254,7 +243,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rates.push((name, sums[0].1 / sums[1].1));
     }
     // What the filter itself costs per lookup: its answer alone, on present keys.
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64(7);
     let t = Instant::now();
     let mut maybe = 0u64;
     for _ in 0..args.lookups {

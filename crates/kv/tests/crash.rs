@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bloomkit_kv::{FilteredStore, Op, Opened, Options, RebuildReason, RedbStore, Store};
+use bloomkit_testkit::SplitMix64;
 
 const CHILD: &str = "BLOOMKIT_KV_CRASH_CHILD";
 const UNIVERSE: u64 = 20_000;
@@ -18,18 +19,6 @@ fn options() -> Options {
     // 200,000 keys at 1%: a filter file of about 1 MiB, rewritten every 3 commits, so
     // many kills land while it is being written.
     Options::new(200_000, 0.01).persist_every(3)
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -45,12 +34,12 @@ fn crash_child() {
     let path = Path::new(&dir).join("store.redb");
     let store: FilteredStore<RedbStore> =
         FilteredStore::open(RedbStore::open(&path).unwrap(), options()).unwrap();
-    let mut rng = Rng(u64::from(std::process::id()) ^ RandomState::new().hash_one(0u8));
+    let mut rng = SplitMix64(u64::from(std::process::id()) ^ RandomState::new().hash_one(0u8));
     loop {
-        let n = 1 + rng.next() % 32;
+        let n = 1 + rng.next_u64() % 32;
         let keys: Vec<(bool, Vec<u8>)> = (0..n)
             .map(|_| {
-                let r = rng.next();
+                let r = rng.next_u64();
                 (r % 10 < 7, key((r >> 8) % UNIVERSE))
             })
             .collect();
@@ -78,7 +67,7 @@ fn a_kill_at_any_point_loses_no_key() {
     let filter_file = dir.path().join("store.redb.filter");
     let seed = RandomState::new().hash_one(1u8);
     println!("kill timing seed {seed}");
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let exe = std::env::current_exe().unwrap();
     let rounds = 40;
     let mut outcomes: BTreeMap<String, u32> = BTreeMap::new();
@@ -93,7 +82,7 @@ fn a_kill_at_any_point_loses_no_key() {
             .spawn()
             .unwrap();
         // Let it open the store (a rebuild of up to 20,000 keys) and write a while.
-        let wait = Duration::from_millis(150 + rng.next() % 400);
+        let wait = Duration::from_millis(150 + rng.next_u64() % 400);
         let start = Instant::now();
         while start.elapsed() < wait {
             if let Some(status) = child.try_wait().unwrap() {

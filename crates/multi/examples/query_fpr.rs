@@ -16,6 +16,7 @@
 use std::collections::HashSet;
 
 use bloomkit_multi::MultiFilter;
+use bloomkit_testkit::SplitMix64;
 
 type Rec = (u32, u32, u32);
 
@@ -24,15 +25,11 @@ const RECORDS: usize = 2_000;
 const FILTERS: u64 = 20;
 const PROBES: u32 = 20_000;
 
-/// A small deterministic generator (splitmix64), so runs are reproducible.
-struct Rng(u64);
+/// A reproducible stream (SplitMix64), with the draws this example needs.
+struct Rng(SplitMix64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: u32) -> u32 {
         (self.next() % u64::from(n)) as u32
@@ -105,7 +102,7 @@ fn main() {
             let (mut positives, mut probes) = (0u64, 0u64);
             let (mut design, mut fill) = (0.0, 0.0);
             for seed in 0..FILTERS {
-                let mut rng = Rng(seed);
+                let mut rng = Rng(SplitMix64(seed));
                 let mut f = build(seed, record_filter);
                 let mut stored = HashSet::new();
                 while stored.len() < RECORDS {
