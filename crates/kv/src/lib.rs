@@ -102,6 +102,16 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// The store committed a write without reporting, before the commit, which of its
+    /// `ops` changed the key set (see the [`Store`] contract). Every key the write put is in
+    /// the filter; keys it deleted stay there too (false positives only).
+    #[error("the store broke its contract: {reported} changes reported for {ops} ops")]
+    StoreContract {
+        /// Ops in the write.
+        ops: usize,
+        /// Changes the store reported (summed over its calls of the hook).
+        reported: usize,
+    },
     /// The filter cannot be built with the options' parameters.
     #[error("the filter: {0}")]
     Filter(#[from] bloomkit_core::Error),
@@ -404,9 +414,12 @@ impl<S: Store, F: GuardFilter> FilteredStore<S, F> {
             .write(ops, &mut |applied| {
                 // Before the commit: new keys enter the filter before readers can see them.
                 let mut filter = self.write_filter();
-                for (op, &new) in ops.iter().zip(applied) {
+                // A store that reports the wrong number of changes breaks its contract;
+                // then every put goes in, so the filter still holds every key.
+                let trusted = applied.len() == ops.len();
+                for (i, op) in ops.iter().enumerate() {
                     if let Op::Put { key, .. } = op {
-                        if new {
+                        if !trusted || applied[i] {
                             filter.insert(key);
                         }
                     }
@@ -414,6 +427,20 @@ impl<S: Store, F: GuardFilter> FilteredStore<S, F> {
                 changed.extend_from_slice(applied);
             })
             .map_err(store_error)?;
+        if changed.len() != ops.len() {
+            // The hook was not called, called twice, or told of another number of changes:
+            // the commit happened, so make the filter a superset now, then say so.
+            let mut filter = self.write_filter();
+            for op in ops {
+                if let Op::Put { key, .. } = op {
+                    filter.insert(key);
+                }
+            }
+            return Err(Error::StoreContract {
+                ops: ops.len(),
+                reported: changed.len(),
+            });
+        }
         // After the commit: removed keys leave the filter only now they left the store.
         let mut stale = 0;
         {

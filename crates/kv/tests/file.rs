@@ -316,6 +316,8 @@ struct MapStore {
     /// The map and its commit count.
     state: Mutex<(Map, u64)>,
     fail_commit: AtomicBool,
+    /// Commits without calling the hook: a store that breaks the contract.
+    skip_hook: AtomicBool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -343,7 +345,9 @@ impl Store for MapStore {
                 Op::Delete { key } => next.remove(key).is_some(),
             })
             .collect();
-        before_commit(&changed);
+        if !self.skip_hook.load(Ordering::Relaxed) {
+            before_commit(&changed);
+        }
         if self.fail_commit.load(Ordering::Relaxed) {
             return Err(CommitFailed);
         }
@@ -392,4 +396,25 @@ fn another_store_plugs_in_and_a_failed_commit_keeps_the_key() {
     assert_eq!(store.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(store.get(b"b").unwrap(), None);
     assert_eq!(store.stats().false_positives, 1);
+}
+
+#[test]
+fn a_store_that_skips_the_hook_is_an_error_and_loses_no_key() {
+    let store: FilteredStore<MapStore, Counting> =
+        FilteredStore::open(MapStore::default(), Options::new(100, 0.01)).unwrap();
+    store.store().skip_hook.store(true, Ordering::Relaxed);
+    let err = store.insert(b"k", b"v").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::StoreContract {
+                ops: 1,
+                reported: 0
+            }
+        ),
+        "{err}"
+    );
+    // Committed without the hook: the filter holds the key all the same.
+    assert!(store.may_contain(b"k"));
+    assert_eq!(store.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }

@@ -168,8 +168,8 @@ fn run<F: GuardFilter>(steps: &[Step]) -> Outcome {
             }
             Step::Crash => {
                 // What a crash leaves: the store's commits, and whatever file the last
-                // persist wrote. Forgetting the filtered store skips its drop; the redb
-                // handle is taken out and closed so the file lock is released.
+                // persist wrote. The store is dropped (its drop writes a fresh file), then
+                // the file is put back as the last persist left it, or removed.
                 let file = path.with_extension("redb.filter");
                 let saved = std::fs::read(&file).ok();
                 drop(store);
