@@ -19,6 +19,7 @@ use bloomkit_core::{Codec, DecodeError, Error, Filter, Intersection, Union};
 use quickcheck::{Arbitrary, Gen};
 
 pub mod fpr;
+pub mod redis_server;
 
 /// The outcome of one property case: `Err` carries what went wrong.
 pub type Outcome = Result<(), String>;

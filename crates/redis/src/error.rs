@@ -1,0 +1,152 @@
+//! What can go wrong, as one typed error.
+
+/// An error of a shared filter. Every variant names the filter or key concerned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Invalid sizing parameters (items = 0, a rate outside (0, 1) or NaN, sizes that
+    /// overflow), or a local filter that cannot be made from the bytes downloaded.
+    #[error(transparent)]
+    Filter(#[from] bloomkit_core::Error),
+
+    /// A filter name that cannot be used in a key.
+    #[error("invalid filter name {name:?}: {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// Sharding that cannot be done: more shards than blocks, a shard over Redis's 512 MiB
+    /// string limit, or a classic filter split in several shards.
+    #[error("filter {name}: {reason}")]
+    InvalidShards {
+        /// The filter.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+
+    /// [`open`](crate::RedisFilter::open) of a filter that does not exist.
+    #[error("filter {name} does not exist (no key {key})")]
+    NotFound {
+        /// The filter.
+        name: String,
+        /// The configuration key looked for.
+        key: String,
+    },
+
+    /// The filter exists with other parameters than the ones asked for (or than the local
+    /// filter given): the field that differs, first in the order `format`, `layout`, `bits`,
+    /// `hashes`, `hasher`, `seed`, `items`, `fpr`, `shards`.
+    #[error("filter {name}: {field} is {found} in Redis, {expected} here")]
+    Mismatch {
+        /// The filter.
+        name: String,
+        /// The configuration field.
+        field: &'static str,
+        /// The value asked for.
+        expected: String,
+        /// The value Redis holds.
+        found: String,
+    },
+
+    /// A key of the filter is gone (a restart without persistence, an eviction, `FLUSHALL`,
+    /// a `DEL`): its bits cannot be trusted to answer "absent", so nothing is answered.
+    #[error("filter {name}: {detail}; re-create it (its keys are lost) or restore it")]
+    Missing {
+        /// The filter.
+        name: String,
+        /// Which key, from the server.
+        detail: String,
+    },
+
+    /// The filter was deleted and created again (perhaps with other parameters) since this
+    /// client opened it: open it again.
+    #[error("filter {name} was re-created since it was opened: {detail}; open it again")]
+    Recreated {
+        /// The filter.
+        name: String,
+        /// The server's words.
+        detail: String,
+    },
+
+    /// A key at the filter's name holds another type of value.
+    #[error("filter {name}: {detail}")]
+    WrongType {
+        /// The filter.
+        name: String,
+        /// The server's words.
+        detail: String,
+    },
+
+    /// The filter's keys are inconsistent (bits of the wrong length, a configuration field
+    /// that does not parse).
+    #[error("filter {name}: corrupt: {detail}")]
+    Corrupt {
+        /// The filter.
+        name: String,
+        /// What is wrong.
+        detail: String,
+    },
+
+    /// Redis is over its `maxmemory` and refuses writes (lookups still work).
+    #[error("filter {name}: Redis is out of memory (maxmemory reached): {detail}")]
+    OutOfMemory {
+        /// The filter.
+        name: String,
+        /// The server's words.
+        detail: String,
+    },
+
+    /// The server refused the credentials (wrong password or user).
+    #[error("authentication failed: {0}")]
+    Auth(redis::RedisError),
+
+    /// The user lacks a permission (ACL) the filter's commands need.
+    #[error("filter {name}: permission denied: {detail}")]
+    NoPermission {
+        /// The filter.
+        name: String,
+        /// The server's words.
+        detail: String,
+    },
+
+    /// Anything else from the connection or the server: I/O errors, a server stopped, a
+    /// refused connection, a timeout.
+    #[error("redis: {0}")]
+    Redis(redis::RedisError),
+}
+
+impl From<redis::RedisError> for Error {
+    fn from(e: redis::RedisError) -> Error {
+        match e.kind() {
+            redis::ErrorKind::AuthenticationFailed => Error::Auth(e),
+            _ if e.code() == Some("WRONGPASS") => Error::Auth(e),
+            _ => Error::Redis(e),
+        }
+    }
+}
+
+impl Error {
+    /// The typed error for a server error reply to one of the filter's scripts.
+    pub(crate) fn from_server(name: &str, code: &str, detail: Option<&str>) -> Option<Error> {
+        let name = name.to_owned();
+        let detail = detail.unwrap_or("").to_owned();
+        Some(match code {
+            "BKMISSING" => Error::Missing { name, detail },
+            "BKRECREATED" => Error::Recreated { name, detail },
+            "BKWRONGTYPE" => Error::WrongType { name, detail },
+            "BKCORRUPT" => Error::Corrupt { name, detail },
+            "OOM" => Error::OutOfMemory { name, detail },
+            "NOPERM" => Error::NoPermission { name, detail },
+            _ => return None,
+        })
+    }
+
+    /// Whether the error says the filter's keys are gone.
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Error::Missing { .. } | Error::NotFound { .. })
+    }
+}

@@ -1,0 +1,314 @@
+//! One Bloom filter shared by many processes and machines, kept in Redis.
+//!
+//! A [`RedisFilter`] keeps the bits of a local bloomkit filter, a [`BlockedBloomFilter`] or a
+//! [`BloomFilter`], in a Redis string: the positions come from bloomkit's own hashing on the
+//! client, and the string's bytes are exactly the local filter's bit array, so
+//! [`download`](RedisFilter::download) gives a local filter equal to one built from the same
+//! keys, and [`upload`](RedisFilter::upload) / [`merge`](RedisFilter::merge) take one (a
+//! filter built offline by a batch job, merged into the shared one).
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use bloomkit_classic::BlockedBloomFilter;
+//! use bloomkit_redis::{Options, RedisFilter};
+//!
+//! let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+//! let mut seen: RedisFilter<BlockedBloomFilter<str>> =
+//!     RedisFilter::open_or_create(client.get_connection()?, "crawler:seen", &Options::new(10_000_000, 0.01))?;
+//!
+//! // One round trip per batch.
+//! let urls = ["https://example.com/", "https://example.org/"];
+//! seen.insert_batch(urls)?;
+//! let mut answers = Vec::new();
+//! seen.contains_batch(["https://example.com/", "https://example.net/"], &mut answers)?;
+//! assert!(answers[0]);
+//!
+//! // The same bits as a local filter with these parameters.
+//! let local: BlockedBloomFilter<str> = seen.download()?;
+//! assert!(local.contains("https://example.org/"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What cannot go wrong
+//!
+//! - **The configuration cannot drift.** The parameters (layout, bits, k, hasher id, seed,
+//!   design items and rate, shard count, format version) live in a hash next to the bits,
+//!   created atomically with them. Opening a filter with other parameters is
+//!   [`Error::Mismatch`], naming the field.
+//! - **Every operation runs as a server-side script that checks the configuration first**
+//!   (the creation id the client opened, the bits' type and length): a filter deleted and
+//!   re-created underneath a running client gives [`Error::Recreated`], never answers about
+//!   other bits, and never a retry loop.
+//! - **A filter whose keys are gone** (a restart without persistence, an eviction,
+//!   `FLUSHALL`) is [`Error::Missing`] on every operation, never "absent".
+//! - Nothing a caller passes is spliced into a script: names are validated and travel as
+//!   `KEYS`, everything else as `ARGV`.
+//!
+//! # Redis Cluster and size
+//!
+//! Keys carry hash tags (`bloomkit:{name#shard}:cfg` and `:bits`), so a shard's bits and
+//! configuration share a slot. A blocked filter can be split at creation into S shards by
+//! block index ([`Options::shards`]); by default it gets as few as keep every shard within
+//! Redis's 512 MiB string limit. Batches group keys by shard, and a cluster connection
+//! pipelines them per node. Use a [`redis::cluster::ClusterConnection`] as the connection.
+//!
+//! # Requirements
+//!
+//! Redis 7.0 or later (or Valkey): the scripts declare their flags (`#!lua`) so lookups
+//! run under `maxmemory` and on read-only nodes. With the `tokio` feature,
+//! [`AsyncRedisFilter`] offers the same operations on tokio connections; with `tls`,
+//! `rediss://` URLs work.
+
+#![forbid(unsafe_code)]
+
+mod error;
+mod exec;
+mod layout;
+mod scripts;
+mod shared;
+
+use core::borrow::Borrow;
+use core::fmt;
+
+pub use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
+pub use bloomkit_core::sizing::Design;
+pub use error::Error;
+pub use exec::Connection;
+pub use layout::{Layout, Shape, SharedLayout};
+pub use shared::MAX_SHARD_BYTES;
+
+use exec::block_on;
+use shared::Core;
+
+/// How to create a shared filter: the items and rate it is sized for, the hasher's seed, the
+/// number of shards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    items: u64,
+    fpr: f64,
+    seed: u64,
+    shards: Option<u32>,
+}
+
+impl Options {
+    /// A filter for `items` keys at false-positive rate `fpr`, seed 0, as few shards as fit.
+    /// Checked when the filter is opened ([`Error::Filter`]).
+    pub fn new(items: u64, fpr: f64) -> Options {
+        Options {
+            items,
+            fpr,
+            seed: bloomkit_core::Xxh3Builder::DEFAULT_SEED,
+            shards: None,
+        }
+    }
+
+    /// The hasher's seed (the local filter must use the same one to have the same bits).
+    pub fn seed(mut self, seed: u64) -> Options {
+        self.seed = seed;
+        self
+    }
+
+    /// Splits the bits into `shards` Redis strings by block index (blocked layout only), so
+    /// a filter can exceed 512 MiB or spread its load over a cluster's nodes.
+    pub fn shards(mut self, shards: u32) -> Options {
+        self.shards = Some(shards);
+        self
+    }
+}
+
+/// What [`RedisFilter::info`] reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Info {
+    /// The layout.
+    pub layout: Layout,
+    /// `m`, all shards together.
+    pub bits: u64,
+    /// `k`.
+    pub hashes: u32,
+    /// Bytes of the bit strings.
+    pub bytes: u64,
+    /// The number of shards.
+    pub shards: u32,
+    /// Set bits (`BITCOUNT`).
+    pub ones: u64,
+    /// Keys inserted, estimated from the set bits (Swamidass & Baldi); infinite once full.
+    pub estimated_items: f64,
+    /// The false-positive rate at the estimated count.
+    pub estimated_fpr: f64,
+    /// The items and rate the filter was sized for.
+    pub design: Design,
+}
+
+/// A filter shared through Redis, whose bits are those of the local filter type `F`
+/// ([`BlockedBloomFilter`] or [`BloomFilter`]), over the connection `C` (a
+/// [`redis::Connection`] or a [`redis::cluster::ClusterConnection`]).
+///
+/// Each operation is one round trip (per node, in a cluster) and every error is typed
+/// ([`Error`]). Share a filter between threads by opening it once per thread, each with its
+/// own connection.
+pub struct RedisFilter<F: SharedLayout, C = redis::Connection> {
+    core: Core<F>,
+    con: C,
+}
+
+impl<F: SharedLayout, C> fmt::Debug for RedisFilter<F, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.core.fmt(f)
+    }
+}
+
+impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
+    /// Opens the filter `name` if it exists with these parameters, or creates it (both keys
+    /// of every shard, atomically per shard).
+    ///
+    /// # Errors
+    /// [`Error::Filter`] for invalid options, [`Error::InvalidName`],
+    /// [`Error::InvalidShards`], [`Error::Mismatch`] when it exists with other parameters,
+    /// [`Error::WrongType`] when a key of another type is in the way, [`Error::Missing`]
+    /// when a shard of an existing filter is gone, and connection errors.
+    pub fn open_or_create(mut con: C, name: &str, options: &Options) -> Result<Self, Error> {
+        let core = block_on(Core::open_or_create(&mut con, name, options))?;
+        Ok(RedisFilter { core, con })
+    }
+
+    /// Opens the existing filter `name` with the parameters Redis holds.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Mismatch`] when it has another layout or hasher than
+    /// `F`, and as [`open_or_create`](Self::open_or_create).
+    pub fn open(mut con: C, name: &str) -> Result<Self, Error> {
+        let core = block_on(Core::open(&mut con, name))?;
+        Ok(RedisFilter { core, con })
+    }
+
+    /// Inserts `key`. Returns `true` if it was certainly not present before.
+    ///
+    /// # Errors
+    /// [`Error::Missing`], [`Error::Recreated`], [`Error::WrongType`],
+    /// [`Error::OutOfMemory`], and connection errors.
+    pub fn insert(&mut self, key: &F::Key) -> Result<bool, Error> {
+        Ok(self.insert_batch([key])? == 1)
+    }
+
+    /// Whether `key` may be in the filter.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert), but for [`Error::OutOfMemory`].
+    pub fn contains(&mut self, key: &F::Key) -> Result<bool, Error> {
+        let mut out = Vec::with_capacity(1);
+        self.contains_batch([key], &mut out)?;
+        Ok(out[0])
+    }
+
+    /// Inserts `keys` in one round trip (very large batches are several script calls in
+    /// one pipeline). Returns how many were certainly not present before.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert). On an error some keys may be in and others not: insert
+    /// the batch again (inserting is idempotent).
+    pub fn insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<F::Key>,
+    {
+        block_on(self.core.insert_batch(&mut self.con, keys))
+    }
+
+    /// Appends to `out`, for each of `keys` in order, whether it may be in the filter: one
+    /// round trip.
+    ///
+    /// # Errors
+    /// As [`contains`](Self::contains); `out` is left as it was.
+    pub fn contains_batch<I>(&mut self, keys: I, out: &mut Vec<bool>) -> Result<(), Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<F::Key>,
+    {
+        let len = out.len();
+        block_on(self.core.contains_batch(&mut self.con, keys, out))
+            .inspect_err(|_| out.truncate(len))
+    }
+
+    /// Bits, k, bytes, set bits, and the estimated items and rate.
+    ///
+    /// # Errors
+    /// As [`contains`](Self::contains).
+    pub fn info(&mut self) -> Result<Info, Error> {
+        block_on(self.core.info(&mut self.con))
+    }
+
+    /// Removes every key (zeroes the bits, each shard atomically), keeping the filter.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    pub fn clear(&mut self) -> Result<(), Error> {
+        block_on(self.core.clear(&mut self.con))
+    }
+
+    /// Deletes the filter: both keys of every shard (each shard atomically). Other clients
+    /// get [`Error::Missing`] from then on. Returns the connection.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    pub fn delete(mut self) -> Result<C, Error> {
+        block_on(self.core.delete(&mut self.con))?;
+        Ok(self.con)
+    }
+
+    /// The whole filter as a local one, bit-identical to the shared bits (moved in 4 MiB
+    /// ranges).
+    ///
+    /// # Errors
+    /// As [`contains`](Self::contains).
+    pub fn download(&mut self) -> Result<F, Error> {
+        block_on(self.core.download(&mut self.con))
+    }
+
+    /// Makes the shared bits equal to `local`'s (same parameters required). The bytes are
+    /// staged next to each shard and swapped in atomically per shard; keys other clients
+    /// insert during the upload and that `local` lacks are lost (use
+    /// [`merge`](Self::merge) when others write).
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when `local` has other parameters, and as
+    /// [`insert`](Self::insert).
+    pub fn upload(&mut self, local: &F) -> Result<(), Error> {
+        block_on(self.core.put(&mut self.con, local, false))
+    }
+
+    /// ORs `local`'s bits into the shared ones (same parameters required): afterwards the
+    /// shared filter holds the keys of both, and no key another client inserts meanwhile is
+    /// lost.
+    ///
+    /// # Errors
+    /// As [`upload`](Self::upload).
+    pub fn merge(&mut self, local: &F) -> Result<(), Error> {
+        block_on(self.core.put(&mut self.con, local, true))
+    }
+
+    /// The filter's name.
+    pub fn name(&self) -> &str {
+        self.core.name()
+    }
+
+    /// The filter's shape (which bits a key sets).
+    pub fn shape(&self) -> &Shape {
+        self.core.shape()
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> u32 {
+        self.core.shard_count()
+    }
+
+    /// The connection, for other commands.
+    pub fn connection(&mut self) -> &mut C {
+        &mut self.con
+    }
+}
+
+#[cfg(feature = "tokio")]
+mod tokio_filter;
+#[cfg(feature = "tokio")]
+pub use tokio_filter::AsyncRedisFilter;

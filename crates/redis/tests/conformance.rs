@@ -1,0 +1,237 @@
+//! The shared filter against a model (`HashSet`) and against a local filter with the same
+//! parameters, on a real `redis-server`: no false negatives, the same answer as the local
+//! filter for every key asked, and `download()` bytes equal to the local filter's bytes.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
+use bloomkit_core::PortableHasher;
+use bloomkit_redis::{Error, Options, RedisFilter, SharedLayout};
+use bloomkit_testkit::redis_server::RedisServer;
+use bloomkit_testkit::{ensure, forall, Outcome};
+use quickcheck::{Arbitrary, Gen};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u16),
+    InsertBatch(Vec<u16>),
+    Contains(u16),
+    ContainsBatch(Vec<u16>),
+    Clear,
+    Reopen,
+}
+
+impl Arbitrary for Op {
+    fn arbitrary(g: &mut Gen) -> Op {
+        match u8::arbitrary(g) % 20 {
+            0..=5 => Op::Insert(u16::arbitrary(g)),
+            6..=10 => Op::InsertBatch(Vec::arbitrary(g)),
+            11..=13 => Op::Contains(u16::arbitrary(g)),
+            14..=17 => Op::ContainsBatch(Vec::arbitrary(g)),
+            18 => Op::Reopen,
+            _ => Op::Clear,
+        }
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Op>> {
+        match self {
+            Op::InsertBatch(v) => Box::new(v.shrink().map(Op::InsertBatch)),
+            Op::ContainsBatch(v) => Box::new(v.shrink().map(Op::ContainsBatch)),
+            _ => Box::new(std::iter::empty()),
+        }
+    }
+}
+
+fn key(k: u16) -> String {
+    format!("user:{k}")
+}
+
+static NAMES: AtomicU64 = AtomicU64::new(0);
+
+fn fresh_name() -> String {
+    format!("conformance:{}", NAMES.fetch_add(1, Ordering::Relaxed))
+}
+
+fn connect(server: &RedisServer) -> redis::Connection {
+    redis::Client::open(server.url())
+        .and_then(|c| c.get_connection())
+        .expect("a connection")
+}
+
+/// Runs `ops` on a shared filter and a local one of the same parameters (built with
+/// `local`), checking after each step.
+fn run<F>(
+    server: &RedisServer,
+    options: &Options,
+    local: impl Fn() -> F,
+    contains: impl Fn(&F, &str) -> bool,
+    insert: impl Fn(&mut F, &str),
+    ops: &[Op],
+) -> Outcome
+where
+    F: SharedLayout<Key = str>,
+{
+    let name = fresh_name();
+    let mut shared: RedisFilter<F> =
+        RedisFilter::open_or_create(connect(server), &name, options).map_err(|e| e.to_string())?;
+    let mut local = local();
+    let mut model = HashSet::new();
+    for op in ops {
+        match op {
+            Op::Insert(k) => {
+                let new = shared.insert(&key(*k)).map_err(|e| e.to_string())?;
+                ensure(!new || !contains(&local, &key(*k)), || {
+                    format!("{k}: new in Redis, present locally")
+                })?;
+                insert(&mut local, &key(*k));
+                model.insert(*k);
+            }
+            Op::InsertBatch(ks) => {
+                let keys: Vec<String> = ks.iter().map(|&k| key(k)).collect();
+                shared
+                    .insert_batch(keys.iter().map(String::as_str))
+                    .map_err(|e| e.to_string())?;
+                for k in &keys {
+                    insert(&mut local, k);
+                }
+                model.extend(ks);
+            }
+            Op::Contains(k) => {
+                let got = shared.contains(&key(*k)).map_err(|e| e.to_string())?;
+                ensure(got == contains(&local, &key(*k)), || {
+                    format!("{k}: differs")
+                })?;
+            }
+            Op::ContainsBatch(ks) => {
+                let keys: Vec<String> = ks.iter().map(|&k| key(k)).collect();
+                let mut out = vec![true]; // appended to, not replaced
+                shared
+                    .contains_batch(keys.iter().map(String::as_str), &mut out)
+                    .map_err(|e| e.to_string())?;
+                ensure(out.len() == keys.len() + 1, || "answer count".into())?;
+                for (k, got) in keys.iter().zip(&out[1..]) {
+                    ensure(*got == contains(&local, k), || format!("{k}: differs"))?;
+                }
+            }
+            Op::Clear => {
+                shared.clear().map_err(|e| e.to_string())?;
+                local = empty_like(&local);
+                model.clear();
+            }
+            Op::Reopen => {
+                shared = RedisFilter::open(connect(server), &name).map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    // Every member is found, in one batch and one at a time.
+    let members: Vec<String> = model.iter().map(|&k| key(k)).collect();
+    let mut out = Vec::new();
+    shared
+        .contains_batch(members.iter().map(String::as_str), &mut out)
+        .map_err(|e| e.to_string())?;
+    ensure(out.iter().all(|&b| b), || "a false negative".into())?;
+    let downloaded = shared.download().map_err(|e| e.to_string())?;
+    ensure(downloaded.words() == local.words(), || {
+        "download() differs from the local filter".into()
+    })?;
+    shared.delete().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// An empty filter of the same shape as `f`.
+fn empty_like<F: SharedLayout>(f: &F) -> F {
+    let zeros = vec![0u64; f.words().len()];
+    F::from_words(&zeros, &f.shape(), F::Hasher::from_seed(f.shape().seed)).expect("same shape")
+}
+
+#[test]
+fn blocked_filters_agree_with_the_model_and_the_local_filter() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    for shards in [1, 3] {
+        let options = Options::new(500, 0.01).seed(7).shards(shards);
+        forall(30, |ops: &Vec<Op>| {
+            run(
+                &server,
+                &options,
+                || {
+                    BlockedBloomFilter::<str>::builder(500, 0.01)
+                        .seed(7)
+                        .build()
+                        .unwrap()
+                },
+                |f, k| f.contains(k),
+                |f, k| {
+                    f.insert(k);
+                },
+                ops,
+            )
+        });
+    }
+}
+
+#[test]
+fn classic_filters_agree_with_the_model_and_the_local_filter() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let options = Options::new(300, 0.02);
+    forall(30, |ops: &Vec<Op>| {
+        run(
+            &server,
+            &options,
+            || BloomFilter::<str>::new(300, 0.02).unwrap(),
+            |f, k| f.contains(k),
+            |f, k| {
+                f.insert(k);
+            },
+            ops,
+        )
+    });
+}
+
+#[test]
+fn a_filter_built_offline_uploads_merges_and_downloads_bit_for_bit() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let build = |range: std::ops::Range<u32>| {
+        let mut f = BlockedBloomFilter::<str>::new(20_000, 0.01).unwrap();
+        for i in range {
+            f.insert(&format!("k{i}"));
+        }
+        f
+    };
+    let mut shared: RedisFilter<BlockedBloomFilter<str>> = RedisFilter::open_or_create(
+        connect(&server),
+        "offline",
+        &Options::new(20_000, 0.01).shards(4),
+    )
+    .unwrap();
+    let first = build(0..10_000);
+    shared.upload(&first).unwrap();
+    assert!(shared.download().unwrap() == first);
+    let second = build(10_000..20_000);
+    shared.merge(&second).unwrap();
+    let mut both = first.clone();
+    bloomkit_core::Union::union_with(&mut both, &second).unwrap();
+    let downloaded = shared.download().unwrap();
+    assert_eq!(downloaded.words(), both.words());
+    let info = shared.info().unwrap();
+    assert_eq!(info.ones, both.count_ones());
+    assert!(
+        (info.estimated_items - 20_000.0).abs() < 1_000.0,
+        "{info:?}"
+    );
+    // Another shape is refused, naming the field.
+    let other = BlockedBloomFilter::<str>::builder(20_000, 0.01)
+        .seed(1)
+        .build()
+        .unwrap();
+    match shared.merge(&other) {
+        Err(Error::Mismatch { field: "seed", .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
