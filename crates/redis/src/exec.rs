@@ -93,8 +93,34 @@ mod tokio_impls {
     }
 
     impl Connection for redis::cluster_async::ClusterConnection {
+        /// The async cluster connection takes a pipeline only within one slot: the commands
+        /// are grouped by their first key (a shard's keys share a slot), and the groups sent
+        /// at once.
         async fn run(&mut self, cmds: &[Cmd]) -> RedisResult<Vec<Value>> {
-            run_async(self, cmds).await
+            let mut groups: Vec<(&[u8], Vec<usize>)> = Vec::new();
+            for (i, cmd) in cmds.iter().enumerate() {
+                let key = match cmd.args_iter().nth(3) {
+                    Some(redis::Arg::Simple(key)) => key,
+                    _ => &[],
+                };
+                match groups.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, members)) => members.push(i),
+                    None => groups.push((key, vec![i])),
+                }
+            }
+            let sends = groups.iter().map(|(_, members)| {
+                let mut con = self.clone();
+                let group: Vec<Cmd> = members.iter().map(|&i| cmds[i].clone()).collect();
+                async move { run_async(&mut con, &group).await }
+            });
+            let answers = futures_util::future::try_join_all(sends).await?;
+            let mut out = vec![Value::Nil; cmds.len()];
+            for ((_, members), values) in groups.iter().zip(answers) {
+                for (&i, v) in members.iter().zip(values) {
+                    out[i] = v;
+                }
+            }
+            Ok(out)
         }
 
         async fn load(&mut self, code: &str) -> RedisResult<()> {

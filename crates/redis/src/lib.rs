@@ -158,6 +158,20 @@ impl<F: SharedLayout, C> fmt::Debug for RedisFilter<F, C> {
     }
 }
 
+impl<F: SharedLayout> RedisFilter<F> {
+    /// Connects to `url` and opens the filter `name` if it exists with these parameters, or
+    /// creates it. `url` is any URL the redis crate accepts: `redis://user:password@host:port/db`
+    /// (a password, an ACL user), `rediss://` with the `tls` feature, `unix:///path`.
+    ///
+    /// # Errors
+    /// [`Error::Auth`] for refused credentials, [`Error::Redis`] for a bad URL or a server
+    /// that cannot be reached, and as [`open_or_create`](Self::open_or_create).
+    pub fn connect(url: &str, name: &str, options: &Options) -> Result<Self, Error> {
+        let con = redis::Client::open(url)?.get_connection()?;
+        Self::open_or_create(con, name, options)
+    }
+}
+
 impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// Opens the filter `name` if it exists with these parameters, or creates it (both keys
     /// of every shard, atomically per shard).
@@ -188,7 +202,9 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// [`Error::Missing`], [`Error::Recreated`], [`Error::WrongType`],
     /// [`Error::OutOfMemory`], and connection errors.
     pub fn insert(&mut self, key: &F::Key) -> Result<bool, Error> {
-        Ok(self.insert_batch([key])? == 1)
+        let mut out = Vec::with_capacity(1);
+        self.insert_batch_reporting([key], &mut out)?;
+        Ok(out[0])
     }
 
     /// Whether `key` may be in the filter.
@@ -212,7 +228,25 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        block_on(self.core.insert_batch(&mut self.con, keys))
+        let mut out = Vec::new();
+        self.insert_batch_reporting(keys, &mut out)?;
+        Ok(out.iter().filter(|&&new| new).count())
+    }
+
+    /// Inserts `keys` in one round trip, appending to `out`, for each in order, whether it
+    /// was certainly not present before: a test-and-set, atomic per key, so of several
+    /// processes inserting the same key at once exactly one is told it is new (unless it
+    /// was a false positive already). De-duplicating workers fetch only what this says is
+    /// new.
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch); `out` is left as it was.
+    pub fn insert_batch_reporting<I>(&mut self, keys: I, out: &mut Vec<bool>) -> Result<(), Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<F::Key>,
+    {
+        block_on(self.core.insert_batch(&mut self.con, keys, out))
     }
 
     /// Appends to `out`, for each of `keys` in order, whether it may be in the filter: one

@@ -115,15 +115,15 @@ fn script(flags: &str, body: &str) -> Lua {
     Lua::new(format!("#!lua{flags}\n{GUARD}\n{PER_CALL}\n{body}"))
 }
 
-/// `ARGV[3]` = k, `ARGV[4..]` = k bit offsets per key. Sets them; returns how many keys had a
-/// clear bit before (keys certainly new).
+/// `ARGV[3]` = k, `ARGV[4..]` = k bit offsets per key. Sets them; returns one byte per key,
+/// `1` if one of its bits was clear before (the key was certainly new), else `0`.
 fn insert() -> Lua {
     script(
         "",
         r"
 local k = tonumber(ARGV[3])
 local keys_per_call = math.max(1, math.floor(per_call / k))
-local new = 0
+local out, o = {}, 0
 local i = 4
 while i <= #ARGV do
   local args, n = {}, 0
@@ -134,13 +134,16 @@ while i <= #ARGV do
   end
   local old = redis.call('BITFIELD', KEYS[2], unpack(args))
   for a = 1, #old, k do
+    local new = '0'
     for b = a, a + k - 1 do
-      if old[b] == 0 then new = new + 1; break end
+      if old[b] == 0 then new = '1'; break end
     end
+    o = o + 1
+    out[o] = new
   end
   i = last + 1
 end
-return new
+return table.concat(out)
 ",
     )
 }

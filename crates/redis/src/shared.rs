@@ -508,19 +508,20 @@ impl<F: SharedLayout> Core<F> {
         (cmds, carried)
     }
 
-    /// Inserts `keys`; returns how many were certainly new (had a clear bit).
-    pub(crate) async fn insert_batch<C, I>(&self, con: &mut C, keys: I) -> Result<usize, Error>
+    /// Inserts `keys`, appending for each in order whether it was certainly new (had a clear
+    /// bit before its insert).
+    pub(crate) async fn insert_batch<C, I>(
+        &self,
+        con: &mut C,
+        keys: I,
+        out: &mut Vec<bool>,
+    ) -> Result<(), Error>
     where
         C: Connection,
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        let (cmds, _) = self.key_calls(&SCRIPTS.insert, keys);
-        let mut new = 0usize;
-        for v in call(&self.name, con, &cmds).await? {
-            new += redis::from_redis_value::<usize>(v).map_err(redis::RedisError::from)?;
-        }
-        Ok(new)
+        self.per_key(con, &SCRIPTS.insert, keys, out).await
     }
 
     /// Appends, for each of `keys` in order, whether it may be in the filter.
@@ -535,11 +536,28 @@ impl<F: SharedLayout> Core<F> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        let (cmds, carried) = self.key_calls(&SCRIPTS.contains, keys);
+        self.per_key(con, &SCRIPTS.contains, keys, out).await
+    }
+
+    /// Runs `script` (one answer byte per key) on `keys` and appends the answers in order;
+    /// on an error `out` is left as it was.
+    async fn per_key<C, I>(
+        &self,
+        con: &mut C,
+        script: &Lua,
+        keys: I,
+        out: &mut Vec<bool>,
+    ) -> Result<(), Error>
+    where
+        C: Connection,
+        I: IntoIterator,
+        I::Item: Borrow<F::Key>,
+    {
+        let (cmds, carried) = self.key_calls(script, keys);
         let answers = call(&self.name, con, &cmds).await?;
         let start = out.len();
         let total: usize = carried.iter().map(Vec::len).sum();
-        out.resize(start + total, false);
+        let mut answered = vec![false; total];
         for (v, indices) in answers.into_iter().zip(carried) {
             let bytes: Vec<u8> = redis::from_redis_value(v).map_err(redis::RedisError::from)?;
             if bytes.len() != indices.len() {
@@ -549,9 +567,11 @@ impl<F: SharedLayout> Core<F> {
                 });
             }
             for (b, i) in bytes.into_iter().zip(indices) {
-                out[start + i] = b == b'1';
+                answered[i] = b == b'1';
             }
         }
+        debug_assert_eq!(out.len(), start);
+        out.extend(answered);
         Ok(())
     }
 

@@ -44,7 +44,9 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     /// # Errors
     /// As there.
     pub async fn insert(&mut self, key: &F::Key) -> Result<bool, Error> {
-        Ok(self.insert_batch([key]).await? == 1)
+        let mut out = Vec::with_capacity(1);
+        self.insert_batch_reporting([key], &mut out).await?;
+        Ok(out[0])
     }
 
     /// See [`RedisFilter::contains`](crate::RedisFilter::contains).
@@ -66,7 +68,25 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        self.core.insert_batch(&mut self.con, keys).await
+        let mut out = Vec::new();
+        self.insert_batch_reporting(keys, &mut out).await?;
+        Ok(out.iter().filter(|&&new| new).count())
+    }
+
+    /// See [`RedisFilter::insert_batch_reporting`](crate::RedisFilter::insert_batch_reporting).
+    ///
+    /// # Errors
+    /// As there.
+    pub async fn insert_batch_reporting<I>(
+        &mut self,
+        keys: I,
+        out: &mut Vec<bool>,
+    ) -> Result<(), Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<F::Key>,
+    {
+        self.core.insert_batch(&mut self.con, keys, out).await
     }
 
     /// See [`RedisFilter::contains_batch`](crate::RedisFilter::contains_batch).
@@ -78,11 +98,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        let len = out.len();
-        self.core
-            .contains_batch(&mut self.con, keys, out)
-            .await
-            .inspect_err(|_| out.truncate(len))
+        self.core.contains_batch(&mut self.con, keys, out).await
     }
 
     /// See [`RedisFilter::info`](crate::RedisFilter::info).

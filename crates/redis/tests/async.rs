@@ -1,1 +1,80 @@
+//! The tokio front end: the same operations, scripts and errors as the synchronous one, on a
+//! multiplexed connection and on an async cluster connection.
 
+use bloomkit_classic::BlockedBloomFilter;
+use bloomkit_redis::{AsyncRedisFilter, Error, Options, RedisFilter};
+use bloomkit_testkit::redis_server::{RedisCluster, RedisServer};
+
+type Local = BlockedBloomFilter<str>;
+
+#[tokio::test]
+async fn async_filters_answer_as_the_sync_one_and_the_local_one() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let client = redis::Client::open(server.url()).unwrap();
+    let options = Options::new(20_000, 0.01).shards(3);
+    let mut f: AsyncRedisFilter<Local, _> = AsyncRedisFilter::open_or_create(
+        client.get_multiplexed_async_connection().await.unwrap(),
+        "async",
+        &options,
+    )
+    .await
+    .unwrap();
+    let keys: Vec<String> = (0..10_000).map(|i| format!("k{i}")).collect();
+    let mut local = Local::new(20_000, 0.01).unwrap();
+    let new = f
+        .insert_batch(keys.iter().map(String::as_str))
+        .await
+        .unwrap();
+    assert!(new > 9_900, "{new}");
+    for k in &keys {
+        local.insert(k);
+    }
+    assert!(f.insert("k0").await.is_ok_and(|new| !new));
+    let probes: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
+    let mut out = Vec::new();
+    f.contains_batch(probes.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap();
+    for (k, got) in probes.iter().zip(&out) {
+        assert_eq!(*got, local.contains(k.as_str()), "{k}");
+    }
+    assert!(f.download().await.unwrap() == local);
+
+    // The sync front end sees the same filter.
+    let mut s: RedisFilter<Local> = RedisFilter::connect(&server.url(), "async", &options).unwrap();
+    assert!(s.contains("k42").unwrap());
+    s.delete().unwrap();
+    let err = f.contains("k1").await.unwrap_err();
+    assert!(matches!(err, Error::Missing { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn async_cluster_filters_work_across_nodes() {
+    let Some(cluster) = RedisCluster::start(3) else {
+        return;
+    };
+    let client = redis::cluster::ClusterClient::new(cluster.urls()).unwrap();
+    let mut f: AsyncRedisFilter<Local, _> = AsyncRedisFilter::open_or_create(
+        client.get_async_connection().await.unwrap(),
+        "async-cluster",
+        &Options::new(30_000, 0.01).shards(6),
+    )
+    .await
+    .unwrap();
+    let keys: Vec<String> = (0..30_000).map(|i| format!("k{i}")).collect();
+    f.insert_batch(keys.iter().map(String::as_str))
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    f.contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap();
+    assert!(out.iter().all(|&b| b));
+    let mut local = Local::new(30_000, 0.01).unwrap();
+    for k in &keys {
+        local.insert(k);
+    }
+    assert!(f.download().await.unwrap() == local);
+}

@@ -66,7 +66,7 @@ fn run<F>(
     options: &Options,
     local: impl Fn() -> F,
     contains: impl Fn(&F, &str) -> bool,
-    insert: impl Fn(&mut F, &str),
+    insert: impl Fn(&mut F, &str) -> bool,
     ops: &[Op],
 ) -> Outcome
 where
@@ -81,19 +81,24 @@ where
         match op {
             Op::Insert(k) => {
                 let new = shared.insert(&key(*k)).map_err(|e| e.to_string())?;
-                ensure(!new || !contains(&local, &key(*k)), || {
-                    format!("{k}: new in Redis, present locally")
+                let new_locally = insert(&mut local, &key(*k));
+                ensure(new == new_locally, || {
+                    format!("{k}: new {new}, locally {new_locally}")
                 })?;
-                insert(&mut local, &key(*k));
                 model.insert(*k);
             }
             Op::InsertBatch(ks) => {
                 let keys: Vec<String> = ks.iter().map(|&k| key(k)).collect();
+                let mut new = Vec::new();
                 shared
-                    .insert_batch(keys.iter().map(String::as_str))
+                    .insert_batch_reporting(keys.iter().map(String::as_str), &mut new)
                     .map_err(|e| e.to_string())?;
-                for k in &keys {
-                    insert(&mut local, k);
+                ensure(new.len() == keys.len(), || "answer count".into())?;
+                for (k, new) in keys.iter().zip(new) {
+                    let new_locally = insert(&mut local, k);
+                    ensure(new == new_locally, || {
+                        format!("{k}: new {new}, locally {new_locally}")
+                    })?;
                 }
                 model.extend(ks);
             }
@@ -162,10 +167,8 @@ fn blocked_filters_agree_with_the_model_and_the_local_filter() {
                         .build()
                         .unwrap()
                 },
-                |f, k| f.contains(k),
-                |f, k| {
-                    f.insert(k);
-                },
+                BlockedBloomFilter::contains::<str>,
+                BlockedBloomFilter::insert,
                 ops,
             )
         });
@@ -183,10 +186,8 @@ fn classic_filters_agree_with_the_model_and_the_local_filter() {
             &server,
             &options,
             || BloomFilter::<str>::new(300, 0.02).unwrap(),
-            |f, k| f.contains(k),
-            |f, k| {
-                f.insert(k);
-            },
+            BloomFilter::contains::<str>,
+            BloomFilter::insert,
             ops,
         )
     });

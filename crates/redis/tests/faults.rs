@@ -1,0 +1,245 @@
+//! Faults on a real `redis-server`, and what the caller sees: always a typed error, never a
+//! panic, never "absent" for a key that was inserted.
+
+use std::time::Duration;
+
+use bloomkit_classic::BlockedBloomFilter;
+use bloomkit_redis::{Error, Options, RedisFilter};
+use bloomkit_testkit::redis_server::RedisServer;
+
+type Shared = RedisFilter<BlockedBloomFilter<str>>;
+
+fn open(server: &RedisServer, name: &str, options: &Options) -> Result<Shared, Error> {
+    RedisFilter::connect(&server.url(), name, options)
+}
+
+fn keys(range: std::ops::Range<u32>) -> Vec<String> {
+    range.map(|i| format!("url:{i}")).collect()
+}
+
+#[test]
+fn server_stopped_mid_batch_is_an_error_and_a_restart_and_re_create_works() {
+    let Some(mut server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let options = Options::new(2_000_000, 0.01);
+    let mut f = open(&server, "stopped", &options).unwrap();
+    let big = keys(0..1_000_000);
+    let inserting = std::thread::spawn(move || {
+        let out = f.insert_batch(big.iter().map(String::as_str));
+        (f, out)
+    });
+    // Stopped once the first script calls of the batch have set bits, before the last.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while server.command(&["BITCOUNT", "bloomkit:{stopped#0}:bits"]) == ":0" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the batch never started"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    server.stop();
+    let (mut f, out) = inserting.join().expect("no panic");
+    let err = out.expect_err("the server was stopped mid-batch");
+    assert!(matches!(err, Error::Redis(_)), "{err:?}");
+    let err = f.contains("url:1").expect_err("the server is gone");
+    assert!(matches!(err, Error::Redis(_)), "{err:?}");
+
+    // Restarted empty: the old filter is gone, which is an error, not "absent".
+    server.restart();
+    match RedisFilter::<BlockedBloomFilter<str>>::open(
+        redis::Client::open(server.url())
+            .unwrap()
+            .get_connection()
+            .unwrap(),
+        "stopped",
+    ) {
+        Err(Error::NotFound { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    let mut f = open(&server, "stopped", &options).unwrap();
+    f.insert("url:1").unwrap();
+    assert!(f.contains("url:1").unwrap());
+}
+
+#[test]
+fn a_filter_re_created_under_a_running_client_is_a_typed_error() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let mut a = open(&server, "recreated", &Options::new(10_000, 0.01)).unwrap();
+    a.insert_batch(keys(0..100).iter().map(String::as_str))
+        .unwrap();
+
+    let b = open(&server, "recreated", &Options::new(10_000, 0.01)).unwrap();
+    b.delete().unwrap();
+    let _b = open(&server, "recreated", &Options::new(50_000, 0.001)).unwrap();
+
+    for err in [
+        a.insert("url:1").unwrap_err(),
+        a.contains("url:1").unwrap_err(),
+        a.info().unwrap_err(),
+    ] {
+        assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
+    }
+    // Opening it again with the old parameters names the first field that differs.
+    match open(&server, "recreated", &Options::new(10_000, 0.01)) {
+        Err(Error::Mismatch {
+            field,
+            expected,
+            found,
+            ..
+        }) => {
+            assert_eq!(field, "bits", "{expected} vs {found}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Same bits and k, another seed: still refused.
+    match open(&server, "recreated", &Options::new(50_000, 0.001).seed(9)) {
+        Err(Error::Mismatch { field: "seed", .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn flushed_keys_are_an_error_on_lookup_not_absent() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    for shards in [1, 3] {
+        let name = format!("flushed{shards}");
+        let mut f = open(&server, &name, &Options::new(10_000, 0.01).shards(shards)).unwrap();
+        f.insert("url:1").unwrap();
+        assert_eq!(server.command(&["FLUSHALL"]), "+OK");
+        for err in [
+            f.contains("url:1").unwrap_err(),
+            f.insert("url:2").unwrap_err(),
+        ] {
+            assert!(matches!(err, Error::Missing { .. }), "{err:?}");
+        }
+    }
+    // Only the bits gone (an eviction of one key): also an error.
+    let mut f = open(&server, "evicted", &Options::new(10_000, 0.01)).unwrap();
+    f.insert("url:1").unwrap();
+    server.command(&["DEL", "bloomkit:{evicted#0}:bits"]);
+    let err = f.contains("url:1").unwrap_err();
+    assert!(
+        matches!(err, Error::Missing { .. }) && err.is_missing(),
+        "{err:?}"
+    );
+    // One shard of three gone: opening does not re-create it empty.
+    let f = open(&server, "sharded", &Options::new(10_000, 0.01).shards(3)).unwrap();
+    drop(f);
+    server.command(&[
+        "DEL",
+        "bloomkit:{sharded#2}:cfg",
+        "bloomkit:{sharded#2}:bits",
+    ]);
+    let err = open(&server, "sharded", &Options::new(10_000, 0.01).shards(3)).unwrap_err();
+    assert!(matches!(err, Error::Missing { .. }), "{err:?}");
+}
+
+#[test]
+fn a_wrong_password_is_an_auth_error() {
+    let Some(server) = RedisServer::start(&["--requirepass", "s3cret"]) else {
+        return;
+    };
+    let url = format!("redis://:wrong@127.0.0.1:{}/", server.port());
+    let err = Shared::connect(&url, "auth", &Options::new(1_000, 0.01)).unwrap_err();
+    assert!(matches!(err, Error::Auth(_)), "{err:?}");
+    let url = format!("redis://:s3cret@127.0.0.1:{}/", server.port());
+    let mut f = Shared::connect(&url, "auth", &Options::new(1_000, 0.01)).unwrap();
+    f.insert("k").unwrap();
+    assert!(f.contains("k").unwrap());
+    // No password at all: refused by the server on the first command.
+    let err = Shared::connect(&server.url(), "auth", &Options::new(1_000, 0.01)).unwrap_err();
+    assert!(matches!(err, Error::Auth(_) | Error::Redis(_)), "{err:?}");
+}
+
+#[test]
+fn maxmemory_reached_refuses_writes_with_a_typed_error_and_lookups_go_on() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let mut f = open(&server, "oom", &Options::new(10_000, 0.01)).unwrap();
+    f.insert("before").unwrap();
+    assert_eq!(server.command(&["CONFIG", "SET", "maxmemory", "1"]), "+OK");
+    let err = f.insert("during").unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+    assert!(
+        f.contains("before").unwrap(),
+        "lookups still run under maxmemory"
+    );
+    let err = open(&server, "oom-new", &Options::new(10_000, 0.01)).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+    assert_eq!(server.command(&["CONFIG", "SET", "maxmemory", "0"]), "+OK");
+    f.insert("after").unwrap();
+    assert!(f.contains("after").unwrap());
+}
+
+#[test]
+fn a_key_of_another_type_at_the_filters_name_is_a_typed_error() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    server.command(&["SET", "bloomkit:{taken#0}:cfg", "not a hash"]);
+    let err = open(&server, "taken", &Options::new(1_000, 0.01)).unwrap_err();
+    assert!(matches!(err, Error::WrongType { .. }), "{err:?}");
+    server.command(&["LPUSH", "bloomkit:{taken2#0}:bits", "x"]);
+    let err = open(&server, "taken2", &Options::new(1_000, 0.01)).unwrap_err();
+    assert!(matches!(err, Error::WrongType { .. }), "{err:?}");
+    // Replaced under a running client.
+    let mut f = open(&server, "replaced", &Options::new(1_000, 0.01)).unwrap();
+    server.command(&["DEL", "bloomkit:{replaced#0}:bits"]);
+    server.command(&["SADD", "bloomkit:{replaced#0}:bits", "x"]);
+    let err = f.contains("k").unwrap_err();
+    assert!(matches!(err, Error::WrongType { .. }), "{err:?}");
+    // Bits of the wrong length.
+    let mut f = open(&server, "short", &Options::new(1_000, 0.01)).unwrap();
+    server.command(&["SET", "bloomkit:{short#0}:bits", "abc"]);
+    let err = f.contains("k").unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+}
+
+#[test]
+fn bad_names_and_options_are_refused_before_any_command() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    for name in ["", "a b", "x{y}", "a#1", &"n".repeat(201)] {
+        let err = open(&server, name, &Options::new(1_000, 0.01)).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidName { .. }),
+            "{name:?}: {err:?}"
+        );
+    }
+    for (items, fpr) in [(0, 0.01), (1_000, 0.0), (1_000, 1.0), (1_000, f64::NAN)] {
+        let err = open(&server, "bad", &Options::new(items, fpr)).unwrap_err();
+        assert!(matches!(err, Error::Filter(_)), "{items} {fpr}: {err:?}");
+    }
+    let err = open(&server, "bad", &Options::new(1_000, 0.01).shards(0)).unwrap_err();
+    assert!(matches!(err, Error::InvalidShards { .. }), "{err:?}");
+    let err = open(&server, "bad", &Options::new(1_000, 0.01).shards(100_000)).unwrap_err();
+    assert!(matches!(err, Error::InvalidShards { .. }), "{err:?}");
+    let err = RedisFilter::<bloomkit_classic::BloomFilter<str>>::connect(
+        &server.url(),
+        "bad",
+        &Options::new(1_000, 0.01).shards(2),
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::InvalidShards { .. }), "{err:?}");
+    // A layout other than the filter's: named.
+    open(&server, "blocked", &Options::new(1_000, 0.01)).unwrap();
+    let con = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    match RedisFilter::<bloomkit_classic::BloomFilter<str>>::open(con, "blocked") {
+        Err(Error::Mismatch {
+            field: "layout", ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    // Nothing was written for the refused ones.
+    assert_eq!(server.command(&["EXISTS", "bloomkit:{bad#0}:cfg"]), ":0");
+}
