@@ -90,9 +90,12 @@
 //!   per field, plus record-level and declared-subset filters so that fields from different
 //!   records do not combine into false answers.
 //!
-//! And one filter with a job: **`kv`** (`bloomkit::kv`, feature `kv`) keeps a counting (or
+//! And filters with a job: **`kv`** (`bloomkit::kv`, feature `kv`) keeps a counting (or
 //! classic, or blocked) filter in front of an embedded on-disk key-value store (redb), so a
-//! lookup of an absent key never reads the disk, and no crash can make it lose a key.
+//! lookup of an absent key never reads the disk, and no crash can make it lose a key;
+//! **`redis`** (`bloomkit::redis`, feature `redis`) shares one blocked or classic filter
+//! between many processes and machines through Redis (or Redis Cluster), with the same bits
+//! as the local filter.
 //!
 //! # Crate features
 //!
@@ -107,6 +110,8 @@
 //!   `MultiFilter`.
 //! - `kv`: `bloomkit::kv`, a filter in front of a redb key-value store (`FilteredStore`,
 //!   `RedbStore`). Not on by default: it brings a database, and needs Rust 1.90.
+//! - `redis`: `bloomkit::redis`, a filter shared through Redis (`RedisFilter`). Not on by
+//!   default: it brings a Redis client, and needs Rust 1.88.
 //!
 //! Every variant is on by default, so switching between them needs no `Cargo.toml` change;
 //! for a minimal build, use `default-features = false` and name the variants you need.
@@ -166,6 +171,10 @@ pub use bloomkit_multi::MultiFilter;
 
 #[cfg(feature = "kv")]
 pub use bloomkit_kv as kv;
+
+/// One filter shared by many processes and machines through Redis (`redis` feature).
+#[cfg(feature = "redis")]
+pub use bloomkit_redis as redis;
 
 /// The traits and types most programs need: `use bloomkit::prelude::*;`.
 pub mod prelude {
