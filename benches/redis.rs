@@ -84,7 +84,9 @@ fn bench(c: &mut Criterion) {
     // Half full, so lookups meet a realistic mix of set and clear bits.
     let fill: Vec<String> = (0..ITEMS / 2).map(|i| format!("member:{i}")).collect();
     for chunk in fill.chunks(10_000) {
-        shared.insert_batch(chunk.iter().map(String::as_str)).expect("fill");
+        shared
+            .insert_batch(chunk.iter().map(String::as_str))
+            .expect("fill");
         naive.insert_batch(chunk);
     }
 
@@ -96,13 +98,19 @@ fn bench(c: &mut Criterion) {
     for op in ["insert", "lookup"] {
         let mut group = c.benchmark_group(format!("redis/{op}"));
         for &n in sizes {
-            let keys: Vec<String> = (0..n).map(|i| format!("https://example.com/{op}/{i}")).collect();
+            let keys: Vec<String> = (0..n)
+                .map(|i| format!("https://example.com/{op}/{i}"))
+                .collect();
             group.throughput(Throughput::Elements(n as u64));
             group.bench_with_input(BenchmarkId::new("bloomkit-redis", n), &keys, |b, keys| {
                 let mut out = Vec::with_capacity(keys.len());
                 b.iter(|| {
                     if op == "insert" {
-                        black_box(shared.insert_batch(keys.iter().map(String::as_str)).expect("insert"));
+                        black_box(
+                            shared
+                                .insert_batch(keys.iter().map(String::as_str))
+                                .expect("insert"),
+                        );
                     } else {
                         out.clear();
                         shared
@@ -112,15 +120,19 @@ fn bench(c: &mut Criterion) {
                     }
                 });
             });
-            group.bench_with_input(BenchmarkId::new("naive-setbit-getbit", n), &keys, |b, keys| {
-                b.iter(|| {
-                    if op == "insert" {
-                        naive.insert_batch(keys);
-                    } else {
-                        black_box(naive.contains_batch(keys));
-                    }
-                });
-            });
+            group.bench_with_input(
+                BenchmarkId::new("naive-setbit-getbit", n),
+                &keys,
+                |b, keys| {
+                    b.iter(|| {
+                        if op == "insert" {
+                            naive.insert_batch(keys);
+                        } else {
+                            black_box(naive.contains_batch(keys));
+                        }
+                    });
+                },
+            );
         }
         group.finish();
     }
@@ -130,7 +142,10 @@ fn bench(c: &mut Criterion) {
 
 /// The naive client's bits as words.
 fn naive_words(naive: &mut Naive) -> Vec<u64> {
-    let bytes: Vec<u8> = redis::cmd("GET").arg(&naive.key).query(&mut naive.con).expect("GET");
+    let bytes: Vec<u8> = redis::cmd("GET")
+        .arg(&naive.key)
+        .query(&mut naive.con)
+        .expect("GET");
     let mut bytes = bytes;
     bytes.resize(naive.local.words().len() * 8, 0);
     bytes

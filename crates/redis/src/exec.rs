@@ -11,7 +11,7 @@ use redis::{Cmd, RedisResult, Value};
 
 /// A connection the filter can send pipelines of commands through: implemented for
 /// [`redis::Connection`] and [`redis::cluster::ClusterConnection`], and with the `tokio`
-/// feature for [`redis::aio::MultiplexedConnection`] and [`redis::cluster_async::ClusterConnection`].
+/// feature for `redis::aio::MultiplexedConnection` and `redis::cluster_async::ClusterConnection`.
 ///
 /// A pipeline's commands go to the server (or, in a cluster, to the node of each command's
 /// first key) in one round trip per node; the reply holds one value per command, server

@@ -57,7 +57,7 @@
 //!
 //! Redis 7.0 or later (or Valkey): the scripts declare their flags (`#!lua`) so lookups
 //! run under `maxmemory` and on read-only nodes. With the `tokio` feature,
-//! [`AsyncRedisFilter`] offers the same operations on tokio connections; with `tls`,
+//! `AsyncRedisFilter` offers the same operations on tokio connections; with `tls`,
 //! `rediss://` URLs work.
 
 #![forbid(unsafe_code)]
