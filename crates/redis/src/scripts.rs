@@ -115,69 +115,71 @@ fn script(flags: &str, body: &str) -> Lua {
     Lua::new(format!("#!lua{flags}\n{GUARD}\n{PER_CALL}\n{body}"))
 }
 
-/// `ARGV[3]` = k, `ARGV[4..]` = k bit offsets per key. Sets them; returns one byte per key,
-/// `1` if one of its bits was clear before (the key was certainly new), else `0`.
-fn insert() -> Lua {
+/// A script over `ARGV[3]` = k and `ARGV[4..]` = k bit offsets per key that sends each
+/// position to `command` as the sub-command `sub` (`ARGV[j]` is the offset; `width` values
+/// per position) and returns one byte per key: `on_clear` if one of its bits was 0, else
+/// `otherwise`.
+fn per_key(
+    flags: &str,
+    command: &str,
+    sub: &str,
+    width: u32,
+    on_clear: char,
+    otherwise: char,
+) -> Lua {
     script(
-        "",
-        r"
+        flags,
+        &format!(
+            r"
 local k = tonumber(ARGV[3])
 local keys_per_call = math.max(1, math.floor(per_call / k))
-local out, o = {}, 0
+local out, o = {{}}, 0
 local i = 4
 while i <= #ARGV do
-  local args, n = {}, 0
+  local args, n = {{}}, 0
   local last = math.min(#ARGV, i + keys_per_call * k - 1)
   for j = i, last do
-    args[n + 1] = 'SET'; args[n + 2] = 'u1'; args[n + 3] = ARGV[j]; args[n + 4] = 1
-    n = n + 4
+    {sub}
+    n = n + {width}
   end
-  local old = redis.call('BITFIELD', KEYS[2], unpack(args))
-  for a = 1, #old, k do
-    local new = '0'
+  local bits = redis.call('{command}', KEYS[2], unpack(args))
+  for a = 1, #bits, k do
+    local answer = '{otherwise}'
     for b = a, a + k - 1 do
-      if old[b] == 0 then new = '1'; break end
+      if bits[b] == 0 then answer = '{on_clear}'; break end
     end
     o = o + 1
-    out[o] = new
+    out[o] = answer
   end
   i = last + 1
 end
 return table.concat(out)
-",
+"
+        ),
     )
 }
 
-/// `ARGV[3]` = k, `ARGV[4..]` = k bit offsets per key. Returns one byte per key, `1` if all
-/// its bits are set, else `0`.
+/// Sets each key's bits; per key, `1` if one was clear before (the key was certainly new).
+fn insert() -> Lua {
+    per_key(
+        "",
+        "BITFIELD",
+        "args[n + 1] = 'SET'; args[n + 2] = 'u1'; args[n + 3] = ARGV[j]; args[n + 4] = 1",
+        4,
+        '1',
+        '0',
+    )
+}
+
+/// Per key, `1` if all its bits are set, else `0`.
 fn contains() -> Lua {
-    script(
+    per_key(
         " flags=no-writes",
-        r"
-local k = tonumber(ARGV[3])
-local keys_per_call = math.max(1, math.floor(per_call / k))
-local out, o = {}, 0
-local i = 4
-while i <= #ARGV do
-  local args, n = {}, 0
-  local last = math.min(#ARGV, i + keys_per_call * k - 1)
-  for j = i, last do
-    args[n + 1] = 'GET'; args[n + 2] = 'u1'; args[n + 3] = ARGV[j]
-    n = n + 3
-  end
-  local bits = redis.call('BITFIELD_RO', KEYS[2], unpack(args))
-  for a = 1, #bits, k do
-    local all = '1'
-    for b = a, a + k - 1 do
-      if bits[b] == 0 then all = '0'; break end
-    end
-    o = o + 1
-    out[o] = all
-  end
-  i = last + 1
-end
-return table.concat(out)
-",
+        "BITFIELD_RO",
+        "args[n + 1] = 'GET'; args[n + 2] = 'u1'; args[n + 3] = ARGV[j]",
+        3,
+        '0',
+        '1',
     )
 }
 
