@@ -76,10 +76,10 @@ pub use bloomkit_core::sizing::Design;
 pub use error::Error;
 pub use exec::Connection;
 pub use layout::{Layout, Shape, SharedLayout};
-pub use shared::MAX_SHARD_BYTES;
+pub use shared::{MAX_SHARDS, MAX_SHARD_BYTES};
 
 use exec::block_on;
-use shared::Core;
+use shared::{Core, KeyOp};
 
 /// How to create a shared filter: the items and rate it is sized for, the hasher's seed, the
 /// number of shards.
@@ -246,7 +246,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        block_on(self.core.insert_batch(&mut self.con, keys, out))
+        block_on(self.core.per_key(&mut self.con, KeyOp::Insert, keys, out))
     }
 
     /// Appends to `out`, for each of `keys` in order, whether it may be in the filter: one
@@ -260,7 +260,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         I::Item: Borrow<F::Key>,
     {
         let len = out.len();
-        block_on(self.core.contains_batch(&mut self.con, keys, out))
+        block_on(self.core.per_key(&mut self.con, KeyOp::Contains, keys, out))
             .inspect_err(|_| out.truncate(len))
     }
 

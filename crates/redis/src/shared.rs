@@ -22,6 +22,8 @@ use crate::{Error, Info, Options};
 pub(crate) const FORMAT: u64 = 1;
 /// Redis's largest string: one shard's bits at most.
 pub const MAX_SHARD_BYTES: u64 = 512 << 20;
+/// The most shards a filter has: one per Redis Cluster hash slot.
+pub const MAX_SHARDS: u32 = 16_384;
 /// Keys per script call: larger batches become several calls in one pipeline, so no single
 /// call holds the server for long.
 const KEYS_PER_CALL: usize = 4096;
@@ -29,6 +31,15 @@ const KEYS_PER_CALL: usize = 4096;
 const RANGE_BYTES: u64 = 4 << 20;
 /// Range calls per pipeline when a whole filter moves (64 MiB in flight).
 const RANGES_PER_PIPELINE: usize = 16;
+
+/// The two operations on keys, each one script answering one byte per key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum KeyOp {
+    /// Set the keys' bits.
+    Insert,
+    /// Test them.
+    Contains,
+}
 
 /// One shard: its keys and the bits it holds.
 #[derive(Debug, Clone)]
@@ -218,6 +229,9 @@ impl<F: SharedLayout> Core<F> {
         let bytes = units * (unit / 8);
         let count = match shards {
             Some(0) => return Err(invalid("zero shards".into())),
+            Some(s) if s > MAX_SHARDS => {
+                return Err(invalid(format!("{s} shards, more than {MAX_SHARDS}")))
+            }
             Some(s) => u64::from(s),
             None => bytes.div_ceil(MAX_SHARD_BYTES).max(1),
         };
@@ -393,7 +407,7 @@ impl<F: SharedLayout> Core<F> {
         let shape = Shape {
             layout: F::LAYOUT,
             bits: num("bits")?,
-            hashes: u32::try_from(num("hashes")?).map_err(|_| corrupt("hashes"))?,
+            hashes: sizing::check_hashes(num("hashes")?).map_err(|_| corrupt("hashes"))?,
             hasher_id,
             seed: num("seed")?,
             design: Design::new(num("items")?, fpr).map_err(|_| corrupt("items"))?,
@@ -508,11 +522,14 @@ impl<F: SharedLayout> Core<F> {
         (cmds, carried)
     }
 
-    /// Inserts `keys`, appending for each in order whether it was certainly new (had a clear
-    /// bit before its insert).
-    pub(crate) async fn insert_batch<C, I>(
+    /// Runs `op` on `keys` and appends its answer for each, in order: for
+    /// [`KeyOp::Insert`] whether the key was certainly new (had a clear bit before), for
+    /// [`KeyOp::Contains`] whether it may be in the filter. On an error `out` is left as it
+    /// was.
+    pub(crate) async fn per_key<C, I>(
         &self,
         con: &mut C,
+        op: KeyOp,
         keys: I,
         out: &mut Vec<bool>,
     ) -> Result<(), Error>
@@ -521,38 +538,10 @@ impl<F: SharedLayout> Core<F> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        self.per_key(con, &SCRIPTS.insert, keys, out).await
-    }
-
-    /// Appends, for each of `keys` in order, whether it may be in the filter.
-    pub(crate) async fn contains_batch<C, I>(
-        &self,
-        con: &mut C,
-        keys: I,
-        out: &mut Vec<bool>,
-    ) -> Result<(), Error>
-    where
-        C: Connection,
-        I: IntoIterator,
-        I::Item: Borrow<F::Key>,
-    {
-        self.per_key(con, &SCRIPTS.contains, keys, out).await
-    }
-
-    /// Runs `script` (one answer byte per key) on `keys` and appends the answers in order;
-    /// on an error `out` is left as it was.
-    async fn per_key<C, I>(
-        &self,
-        con: &mut C,
-        script: &Lua,
-        keys: I,
-        out: &mut Vec<bool>,
-    ) -> Result<(), Error>
-    where
-        C: Connection,
-        I: IntoIterator,
-        I::Item: Borrow<F::Key>,
-    {
+        let script = match op {
+            KeyOp::Insert => &SCRIPTS.insert,
+            KeyOp::Contains => &SCRIPTS.contains,
+        };
         let (cmds, carried) = self.key_calls(script, keys);
         let answers = call(&self.name, con, &cmds).await?;
         let start = out.len();

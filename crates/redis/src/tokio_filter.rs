@@ -3,7 +3,7 @@
 use core::borrow::Borrow;
 use core::fmt;
 
-use crate::shared::Core;
+use crate::shared::{Core, KeyOp};
 use crate::{Connection, Error, Info, Options, Shape, SharedLayout};
 
 /// [`RedisFilter`](crate::RedisFilter) on an async connection
@@ -86,7 +86,9 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        self.core.insert_batch(&mut self.con, keys, out).await
+        self.core
+            .per_key(&mut self.con, KeyOp::Insert, keys, out)
+            .await
     }
 
     /// See [`RedisFilter::contains_batch`](crate::RedisFilter::contains_batch).
@@ -98,7 +100,9 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        self.core.contains_batch(&mut self.con, keys, out).await
+        self.core
+            .per_key(&mut self.con, KeyOp::Contains, keys, out)
+            .await
     }
 
     /// See [`RedisFilter::info`](crate::RedisFilter::info).

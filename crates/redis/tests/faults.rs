@@ -194,6 +194,15 @@ fn a_key_of_another_type_at_the_filters_name_is_a_typed_error() {
     server.command(&["SADD", "bloomkit:{replaced#0}:bits", "x"]);
     let err = f.contains("k").unwrap_err();
     assert!(matches!(err, Error::WrongType { .. }), "{err:?}");
+    // A configuration edited by hand: a k no filter has is corrupt, not a panic.
+    open(&server, "edited", &Options::new(1_000, 0.01)).unwrap();
+    server.command(&["HSET", "bloomkit:{edited#0}:cfg", "hashes", "0"]);
+    let con = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let err = RedisFilter::<BlockedBloomFilter<str>>::open(con, "edited").unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     // Bits of the wrong length.
     let mut f = open(&server, "short", &Options::new(1_000, 0.01)).unwrap();
     server.command(&["SET", "bloomkit:{short#0}:bits", "abc"]);
@@ -220,6 +229,13 @@ fn bad_names_and_options_are_refused_before_any_command() {
     let err = open(&server, "bad", &Options::new(1_000, 0.01).shards(0)).unwrap_err();
     assert!(matches!(err, Error::InvalidShards { .. }), "{err:?}");
     let err = open(&server, "bad", &Options::new(1_000, 0.01).shards(100_000)).unwrap_err();
+    assert!(matches!(err, Error::InvalidShards { .. }), "{err:?}");
+    let err = open(
+        &server,
+        "bad",
+        &Options::new(u64::MAX / 4096, 0.01).shards(u32::MAX),
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::InvalidShards { .. }), "{err:?}");
     let err = RedisFilter::<bloomkit_classic::BloomFilter<str>>::connect(
         &server.url(),
