@@ -13,26 +13,51 @@ use redis::{Cmd, RedisResult, Value};
 /// [`redis::Connection`] and [`redis::cluster::ClusterConnection`], and with the `tokio`
 /// feature for `redis::aio::MultiplexedConnection` and `redis::cluster_async::ClusterConnection`.
 ///
-/// A pipeline's commands go to the server (or, in a cluster, to the node of each command's
-/// first key) in one round trip per node; the reply holds one value per command, server
-/// errors included as [`Value::ServerError`] so the caller can tell which command failed
-/// (a connection that cannot do that returns the error instead, and the filter resends the
-/// whole pipeline after loading its scripts: every operation is idempotent).
+/// Commands come in groups, each the commands of one hash slot (one shard of a filter) in
+/// order; a group may be a transaction (`MULTI` ... `EXEC`). A single server gets all groups
+/// in one pipeline, one round trip; a cluster gets each group as one pipeline to the node
+/// that serves its slot. The reply holds, per group, one value per command, server errors
+/// included as [`Value::ServerError`] so the caller can tell which command failed.
 pub trait Connection {
-    /// Sends `cmds` as one pipeline and returns one value per command.
-    fn run(&mut self, cmds: &[Cmd]) -> impl Future<Output = RedisResult<Vec<Value>>>;
+    /// Sends `groups` and returns, per group, one value per command.
+    fn run(&mut self, groups: Vec<Vec<Cmd>>) -> impl Future<Output = RedisResult<Vec<Vec<Value>>>>;
 
     /// Loads a script (`SCRIPT LOAD`; in a cluster, on every primary).
     fn load(&mut self, code: &str) -> impl Future<Output = RedisResult<()>>;
 }
 
+/// One pipeline of `cmds` that keeps server errors as values.
+fn pipeline(cmds: impl IntoIterator<Item = Cmd>) -> redis::Pipeline {
+    let mut pipe = redis::pipe();
+    for cmd in cmds {
+        pipe.add_command(cmd);
+    }
+    pipe.ignore_errors();
+    pipe
+}
+
+/// Cuts `flat`, the values of all groups in order, back into groups of `sizes`.
+fn regroup(sizes: &[usize], flat: Vec<Value>) -> RedisResult<Vec<Vec<Value>>> {
+    let expected: usize = sizes.iter().sum();
+    if flat.len() != expected {
+        return Err(redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "a pipeline's reply has another number of values than it had commands",
+        )));
+    }
+    let mut flat = flat.into_iter();
+    Ok(sizes
+        .iter()
+        .map(|&n| flat.by_ref().take(n).collect())
+        .collect())
+}
+
 impl Connection for redis::Connection {
-    fn run(&mut self, cmds: &[Cmd]) -> impl Future<Output = RedisResult<Vec<Value>>> {
-        let mut pipe = redis::pipe();
-        for cmd in cmds {
-            pipe.add_command(cmd.clone());
-        }
-        let out = pipe.ignore_errors().query(self);
+    fn run(&mut self, groups: Vec<Vec<Cmd>>) -> impl Future<Output = RedisResult<Vec<Vec<Value>>>> {
+        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        let out = pipeline(groups.into_iter().flatten())
+            .query(self)
+            .and_then(|flat| regroup(&sizes, flat));
         std::future::ready(out)
     }
 
@@ -49,14 +74,18 @@ fn script_load(code: &str) -> Cmd {
 }
 
 impl Connection for redis::cluster::ClusterConnection {
-    fn run(&mut self, cmds: &[Cmd]) -> impl Future<Output = RedisResult<Vec<Value>>> {
-        // A cluster pipeline cannot ignore errors: a server error fails the whole call, and
-        // the caller sees it as the error of the command it names.
-        let mut pipe = redis::cluster::cluster_pipe();
-        for cmd in cmds {
-            pipe.add_command(cmd.clone());
-        }
-        let out = pipe.query(self);
+    /// One group after the other, each a pipeline the cluster connection sends to the node
+    /// of its first key (past a leading `MULTI`), with redirections followed.
+    fn run(&mut self, groups: Vec<Vec<Cmd>>) -> impl Future<Output = RedisResult<Vec<Vec<Value>>>> {
+        use redis::ConnectionLike;
+        // `Pipeline::query` refuses a cluster connection; its packed commands go through.
+        let out = groups
+            .into_iter()
+            .map(|group| {
+                let n = group.len();
+                self.req_packed_commands(&pipeline(group).get_packed_pipeline(), 0, n)
+            })
+            .collect();
         std::future::ready(out)
     }
 
@@ -69,22 +98,13 @@ impl Connection for redis::cluster::ClusterConnection {
 mod tokio_impls {
     use super::*;
 
-    /// One pipeline on an async connection: a plain pipeline, which the cluster connection
-    /// splits by node itself.
-    async fn run_async<C: redis::aio::ConnectionLike>(
-        con: &mut C,
-        cmds: &[Cmd],
-    ) -> RedisResult<Vec<Value>> {
-        let mut pipe = redis::pipe();
-        for cmd in cmds {
-            pipe.add_command(cmd.clone());
-        }
-        pipe.ignore_errors().query_async(con).await
-    }
-
     impl Connection for redis::aio::MultiplexedConnection {
-        async fn run(&mut self, cmds: &[Cmd]) -> RedisResult<Vec<Value>> {
-            run_async(self, cmds).await
+        async fn run(&mut self, groups: Vec<Vec<Cmd>>) -> RedisResult<Vec<Vec<Value>>> {
+            let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+            let flat = pipeline(groups.into_iter().flatten())
+                .query_async(self)
+                .await?;
+            regroup(&sizes, flat)
         }
 
         async fn load(&mut self, code: &str) -> RedisResult<()> {
@@ -93,34 +113,13 @@ mod tokio_impls {
     }
 
     impl Connection for redis::cluster_async::ClusterConnection {
-        /// The async cluster connection takes a pipeline only within one slot: the commands
-        /// are grouped by their first key (a shard's keys share a slot), and the groups sent
-        /// at once.
-        async fn run(&mut self, cmds: &[Cmd]) -> RedisResult<Vec<Value>> {
-            let mut groups: Vec<(&[u8], Vec<usize>)> = Vec::new();
-            for (i, cmd) in cmds.iter().enumerate() {
-                let key = match cmd.args_iter().nth(3) {
-                    Some(redis::Arg::Simple(key)) => key,
-                    _ => &[],
-                };
-                match groups.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, members)) => members.push(i),
-                    None => groups.push((key, vec![i])),
-                }
-            }
-            let sends = groups.iter().map(|(_, members)| {
+        /// The groups at once, each a pipeline to the node of its slot.
+        async fn run(&mut self, groups: Vec<Vec<Cmd>>) -> RedisResult<Vec<Vec<Value>>> {
+            let sends = groups.into_iter().map(|group| {
                 let mut con = self.clone();
-                let group: Vec<Cmd> = members.iter().map(|&i| cmds[i].clone()).collect();
-                async move { run_async(&mut con, &group).await }
+                async move { pipeline(group).query_async(&mut con).await }
             });
-            let answers = futures_util::future::try_join_all(sends).await?;
-            let mut out = vec![Value::Nil; cmds.len()];
-            for ((_, members), values) in groups.iter().zip(answers) {
-                for (&i, v) in members.iter().zip(values) {
-                    out[i] = v;
-                }
-            }
-            Ok(out)
+            futures_util::future::try_join_all(sends).await
         }
 
         async fn load(&mut self, code: &str) -> RedisResult<()> {

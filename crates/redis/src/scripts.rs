@@ -1,10 +1,13 @@
-//! The server-side scripts: every operation on a filter's keys runs as one of these, and each
-//! checks the filter's configuration before it touches a bit.
+//! The server-side scripts. Every operation on a filter's keys is one of these, or a
+//! transaction (`MULTI` ... `EXEC`) that opens with a guard script and goes on with native
+//! commands (`GETRANGE`, `BITFIELD`), so the checks and the reads or writes after them run
+//! as one, at the speed of the native commands. Each script checks the filter's
+//! configuration before it touches a bit.
 //!
-//! Every script gets `KEYS[1]` (the shard's configuration hash) and `KEYS[2]` (its bits);
-//! the checked scripts get `ARGV[1]` (the creation id the client opened) and `ARGV[2]` (the
-//! shard's length in bytes). Nothing a caller passes is spliced into a script's text: keys
-//! and values travel as `KEYS` and `ARGV`.
+//! Every script gets `KEYS[1]` (the shard's configuration hash) and `KEYS[2]` (its bits,
+//! named after the filter's creation id); the checked scripts get `ARGV[1]` (the creation id
+//! the client opened) and `ARGV[2]` (the shard's length in bytes). Nothing a caller passes is
+//! spliced into a script's text: keys and values travel as `KEYS` and `ARGV`.
 //!
 //! Errors are replies whose first word is a code the client maps to a typed error:
 //! `BKMISSING` (a key is gone), `BKWRONGTYPE` (a key of another type), `BKRECREATED` (another
@@ -29,8 +32,8 @@ impl Lua {
 /// Every script, built (and hashed) once per process.
 #[derive(Debug)]
 pub(crate) struct Scripts {
-    pub(crate) insert: Lua,
-    pub(crate) contains: Lua,
+    pub(crate) guard_read: Lua,
+    pub(crate) guard_write: Lua,
     pub(crate) create: Lua,
     pub(crate) read_config: Lua,
     pub(crate) set_field: Lua,
@@ -43,11 +46,10 @@ pub(crate) struct Scripts {
 }
 
 impl Scripts {
-    /// All of them, for loading after a `NOSCRIPT` reply.
-    pub(crate) fn all(&self) -> [&Lua; 11] {
+    /// The ones sent by `EVALSHA`, for loading after a `NOSCRIPT` reply. The guards are sent
+    /// whole, by `EVAL`: they open transactions whose other commands must not run unguarded.
+    pub(crate) fn by_sha(&self) -> [&Lua; 9] {
         [
-            &self.insert,
-            &self.contains,
             &self.create,
             &self.read_config,
             &self.set_field,
@@ -63,8 +65,8 @@ impl Scripts {
 
 /// The scripts.
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
-    insert: insert(),
-    contains: contains(),
+    guard_read: script(" flags=no-writes", "return 1"),
+    guard_write: guard_write(),
     create: create(),
     read_config: read_config(),
     set_field: set_field(),
@@ -76,7 +78,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     commit_stage: commit_stage(),
 });
 
-/// The check every script but `create` starts with. Returns an error reply, or nothing.
+/// The check every script but `create` makes: returns an error reply, or nothing. A bits key
+/// that is a tombstone (see [`guard_write`]) is a missing one.
 const GUARD: &str = r"
 local function guard()
   local t = redis.call('TYPE', KEYS[1])['ok']
@@ -91,7 +94,7 @@ local function guard()
     return redis.error_reply('BKRECREATED ' .. KEYS[1] .. ' now has creation id ' .. tostring(id))
   end
   t = redis.call('TYPE', KEYS[2])['ok']
-  if t == 'none' then
+  if t == 'none' or (t == 'hash' and redis.call('HEXISTS', KEYS[2], 'tombstone') == 1) then
     return redis.error_reply('BKMISSING the bits ' .. KEYS[2] .. ' are gone')
   end
   if t ~= 'string' then
@@ -103,84 +106,34 @@ local function guard()
   end
   return nil
 end
-local failed = guard()
-if failed then return failed end
 ";
 
-/// The most bit offsets one `BITFIELD` call gets: `unpack` in Redis's Lua stops near 8,000
-/// values, and a `SET` takes four.
-const PER_CALL: &str = "local per_call = 1800";
-
 fn script(flags: &str, body: &str) -> Lua {
-    Lua::new(format!("#!lua{flags}\n{GUARD}\n{PER_CALL}\n{body}"))
+    Lua::new(format!(
+        "#!lua{flags}\n{GUARD}\nlocal failed = guard()\nif failed then return failed end\n{body}"
+    ))
 }
 
-/// A script over `ARGV[3]` = k and `ARGV[4..]` = k bit offsets per key that sends each
-/// position to `command` as the sub-command `sub` (`ARGV[j]` is the offset; `width` values
-/// per position) and returns one byte per key: `on_clear` if one of its bits was 0, else
-/// `otherwise`.
-fn per_key(
-    flags: &str,
-    command: &str,
-    sub: &str,
-    width: u32,
-    on_clear: char,
-    otherwise: char,
-) -> Lua {
-    script(
-        flags,
-        &format!(
-            r"
-local k = tonumber(ARGV[3])
-local keys_per_call = math.max(1, math.floor(per_call / k))
-local out, o = {{}}, 0
-local i = 4
-while i <= #ARGV do
-  local args, n = {{}}, 0
-  local last = math.min(#ARGV, i + keys_per_call * k - 1)
-  for j = i, last do
-    {sub}
-    n = n + {width}
+/// The guard of a transaction that sets bits: the `BITFIELD` commands queued after it run
+/// whatever it answers, so when it fails and the bits key (named after the creation id the
+/// client holds) is gone, it leaves a short-lived tombstone of another type there. The
+/// writes then fail with `WRONGTYPE` instead of creating a stray string in the place of a
+/// filter that was deleted, flushed or re-created under a new id.
+fn guard_write() -> Lua {
+    Lua::new(format!(
+        r"#!lua
+{GUARD}
+local failed = guard()
+if failed then
+  if redis.call('TYPE', KEYS[2])['ok'] == 'none' then
+    redis.call('HSET', KEYS[2], 'tombstone', '1')
+    redis.call('PEXPIRE', KEYS[2], 60000)
   end
-  local bits = redis.call('{command}', KEYS[2], unpack(args))
-  for a = 1, #bits, k do
-    local answer = '{otherwise}'
-    for b = a, a + k - 1 do
-      if bits[b] == 0 then answer = '{on_clear}'; break end
-    end
-    o = o + 1
-    out[o] = answer
-  end
-  i = last + 1
+  return failed
 end
-return table.concat(out)
+return 1
 "
-        ),
-    )
-}
-
-/// Sets each key's bits; per key, `1` if one was clear before (the key was certainly new).
-fn insert() -> Lua {
-    per_key(
-        "",
-        "BITFIELD",
-        "args[n + 1] = 'SET'; args[n + 2] = 'u1'; args[n + 3] = ARGV[j]; args[n + 4] = 1",
-        4,
-        '1',
-        '0',
-    )
-}
-
-/// Per key, `1` if all its bits are set, else `0`.
-fn contains() -> Lua {
-    per_key(
-        " flags=no-writes",
-        "BITFIELD_RO",
-        "args[n + 1] = 'GET'; args[n + 2] = 'u1'; args[n + 3] = ARGV[j]",
-        3,
-        '0',
-        '1',
-    )
+    ))
 }
 
 /// Creates the shard if neither key exists (`ARGV[3..]`: the configuration's field, value

@@ -19,7 +19,12 @@ use crate::scripts::{Lua, SCRIPTS};
 use crate::{Error, Info, Options};
 
 /// The version of the keys' layout (configuration fields, key names, bit order).
-pub(crate) const FORMAT: u64 = 1;
+///
+/// 2: the bits key is named after the creation id (`bloomkit:{name#s}:bits:<id>`), so
+/// batches run as transactions of native commands behind a guard. A filter of format 1 is
+/// refused with [`Error::Mismatch`] on the field `format`: download it with the version that
+/// made it and upload it to a new one.
+pub(crate) const FORMAT: u64 = 2;
 /// Redis's largest string: one shard's bits at most.
 pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 /// The most shards a filter has: one per Redis Cluster hash slot.
@@ -27,6 +32,8 @@ pub const MAX_SHARDS: u32 = 16_384;
 /// Keys per script call: larger batches become several calls in one pipeline, so no single
 /// call holds the server for long.
 const KEYS_PER_CALL: usize = 4096;
+/// Keys per `BITFIELD` command in a transaction.
+const KEYS_PER_BITFIELD: usize = 256;
 /// Bytes per `GETRANGE` / `SETRANGE` when a whole filter moves.
 const RANGE_BYTES: u64 = 4 << 20;
 /// Range calls per pipeline when a whole filter moves (64 MiB in flight).
@@ -44,7 +51,11 @@ pub(crate) enum KeyOp {
 /// One shard: its keys and the bits it holds.
 #[derive(Debug, Clone)]
 struct Shard {
+    /// The hash tag's prefix, `bloomkit:{name#s}`.
+    tag: String,
     cfg: String,
+    /// `{tag}:bits:{creation id}`: a filter re-created under the same name has other bits
+    /// keys, which a client that opened the old one never writes to.
     bits: String,
     /// The filter's bit where this shard starts (a block boundary).
     first_bit: u64,
@@ -102,6 +113,11 @@ fn shard_tag(name: &str, s: u32) -> String {
     format!("bloomkit:{{{name}#{s}}}")
 }
 
+/// The bits key of the shard with tag `tag` of the creation `id`.
+fn bits_key(tag: &str, id: &str) -> String {
+    format!("{tag}:bits:{id}")
+}
+
 /// A fresh random creation id, 32 hex digits.
 fn fresh_id() -> String {
     use std::collections::hash_map::RandomState;
@@ -134,7 +150,8 @@ fn eval(script: &Lua, keys: &[&str]) -> Cmd {
     cmd
 }
 
-/// Sends `cmds` as one pipeline; loads the scripts and resends what a `NOSCRIPT` refused (a
+/// Sends `cmds` (each naming a shard's keys first) as one pipeline per shard's slot, one
+/// round trip on a single server; loads the scripts and resends what a `NOSCRIPT` refused (a
 /// restarted server, a failover, `SCRIPT FLUSH`); turns the first error reply into a typed
 /// error.
 pub(crate) async fn call<C: Connection>(
@@ -146,19 +163,21 @@ pub(crate) async fn call<C: Connection>(
         return Ok(Vec::new());
     }
     let noscript = |v: &Value| matches!(v, Value::ServerError(e) if e.code() == "NOSCRIPT");
-    let mut out = match con.run(cmds).await {
+    let all: Vec<usize> = (0..cmds.len()).collect();
+    let mut out = match send(con, cmds, &all).await {
         Ok(out) => out,
         Err(e) if refused_script(&e) => {
             load_scripts(con).await?;
-            con.run(cmds).await.map_err(|e| typed(name, e))?
+            send(con, cmds, &all).await.map_err(|e| typed(name, e))?
         }
         Err(e) => return Err(typed(name, e)),
     };
     let refused: Vec<usize> = (0..out.len()).filter(|&i| noscript(&out[i])).collect();
     if !refused.is_empty() {
         load_scripts(con).await?;
-        let again: Vec<Cmd> = refused.iter().map(|&i| cmds[i].clone()).collect();
-        let answers = con.run(&again).await.map_err(|e| typed(name, e))?;
+        let answers = send(con, cmds, &refused)
+            .await
+            .map_err(|e| typed(name, e))?;
         for (i, v) in refused.into_iter().zip(answers) {
             out[i] = v;
         }
@@ -169,8 +188,40 @@ pub(crate) async fn call<C: Connection>(
     Ok(out)
 }
 
+/// Sends `cmds[i]` for each `i` in `which`, grouped by their first key (a shard's keys share
+/// a slot); the answers in `which`'s order.
+async fn send<C: Connection>(
+    con: &mut C,
+    cmds: &[Cmd],
+    which: &[usize],
+) -> redis::RedisResult<Vec<Value>> {
+    let first_key = |cmd: &Cmd| match cmd.args_iter().nth(3) {
+        Some(redis::Arg::Simple(key)) => key.to_vec(),
+        _ => Vec::new(),
+    };
+    let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
+    for (at, &i) in which.iter().enumerate() {
+        let key = first_key(&cmds[i]);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(at),
+            None => groups.push((key, vec![at])),
+        }
+    }
+    let sent = groups
+        .iter()
+        .map(|(_, members)| members.iter().map(|&at| cmds[which[at]].clone()).collect())
+        .collect();
+    let mut out = vec![Value::Nil; which.len()];
+    for ((_, members), values) in groups.iter().zip(con.run(sent).await?) {
+        for (&at, v) in members.iter().zip(values) {
+            out[at] = v;
+        }
+    }
+    Ok(out)
+}
+
 async fn load_scripts<C: Connection>(con: &mut C) -> Result<(), Error> {
-    for script in SCRIPTS.all() {
+    for script in SCRIPTS.by_sha() {
         con.load(&script.code).await?;
     }
     Ok(())
@@ -258,7 +309,8 @@ impl<F: SharedLayout> Core<F> {
             let tag = shard_tag(name, s as u32);
             out.push(Shard {
                 cfg: format!("{tag}:cfg"),
-                bits: format!("{tag}:bits"),
+                bits: bits_key(&tag, &id),
+                tag,
                 first_bit: start(s) * unit,
                 bytes: shard_bytes,
             });
@@ -273,12 +325,35 @@ impl<F: SharedLayout> Core<F> {
         })
     }
 
+    /// Takes `id`, the creation id found in Redis, as the filter's: it names the bits keys,
+    /// so one that is not what [`fresh_id`] makes (edited by hand) is refused.
+    fn adopt(&mut self, id: String) -> Result<(), Error> {
+        if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(Error::Corrupt {
+                name: self.name.clone(),
+                detail: format!("creation id {id:?} is not 1 to 64 ASCII letters and digits"),
+            });
+        }
+        for shard in &mut self.shards {
+            shard.bits = bits_key(&shard.tag, &id);
+        }
+        self.id = id;
+        Ok(())
+    }
+
     pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     pub(crate) fn shape(&self) -> &Shape {
         &self.shape
+    }
+
+    pub(crate) fn keys(&self) -> Vec<(&str, &str)> {
+        self.shards
+            .iter()
+            .map(|s| (s.cfg.as_str(), s.bits.as_str()))
+            .collect()
     }
 
     pub(crate) fn shard_count(&self) -> u32 {
@@ -363,7 +438,7 @@ impl<F: SharedLayout> Core<F> {
         let found = call(name, con, &[core.create_cmd(0)]).await?;
         let found = config_map(name, found.into_iter().next().unwrap_or(Value::Nil))?;
         core.compare(0, &found)?;
-        core.id = found.get("id").cloned().unwrap_or_default();
+        core.adopt(found.get("id").cloned().unwrap_or_default())?;
         let complete = found.get("complete").is_some_and(|c| c == "1");
         core.ensure_shards(con, complete).await?;
         Ok(core)
@@ -413,11 +488,12 @@ impl<F: SharedLayout> Core<F> {
             design: Design::new(num("items")?, fpr).map_err(|_| corrupt("items"))?,
         };
         let shards = u32::try_from(num("shards")?).map_err(|_| corrupt("shards"))?;
-        let id = get("id")?.clone();
-        let core = Core::new(name, shape, Some(shards), id).map_err(|e| Error::Corrupt {
-            name: name.to_owned(),
-            detail: e.to_string(),
-        })?;
+        let mut core =
+            Core::new(name, shape, Some(shards), String::new()).map_err(|e| Error::Corrupt {
+                name: name.to_owned(),
+                detail: e.to_string(),
+            })?;
+        core.adopt(get("id")?.clone())?;
         core.compare(0, &found)?;
         let complete = found.get("complete").is_some_and(|c| c == "1");
         core.ensure_shards(con, complete).await?;
@@ -482,50 +558,193 @@ impl<F: SharedLayout> Core<F> {
         (s, (bit - self.shards[s].first_bit) ^ 7)
     }
 
-    /// The script calls that apply `script` to `keys`: per shard, the keys' Redis offsets,
-    /// at most [`KEYS_PER_CALL`] keys per call. Returns the calls and, per call, the indices
-    /// (in `keys`' order) of the keys it carries.
-    fn key_calls<I>(&self, script: &Lua, keys: I) -> (Vec<Cmd>, Vec<Vec<usize>>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<F::Key>,
-    {
-        let k = self.shape.hashes;
-        let mut per_shard: Vec<(Vec<u64>, Vec<usize>)> =
-            vec![Default::default(); self.shards.len()];
-        let mut positions = Vec::with_capacity(k as usize);
-        for (i, key) in keys.into_iter().enumerate() {
-            positions.clear();
-            F::positions(
-                self.hasher.hash_one(key.borrow()),
-                self.shape.bits,
-                k,
-                &mut positions,
-            );
-            let (s, _) = self.locate(positions[0]);
-            let (offsets, indices) = &mut per_shard[s];
-            offsets.extend(positions.iter().map(|&p| self.locate(p).1));
-            indices.push(i);
-        }
-        let (mut cmds, mut carried) = (Vec::new(), Vec::new());
-        for (s, (offsets, indices)) in per_shard.into_iter().enumerate() {
-            for (chunk, idx) in offsets
-                .chunks(KEYS_PER_CALL * k as usize)
-                .zip(indices.chunks(KEYS_PER_CALL))
-            {
-                let mut cmd = self.checked(script, s);
-                cmd.arg(k).arg(chunk);
-                cmds.push(cmd);
-                carried.push(idx.to_vec());
+    /// The commands that apply `op` to keys of shard `s` whose positions are `positions`
+    /// (`k` per key). Inserts are a transaction: `MULTI`, the guard, `BITFIELD` sets,
+    /// `EXEC`. Lookups are the guard and the reads, in one pipeline but not a transaction
+    /// (under `maxmemory` Redis refuses every queued command, and lookups must go on there).
+    /// That is safe because the bits key is named after the creation id and only our own
+    /// atomic scripts replace it: a blocked filter reads each key's whole block with
+    /// `GETRANGE`, and a key gone after the guard (deleted, flushed, evicted, re-created
+    /// under another id) reads as an empty string, an error here. A classic filter reads
+    /// bits with `BITFIELD_RO`, which reads a missing key as zeros, so a second guard after
+    /// the reads must pass too.
+    fn commands(&self, op: KeyOp, s: usize, positions: &[u64]) -> Vec<Cmd> {
+        let k = self.shape.hashes as usize;
+        let shard = &self.shards[s];
+        let guard = |script: &Lua| {
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(&script.code)
+                .arg(2)
+                .arg(&self.shard_keys(s))
+                .arg(&self.id)
+                .arg(shard.bytes);
+            cmd
+        };
+        let mut group = match op {
+            KeyOp::Insert => vec![redis::cmd("MULTI"), guard(&SCRIPTS.guard_write)],
+            KeyOp::Contains => vec![guard(&SCRIPTS.guard_read)],
+        };
+        match (op, self.shape.layout) {
+            (KeyOp::Contains, Layout::Blocked) => {
+                // A key's bits are in one block: read the block, test the bits here.
+                for key in positions.chunks(k) {
+                    let at = (key[0] - shard.first_bit) / BLOCK_BITS * (BLOCK_BITS / 8);
+                    let mut cmd = redis::cmd("GETRANGE");
+                    cmd.arg(&shard.bits).arg(at).arg(at + BLOCK_BITS / 8 - 1);
+                    group.push(cmd);
+                }
+            }
+            (KeyOp::Contains, Layout::Classic) => {
+                for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
+                    let mut cmd = redis::cmd("BITFIELD_RO");
+                    cmd.arg(&shard.bits);
+                    for &p in keys {
+                        cmd.arg("GET").arg("u1").arg(self.locate(p).1);
+                    }
+                    group.push(cmd);
+                }
+            }
+            (KeyOp::Insert, _) => {
+                // Each SET answers the bit's old value: a key with an old 0 was new.
+                for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
+                    let mut cmd = redis::cmd("BITFIELD");
+                    cmd.arg(&shard.bits);
+                    for &p in keys {
+                        cmd.arg("SET").arg("u1").arg(self.locate(p).1).arg(1);
+                    }
+                    group.push(cmd);
+                }
             }
         }
-        (cmds, carried)
+        match (op, self.shape.layout) {
+            (KeyOp::Insert, _) => group.push(redis::cmd("EXEC")),
+            (KeyOp::Contains, Layout::Classic) => group.push(guard(&SCRIPTS.guard_read)),
+            (KeyOp::Contains, Layout::Blocked) => {}
+        }
+        group
+    }
+
+    /// The answers to [`Self::commands`] (`values`, one per command): per key, for
+    /// [`KeyOp::Insert`] whether one of its bits was 0, for [`KeyOp::Contains`] whether all
+    /// are 1.
+    fn answers(
+        &self,
+        op: KeyOp,
+        s: usize,
+        positions: &[u64],
+        values: Vec<Value>,
+        out: &mut Vec<bool>,
+    ) -> Result<(), Error> {
+        let k = self.shape.hashes as usize;
+        let corrupt = |detail: String| Error::Corrupt {
+            name: self.name.clone(),
+            detail,
+        };
+        let first_error = |values: &[Value]| {
+            values.iter().find_map(|v| match v {
+                Value::ServerError(e) => Some(server_error(&self.name, e)),
+                _ => None,
+            })
+        };
+        let guard_passed = |v: Option<Value>| match v {
+            Some(Value::Int(1)) => Ok(()),
+            Some(Value::ServerError(e)) => Err(server_error(&self.name, &e)),
+            other => Err(corrupt(format!("the guard answered {other:?}"))),
+        };
+        let mut values = values;
+        let mut results = match op {
+            KeyOp::Insert => match values.pop() {
+                Some(Value::Array(results)) => results.into_iter(),
+                // EXEC refused: a queued command's error says why (maxmemory, ...).
+                exec => {
+                    values.extend(exec);
+                    return Err(first_error(&values)
+                        .unwrap_or_else(|| corrupt(format!("a transaction answered {values:?}"))));
+                }
+            },
+            KeyOp::Contains => {
+                let closing = match self.shape.layout {
+                    Layout::Classic => Some(values.pop()),
+                    Layout::Blocked => None,
+                };
+                let mut results = values.into_iter();
+                guard_passed(results.next())?;
+                if let Some(closing) = closing {
+                    guard_passed(closing)?;
+                }
+                results
+            }
+        };
+        if let KeyOp::Insert = op {
+            guard_passed(results.next())?;
+        }
+        let start = out.len();
+        let int = |v: Value| match v {
+            Value::Int(b) => Ok(b),
+            other => Err(corrupt(format!("a bit read as {other:?}"))),
+        };
+        if let (KeyOp::Contains, Layout::Blocked) = (op, self.shape.layout) {
+            let shard = &self.shards[s];
+            for (key, v) in positions.chunks(k).zip(results.by_ref()) {
+                let block = match v {
+                    Value::BulkString(block) if block.len() as u64 == BLOCK_BITS / 8 => block,
+                    // Gone since the guard passed: the bits were deleted, flushed, evicted.
+                    Value::BulkString(block) if block.is_empty() => {
+                        return Err(Error::Missing {
+                            name: self.name.clone(),
+                            detail: format!("the bits {} went during the lookup", shard.bits),
+                        })
+                    }
+                    Value::ServerError(e) => return Err(server_error(&self.name, &e)),
+                    other => return Err(corrupt(format!("a block read as {other:?}"))),
+                };
+                let base = shard.first_bit + (key[0] - shard.first_bit) / BLOCK_BITS * BLOCK_BITS;
+                out.push(key.iter().all(|&p| {
+                    let i = (p - base) as usize;
+                    block[i / 8] >> (i % 8) & 1 == 1
+                }));
+            }
+        } else {
+            let mut bits = Vec::with_capacity(positions.len());
+            for v in results.by_ref() {
+                match v {
+                    Value::Array(olds) => {
+                        for b in olds {
+                            bits.push(int(b)?);
+                        }
+                    }
+                    Value::ServerError(e) => return Err(server_error(&self.name, &e)),
+                    other => return Err(corrupt(format!("bits read as {other:?}"))),
+                }
+            }
+            if bits.len() != positions.len() {
+                return Err(corrupt(format!(
+                    "{} bits for {} positions",
+                    bits.len(),
+                    positions.len()
+                )));
+            }
+            let clear = |key: &[i64]| key.contains(&0);
+            out.extend(bits.chunks(k).map(|key| match op {
+                KeyOp::Insert => clear(key),
+                KeyOp::Contains => !clear(key),
+            }));
+        }
+        if results.next().is_some() || out.len() - start != positions.len() / k {
+            out.truncate(start);
+            return Err(corrupt(format!(
+                "{} keys sent, answers for another number",
+                positions.len() / k
+            )));
+        }
+        Ok(())
     }
 
     /// Runs `op` on `keys` and appends its answer for each, in order: for
     /// [`KeyOp::Insert`] whether the key was certainly new (had a clear bit before), for
-    /// [`KeyOp::Contains`] whether it may be in the filter. On an error `out` is left as it
-    /// was.
+    /// [`KeyOp::Contains`] whether it may be in the filter. Per shard, at most
+    /// [`KEYS_PER_CALL`] keys go in one transaction; all transactions go in one round trip
+    /// (per node of a cluster). On an error `out` is left as it was.
     pub(crate) async fn per_key<C, I>(
         &self,
         con: &mut C,
@@ -538,28 +757,48 @@ impl<F: SharedLayout> Core<F> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        let script = match op {
-            KeyOp::Insert => &SCRIPTS.insert,
-            KeyOp::Contains => &SCRIPTS.contains,
-        };
-        let (cmds, carried) = self.key_calls(script, keys);
-        let answers = call(&self.name, con, &cmds).await?;
-        let start = out.len();
-        let total: usize = carried.iter().map(Vec::len).sum();
-        let mut answered = vec![false; total];
-        for (v, indices) in answers.into_iter().zip(carried) {
-            let bytes: Vec<u8> = redis::from_redis_value(v).map_err(redis::RedisError::from)?;
-            if bytes.len() != indices.len() {
-                return Err(Error::Corrupt {
-                    name: self.name.clone(),
-                    detail: format!("{} answers for {} keys", bytes.len(), indices.len()),
-                });
-            }
-            for (b, i) in bytes.into_iter().zip(indices) {
-                answered[i] = b == b'1';
+        let k = self.shape.hashes as usize;
+        let mut per_shard: Vec<(Vec<u64>, Vec<usize>)> =
+            vec![Default::default(); self.shards.len()];
+        let mut count = 0;
+        let mut key_positions = Vec::with_capacity(k);
+        for (i, key) in keys.into_iter().enumerate() {
+            key_positions.clear();
+            F::positions(
+                self.hasher.hash_one(key.borrow()),
+                self.shape.bits,
+                self.shape.hashes,
+                &mut key_positions,
+            );
+            let (positions, indices) = &mut per_shard[self.locate(key_positions[0]).0];
+            positions.extend_from_slice(&key_positions);
+            indices.push(i);
+            count = i + 1;
+        }
+        let mut groups = Vec::new();
+        let mut carried = Vec::new();
+        for (s, (positions, indices)) in per_shard.iter().enumerate() {
+            for (chunk, idx) in positions
+                .chunks(KEYS_PER_CALL * k)
+                .zip(indices.chunks(KEYS_PER_CALL))
+            {
+                groups.push(self.commands(op, s, chunk));
+                carried.push((s, chunk, idx));
             }
         }
-        debug_assert_eq!(out.len(), start);
+        if groups.is_empty() {
+            return Ok(());
+        }
+        let replies = con.run(groups).await.map_err(|e| typed(&self.name, e))?;
+        let mut answered = vec![false; count];
+        let mut these = Vec::with_capacity(KEYS_PER_CALL);
+        for (values, (s, chunk, idx)) in replies.into_iter().zip(carried) {
+            these.clear();
+            self.answers(op, s, chunk, values, &mut these)?;
+            for (&answer, &i) in these.iter().zip(idx) {
+                answered[i] = answer;
+            }
+        }
         out.extend(answered);
         Ok(())
     }
@@ -672,8 +911,8 @@ impl<F: SharedLayout> Core<F> {
             }
         }
         let words = local.words();
-        for (s, shard) in self.shards.iter().enumerate() {
-            let stage = format!("{}:stage:{}", shard_tag(&self.name, s as u32), fresh_id());
+        for shard in &self.shards {
+            let stage = format!("{}:stage:{}", shard.tag, fresh_id());
             let keys = [shard.cfg.as_str(), shard.bits.as_str(), stage.as_str()];
             let staged = |extra: &[&[u8]]| {
                 let mut cmd = eval(&SCRIPTS.stage, &keys);

@@ -169,6 +169,14 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         self.core.shard_count()
     }
 
+    /// The Redis keys of each shard, in order: its configuration hash and its bits string
+    /// (`bloomkit:{name#shard}:cfg`, `bloomkit:{name#shard}:bits:<creation id>`). For
+    /// monitoring (`MEMORY USAGE`), ACL rules and backups; the filter's own calls are the
+    /// only safe way to change them.
+    pub fn keys(&self) -> Vec<(&str, &str)> {
+        self.core.keys()
+    }
+
     /// The connection, for other commands.
     pub fn connection(&mut self) -> &mut C {
         &mut self.con

@@ -24,6 +24,7 @@ fn server_stopped_mid_batch_is_an_error_and_a_restart_and_re_create_works() {
     };
     let options = Options::new(2_000_000, 0.01);
     let mut f = open(&server, "stopped", &options).unwrap();
+    let bits = f.keys()[0].1.to_owned();
     let big = keys(0..1_000_000);
     let inserting = std::thread::spawn(move || {
         let out = f.insert_batch(big.iter().map(String::as_str));
@@ -31,7 +32,7 @@ fn server_stopped_mid_batch_is_an_error_and_a_restart_and_re_create_works() {
     });
     // Stopped once the first script calls of the batch have set bits, before the last.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while server.command(&["BITCOUNT", "bloomkit:{stopped#0}:bits"]) == ":0" {
+    while server.command(&["BITCOUNT", &bits]) == ":0" {
         assert!(
             std::time::Instant::now() < deadline,
             "the batch never started"
@@ -71,17 +72,24 @@ fn a_filter_re_created_under_a_running_client_is_a_typed_error() {
     a.insert_batch(keys(0..100).iter().map(String::as_str))
         .unwrap();
 
+    let old_bits = a.keys()[0].1.to_owned();
     let b = open(&server, "recreated", &Options::new(10_000, 0.01)).unwrap();
     b.delete().unwrap();
-    let _b = open(&server, "recreated", &Options::new(50_000, 0.001)).unwrap();
+    let b = open(&server, "recreated", &Options::new(50_000, 0.001)).unwrap();
 
     for err in [
         a.insert("url:1").unwrap_err(),
+        a.insert_batch(keys(0..1000).iter().map(String::as_str))
+            .unwrap_err(),
         a.contains("url:1").unwrap_err(),
         a.info().unwrap_err(),
     ] {
         assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
     }
+    // The old client's refused inserts left nothing: the new filter's bits are all 0, and no
+    // stray string stands where the old bits were.
+    assert_eq!(server.command(&["BITCOUNT", b.keys()[0].1]), ":0");
+    assert_ne!(server.command(&["TYPE", &old_bits]), "+string");
     // Opening it again with the old parameters names the first field that differs.
     match open(&server, "recreated", &Options::new(10_000, 0.01)) {
         Err(Error::Mismatch {
@@ -97,6 +105,14 @@ fn a_filter_re_created_under_a_running_client_is_a_typed_error() {
     // Same bits and k, another seed: still refused.
     match open(&server, "recreated", &Options::new(50_000, 0.001).seed(9)) {
         Err(Error::Mismatch { field: "seed", .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    // A filter of the previous key layout (format 1) is refused by name, not misread.
+    server.command(&["HSET", b.keys()[0].0, "format", "1"]);
+    match open(&server, "recreated", &Options::new(50_000, 0.001)) {
+        Err(Error::Mismatch {
+            field: "format", ..
+        }) => {}
         other => panic!("{other:?}"),
     }
 }
@@ -121,7 +137,7 @@ fn flushed_keys_are_an_error_on_lookup_not_absent() {
     // Only the bits gone (an eviction of one key): also an error.
     let mut f = open(&server, "evicted", &Options::new(10_000, 0.01)).unwrap();
     f.insert("url:1").unwrap();
-    server.command(&["DEL", "bloomkit:{evicted#0}:bits"]);
+    server.command(&["DEL", f.keys()[0].1]);
     let err = f.contains("url:1").unwrap_err();
     assert!(
         matches!(err, Error::Missing { .. }) && err.is_missing(),
@@ -129,12 +145,8 @@ fn flushed_keys_are_an_error_on_lookup_not_absent() {
     );
     // One shard of three gone: opening does not re-create it empty.
     let f = open(&server, "sharded", &Options::new(10_000, 0.01).shards(3)).unwrap();
-    drop(f);
-    server.command(&[
-        "DEL",
-        "bloomkit:{sharded#2}:cfg",
-        "bloomkit:{sharded#2}:bits",
-    ]);
+    let (cfg, bits) = f.keys()[2];
+    server.command(&["DEL", cfg, bits]);
     let err = open(&server, "sharded", &Options::new(10_000, 0.01).shards(3)).unwrap_err();
     assert!(matches!(err, Error::Missing { .. }), "{err:?}");
 }
@@ -185,13 +197,11 @@ fn a_key_of_another_type_at_the_filters_name_is_a_typed_error() {
     server.command(&["SET", "bloomkit:{taken#0}:cfg", "not a hash"]);
     let err = open(&server, "taken", &Options::new(1_000, 0.01)).unwrap_err();
     assert!(matches!(err, Error::WrongType { .. }), "{err:?}");
-    server.command(&["LPUSH", "bloomkit:{taken2#0}:bits", "x"]);
-    let err = open(&server, "taken2", &Options::new(1_000, 0.01)).unwrap_err();
-    assert!(matches!(err, Error::WrongType { .. }), "{err:?}");
     // Replaced under a running client.
     let mut f = open(&server, "replaced", &Options::new(1_000, 0.01)).unwrap();
-    server.command(&["DEL", "bloomkit:{replaced#0}:bits"]);
-    server.command(&["SADD", "bloomkit:{replaced#0}:bits", "x"]);
+    let bits = f.keys()[0].1.to_owned();
+    server.command(&["DEL", &bits]);
+    server.command(&["SADD", &bits, "x"]);
     let err = f.contains("k").unwrap_err();
     assert!(matches!(err, Error::WrongType { .. }), "{err:?}");
     // A configuration edited by hand: a k no filter has is corrupt, not a panic.
@@ -205,7 +215,7 @@ fn a_key_of_another_type_at_the_filters_name_is_a_typed_error() {
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     // Bits of the wrong length.
     let mut f = open(&server, "short", &Options::new(1_000, 0.01)).unwrap();
-    server.command(&["SET", "bloomkit:{short#0}:bits", "abc"]);
+    server.command(&["SET", f.keys()[0].1, "abc"]);
     let err = f.contains("k").unwrap_err();
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
 }
@@ -258,4 +268,86 @@ fn bad_names_and_options_are_refused_before_any_command() {
     }
     // Nothing was written for the refused ones.
     assert_eq!(server.command(&["EXISTS", "bloomkit:{bad#0}:cfg"]), ":0");
+}
+
+/// A connection that deletes the filter's bits right after the first command of every
+/// pipeline group that is not a transaction: the guard of a lookup has passed, the reads
+/// have not run. What a `DEL`, an eviction or a `FLUSHALL` from elsewhere does at the worst
+/// moment.
+struct DeleteAfterGuard {
+    con: redis::Connection,
+    bits: String,
+}
+
+impl bloomkit_redis::Connection for DeleteAfterGuard {
+    async fn run(
+        &mut self,
+        groups: Vec<Vec<redis::Cmd>>,
+    ) -> redis::RedisResult<Vec<Vec<redis::Value>>> {
+        let multi = redis::cmd("MULTI").get_packed_command();
+        let mut injected = Vec::new();
+        let groups = groups
+            .into_iter()
+            .map(|mut group| {
+                let inject = group.len() > 1 && group[0].get_packed_command() != multi;
+                if inject {
+                    let mut del = redis::cmd("DEL");
+                    del.arg(&self.bits);
+                    group.insert(1, del);
+                }
+                injected.push(inject);
+                group
+            })
+            .collect();
+        let mut out = self.con.run(groups).await?;
+        for (values, inject) in out.iter_mut().zip(injected) {
+            if inject {
+                values.remove(1);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn load(&mut self, code: &str) -> redis::RedisResult<()> {
+        self.con.load(code).await
+    }
+}
+
+#[test]
+fn bits_gone_between_the_guard_and_the_reads_are_an_error_not_absent() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let client = redis::Client::open(server.url()).unwrap();
+    let keys = keys(0..100);
+    let mut blocked = open(&server, "raced", &Options::new(1_000, 0.01)).unwrap();
+    let mut classic: RedisFilter<bloomkit_classic::BloomFilter<str>> =
+        RedisFilter::connect(&server.url(), "raced-classic", &Options::new(1_000, 0.01)).unwrap();
+    blocked
+        .insert_batch(keys.iter().map(String::as_str))
+        .unwrap();
+    classic
+        .insert_batch(keys.iter().map(String::as_str))
+        .unwrap();
+    let raced = |bits: &str| DeleteAfterGuard {
+        con: client.get_connection().unwrap(),
+        bits: bits.to_owned(),
+    };
+
+    let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
+        RedisFilter::open(raced(blocked.keys()[0].1), "raced").unwrap();
+    let mut out = Vec::new();
+    let err = f
+        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .unwrap_err();
+    assert!(matches!(err, Error::Missing { .. }), "{err:?}");
+    assert!(out.is_empty(), "no answers on an error");
+
+    let mut f: RedisFilter<bloomkit_classic::BloomFilter<str>, _> =
+        RedisFilter::open(raced(classic.keys()[0].1), "raced-classic").unwrap();
+    let err = f
+        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .unwrap_err();
+    assert!(matches!(err, Error::Missing { .. }), "{err:?}");
+    assert!(out.is_empty(), "no answers on an error");
 }
