@@ -29,11 +29,21 @@ fn main() {
         }
         let per_key = t.elapsed().as_secs_f64() / 200_000.0 * 1e9;
         let stats = server.command(&["INFO", "commandstats"]);
-        let evalsha = stats
+        // Server time per key, all commands together (`usec=` of each command's line).
+        let server_usec: f64 = stats
             .lines()
-            .find(|l| l.contains("evalsha"))
-            .unwrap_or("")
-            .to_owned();
-        println!("{name}: {per_key:.0} ns/key in all; server: {evalsha}");
+            .filter_map(|l| l.split("usec=").nth(1))
+            .filter_map(|rest| rest.split(',').next()?.parse::<f64>().ok())
+            .sum();
+        let server_ns = server_usec / 200_000.0 * 1e3;
+        let commands: Vec<&str> = stats
+            .lines()
+            .filter(|l| l.starts_with("cmdstat_"))
+            .filter_map(|l| l.split(",usec_per_call").next())
+            .collect();
+        println!(
+            "{name}: {per_key:.0} ns/key in all, {server_ns:.0} of them in the server ({})",
+            commands.join(" ")
+        );
     }
 }

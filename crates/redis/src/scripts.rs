@@ -46,10 +46,11 @@ pub(crate) struct Scripts {
 }
 
 impl Scripts {
-    /// The ones sent by `EVALSHA`, for loading after a `NOSCRIPT` reply. The guards are sent
-    /// whole, by `EVAL`: they open transactions whose other commands must not run unguarded.
-    pub(crate) fn by_sha(&self) -> [&Lua; 9] {
+    /// The ones sent by `EVALSHA`, for loading after a `NOSCRIPT` reply. The write guard is
+    /// sent whole, by `EVAL`: it opens transactions whose writes must not run unguarded.
+    pub(crate) fn by_sha(&self) -> [&Lua; 10] {
         [
+            &self.guard_read,
             &self.create,
             &self.read_config,
             &self.set_field,

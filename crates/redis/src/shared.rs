@@ -571,10 +571,14 @@ impl<F: SharedLayout> Core<F> {
     fn commands(&self, op: KeyOp, s: usize, positions: &[u64]) -> Vec<Cmd> {
         let k = self.shape.hashes as usize;
         let shard = &self.shards[s];
+        // Sent whole (EVAL) where native writes follow: an EVALSHA refused for want of the
+        // script inside a transaction would let them run unguarded.
         let guard = |script: &Lua| {
-            let mut cmd = redis::cmd("EVAL");
-            cmd.arg(&script.code)
-                .arg(2)
+            let mut cmd = match op {
+                KeyOp::Insert => redis::cmd("EVAL").arg(&script.code).take(),
+                KeyOp::Contains => redis::cmd("EVALSHA").arg(&script.sha).take(),
+            };
+            cmd.arg(2)
                 .arg(&self.shard_keys(s))
                 .arg(&self.id)
                 .arg(shard.bytes);
@@ -775,21 +779,32 @@ impl<F: SharedLayout> Core<F> {
             indices.push(i);
             count = i + 1;
         }
-        let mut groups = Vec::new();
         let mut carried = Vec::new();
         for (s, (positions, indices)) in per_shard.iter().enumerate() {
             for (chunk, idx) in positions
                 .chunks(KEYS_PER_CALL * k)
                 .zip(indices.chunks(KEYS_PER_CALL))
             {
-                groups.push(self.commands(op, s, chunk));
                 carried.push((s, chunk, idx));
             }
         }
-        if groups.is_empty() {
+        if carried.is_empty() {
             return Ok(());
         }
-        let replies = con.run(groups).await.map_err(|e| typed(&self.name, e))?;
+        let groups = || {
+            carried
+                .iter()
+                .map(|&(s, chunk, _)| self.commands(op, s, chunk))
+                .collect()
+        };
+        let mut replies = con.run(groups()).await.map_err(|e| typed(&self.name, e))?;
+        // A lookup's guard goes by EVALSHA (its reads change nothing if it is refused): after
+        // a restart, failover or SCRIPT FLUSH, load the scripts and look up again.
+        let noscript = |values: &Vec<Value>| matches!(values.first(), Some(Value::ServerError(e)) if e.code() == "NOSCRIPT");
+        if replies.iter().any(noscript) {
+            load_scripts(con).await?;
+            replies = con.run(groups()).await.map_err(|e| typed(&self.name, e))?;
+        }
         let mut answered = vec![false; count];
         let mut these = Vec::with_capacity(KEYS_PER_CALL);
         for (values, (s, chunk, idx)) in replies.into_iter().zip(carried) {

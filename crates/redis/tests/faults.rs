@@ -351,3 +351,25 @@ fn bits_gone_between_the_guard_and_the_reads_are_an_error_not_absent() {
     assert!(matches!(err, Error::Missing { .. }), "{err:?}");
     assert!(out.is_empty(), "no answers on an error");
 }
+
+#[test]
+fn flushed_scripts_are_loaded_again_and_every_call_goes_on() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let mut f = open(&server, "reload", &Options::new(10_000, 0.01)).unwrap();
+    let keys = keys(0..500);
+    f.insert_batch(keys.iter().map(String::as_str)).unwrap();
+    for _ in 0..2 {
+        assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
+        let mut out = Vec::new();
+        f.contains_batch(keys.iter().map(String::as_str), &mut out)
+            .unwrap();
+        assert!(out.iter().all(|&found| found), "every inserted key found");
+        assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
+        assert!(f.info().unwrap().ones > 0);
+        assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
+        f.insert("after a flush").unwrap();
+        assert!(f.contains("after a flush").unwrap());
+    }
+}
