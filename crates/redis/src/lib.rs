@@ -36,10 +36,13 @@
 //!   design items and rate, shard count, format version) live in a hash next to the bits,
 //!   created atomically with them. Opening a filter with other parameters is
 //!   [`Error::Mismatch`], naming the field.
-//! - **Every operation runs as a server-side script that checks the configuration first**
-//!   (the creation id the client opened, the bits' type and length): a filter deleted and
-//!   re-created underneath a running client gives [`Error::Recreated`], never answers about
-//!   other bits, and never a retry loop.
+//! - **Every operation checks the configuration first, atomically with its work**: a
+//!   server-side guard script checks the creation id the client opened and the bits' type
+//!   and length. Inserts are a transaction (`MULTI`: the guard, then native `BITFIELD`
+//!   sets); lookups are the guard and native reads of the bits key, which is named after
+//!   the creation id. A filter deleted and re-created underneath a running client gives
+//!   [`Error::Recreated`], never answers about other bits, never writes into the new
+//!   filter, and never a retry loop.
 //! - **A filter whose keys are gone** (a restart without persistence, an eviction,
 //!   `FLUSHALL`) is [`Error::Missing`] on every operation, never "absent".
 //! - Nothing a caller passes is spliced into a script: names are validated and travel as
@@ -47,8 +50,8 @@
 //!
 //! # Redis Cluster and size
 //!
-//! Keys carry hash tags (`bloomkit:{name#shard}:cfg` and `:bits`), so a shard's bits and
-//! configuration share a slot. A blocked filter can be split at creation into S shards by
+//! Keys carry hash tags (`bloomkit:{name#shard}:cfg` and `:bits:<creation id>`, see
+//! [`RedisFilter::keys`]), so a shard's bits and configuration share a slot. A blocked filter can be split at creation into S shards by
 //! block index ([`Options::shards`]); by default it gets as few as keep every shard within
 //! Redis's 512 MiB string limit. Batches group keys by shard, and a cluster connection
 //! pipelines them per node. Use a [`redis::cluster::ClusterConnection`] as the connection.
@@ -217,7 +220,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         Ok(out[0])
     }
 
-    /// Inserts `keys` in one round trip (very large batches are several script calls in
+    /// Inserts `keys` in one round trip (very large batches are several transactions in
     /// one pipeline). Returns how many were certainly not present before.
     ///
     /// # Errors
