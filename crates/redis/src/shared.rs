@@ -29,8 +29,8 @@ pub(crate) const FORMAT: u64 = 2;
 pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 /// The most shards a filter has: one per Redis Cluster hash slot.
 pub const MAX_SHARDS: u32 = 16_384;
-/// Keys per transaction or lookup group: larger batches become several in one pipeline, so no single
-/// call holds the server for long.
+/// Keys per transaction (or lookup group): larger batches become several in one pipeline, so
+/// no single one holds the server for long.
 const KEYS_PER_CALL: usize = 4096;
 /// Keys per `BITFIELD` command in a transaction.
 const KEYS_PER_BITFIELD: usize = 256;
