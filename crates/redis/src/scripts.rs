@@ -79,29 +79,34 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     commit_stage: commit_stage(),
 });
 
-/// The check every script but `create` makes: returns an error reply, or nothing. A bits key
-/// that is a tombstone (see [`guard_write`]) is a missing one.
+/// The check every script but `create` makes: returns an error reply, or nothing. Two
+/// commands when all is well (`HGET` of the id, `STRLEN` of the bits); the rest only to say
+/// what is wrong. A bits key that is a tombstone (see [`guard_write`]) is a missing one; an
+/// empty string is too (Redis never keeps one).
 const GUARD: &str = r"
 local function guard()
-  local t = redis.call('TYPE', KEYS[1])['ok']
-  if t == 'none' then
-    return redis.error_reply('BKMISSING the configuration ' .. KEYS[1] .. ' is gone')
+  local id = redis.pcall('HGET', KEYS[1], 'id')
+  if type(id) == 'table' then
+    return redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' ..
+      redis.call('TYPE', KEYS[1])['ok'] .. ', not a hash')
   end
-  if t ~= 'hash' then
-    return redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' .. t .. ', not a hash')
-  end
-  local id = redis.call('HGET', KEYS[1], 'id')
   if id ~= ARGV[1] then
+    if redis.call('EXISTS', KEYS[1]) == 0 then
+      return redis.error_reply('BKMISSING the configuration ' .. KEYS[1] .. ' is gone')
+    end
     return redis.error_reply('BKRECREATED ' .. KEYS[1] .. ' now has creation id ' .. tostring(id))
   end
-  t = redis.call('TYPE', KEYS[2])['ok']
-  if t == 'none' or (t == 'hash' and redis.call('HEXISTS', KEYS[2], 'tombstone') == 1) then
+  local len = redis.pcall('STRLEN', KEYS[2])
+  if type(len) == 'table' then
+    if redis.call('TYPE', KEYS[2])['ok'] == 'hash' and redis.call('HEXISTS', KEYS[2], 'tombstone') == 1 then
+      return redis.error_reply('BKMISSING the bits ' .. KEYS[2] .. ' are gone')
+    end
+    return redis.error_reply('BKWRONGTYPE ' .. KEYS[2] .. ' holds a ' ..
+      redis.call('TYPE', KEYS[2])['ok'] .. ', not a string')
+  end
+  if len == 0 then
     return redis.error_reply('BKMISSING the bits ' .. KEYS[2] .. ' are gone')
   end
-  if t ~= 'string' then
-    return redis.error_reply('BKWRONGTYPE ' .. KEYS[2] .. ' holds a ' .. t .. ', not a string')
-  end
-  local len = redis.call('STRLEN', KEYS[2])
   if len ~= tonumber(ARGV[2]) then
     return redis.error_reply('BKCORRUPT ' .. KEYS[2] .. ' has ' .. len .. ' bytes, not ' .. ARGV[2])
   end
