@@ -77,7 +77,7 @@ use core::fmt;
 pub use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
 pub use bloomkit_core::sizing::Design;
 pub use error::Error;
-pub use exec::Connection;
+pub use exec::{Batch, Connection};
 pub use layout::{Layout, Shape, SharedLayout};
 pub use shared::{MAX_SHARDS, MAX_SHARD_BYTES};
 

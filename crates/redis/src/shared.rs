@@ -13,7 +13,7 @@ use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::PortableHasher;
 use redis::{Cmd, Value};
 
-use crate::exec::Connection;
+use crate::exec::{Batch, Connection};
 use crate::layout::{Layout, Shape, SharedLayout};
 use crate::scripts::{Lua, SCRIPTS};
 use crate::{Error, Info, Options};
@@ -212,7 +212,7 @@ async fn send<C: Connection>(
         .map(|(_, members)| members.iter().map(|&at| cmds[which[at]].clone()).collect())
         .collect();
     let mut out = vec![Value::Nil; which.len()];
-    for ((_, members), values) in groups.iter().zip(con.run(sent).await?) {
+    for ((_, members), values) in groups.iter().zip(con.run(Batch::from_cmds(sent)).await?) {
         for (&at, v) in members.iter().zip(values) {
             out[at] = v;
         }
@@ -568,64 +568,90 @@ impl<F: SharedLayout> Core<F> {
     /// under another id) reads as an empty string, an error here. A classic filter reads
     /// bits with `BITFIELD_RO`, which reads a missing key as zeros, so a second guard after
     /// the reads must pass too.
-    fn commands(&self, op: KeyOp, s: usize, positions: &[u64]) -> Vec<Cmd> {
+    fn commands(&self, batch: &mut Batch, op: KeyOp, s: usize, positions: &[u64]) {
         let k = self.shape.hashes as usize;
         let shard = &self.shards[s];
         // Sent whole (EVAL) where native writes follow: an EVALSHA refused for want of the
         // script inside a transaction would let them run unguarded.
-        let guard = |script: &Lua| {
-            let mut cmd = match op {
-                KeyOp::Insert => redis::cmd("EVAL").arg(&script.code).take(),
-                KeyOp::Contains => redis::cmd("EVALSHA").arg(&script.sha).take(),
-            };
-            cmd.arg(2)
-                .arg(&self.shard_keys(s))
-                .arg(&self.id)
-                .arg(shard.bytes);
-            cmd
+        let guard = |batch: &mut Batch, script: &Lua| {
+            batch.start(7);
+            match op {
+                KeyOp::Insert => {
+                    batch.arg(b"EVAL");
+                    batch.arg(script.code.as_bytes());
+                }
+                KeyOp::Contains => {
+                    batch.arg(b"EVALSHA");
+                    batch.arg(script.sha.as_bytes());
+                }
+            }
+            batch.int(2);
+            batch.arg(shard.cfg.as_bytes());
+            batch.arg(shard.bits.as_bytes());
+            batch.arg(self.id.as_bytes());
+            batch.int(shard.bytes);
+            batch.end_command();
         };
-        let mut group = match op {
-            KeyOp::Insert => vec![redis::cmd("MULTI"), guard(&SCRIPTS.guard_write)],
-            KeyOp::Contains => vec![guard(&SCRIPTS.guard_read)],
+        let simple = |batch: &mut Batch, name: &[u8]| {
+            batch.start(1);
+            batch.arg(name);
+            batch.end_command();
         };
+        batch.group();
+        match op {
+            KeyOp::Insert => {
+                simple(batch, b"MULTI");
+                guard(batch, &SCRIPTS.guard_write);
+            }
+            KeyOp::Contains => guard(batch, &SCRIPTS.guard_read),
+        }
         match (op, self.shape.layout) {
             (KeyOp::Contains, Layout::Blocked) => {
                 // A key's bits are in one block: read the block, test the bits here.
                 for key in positions.chunks(k) {
                     let at = (key[0] - shard.first_bit) / BLOCK_BITS * (BLOCK_BITS / 8);
-                    let mut cmd = redis::cmd("GETRANGE");
-                    cmd.arg(&shard.bits).arg(at).arg(at + BLOCK_BITS / 8 - 1);
-                    group.push(cmd);
+                    batch.start(4);
+                    batch.arg(b"GETRANGE");
+                    batch.arg(shard.bits.as_bytes());
+                    batch.int(at);
+                    batch.int(at + BLOCK_BITS / 8 - 1);
+                    batch.end_command();
                 }
             }
             (KeyOp::Contains, Layout::Classic) => {
                 for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
-                    let mut cmd = redis::cmd("BITFIELD_RO");
-                    cmd.arg(&shard.bits);
+                    batch.start(2 + 3 * keys.len());
+                    batch.arg(b"BITFIELD_RO");
+                    batch.arg(shard.bits.as_bytes());
                     for &p in keys {
-                        cmd.arg("GET").arg("u1").arg(self.locate(p).1);
+                        batch.arg(b"GET");
+                        batch.arg(b"u1");
+                        batch.int(self.locate(p).1);
                     }
-                    group.push(cmd);
+                    batch.end_command();
                 }
             }
             (KeyOp::Insert, _) => {
                 // Each SET answers the bit's old value: a key with an old 0 was new.
                 for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
-                    let mut cmd = redis::cmd("BITFIELD");
-                    cmd.arg(&shard.bits);
+                    batch.start(2 + 4 * keys.len());
+                    batch.arg(b"BITFIELD");
+                    batch.arg(shard.bits.as_bytes());
                     for &p in keys {
-                        cmd.arg("SET").arg("u1").arg(self.locate(p).1).arg(1);
+                        batch.arg(b"SET");
+                        batch.arg(b"u1");
+                        batch.int(self.locate(p).1);
+                        batch.arg(b"1");
                     }
-                    group.push(cmd);
+                    batch.end_command();
                 }
             }
         }
         match (op, self.shape.layout) {
-            (KeyOp::Insert, _) => group.push(redis::cmd("EXEC")),
-            (KeyOp::Contains, Layout::Classic) => group.push(guard(&SCRIPTS.guard_read)),
+            (KeyOp::Insert, _) => simple(batch, b"EXEC"),
+            (KeyOp::Contains, Layout::Classic) => guard(batch, &SCRIPTS.guard_read),
             (KeyOp::Contains, Layout::Blocked) => {}
         }
-        group
     }
 
     /// The answers to [`Self::commands`] (`values`, one per command): per key, for
@@ -792,10 +818,11 @@ impl<F: SharedLayout> Core<F> {
             return Ok(());
         }
         let groups = || {
-            carried
-                .iter()
-                .map(|&(s, chunk, _)| self.commands(op, s, chunk))
-                .collect()
+            let mut batch = Batch::new();
+            for &(s, chunk, _) in &carried {
+                self.commands(&mut batch, op, s, chunk);
+            }
+            batch
         };
         let mut replies = con.run(groups()).await.map_err(|e| typed(&self.name, e))?;
         // A lookup's guard goes by EVALSHA (its reads change nothing if it is refused): after

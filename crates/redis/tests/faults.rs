@@ -282,11 +282,12 @@ struct DeleteAfterGuard {
 impl bloomkit_redis::Connection for DeleteAfterGuard {
     async fn run(
         &mut self,
-        groups: Vec<Vec<redis::Cmd>>,
+        batch: bloomkit_redis::Batch,
     ) -> redis::RedisResult<Vec<Vec<redis::Value>>> {
         let multi = redis::cmd("MULTI").get_packed_command();
         let mut injected = Vec::new();
-        let groups = groups
+        let groups = batch
+            .into_cmds()
             .into_iter()
             .map(|mut group| {
                 let inject = group.len() > 1 && group[0].get_packed_command() != multi;
@@ -299,7 +300,10 @@ impl bloomkit_redis::Connection for DeleteAfterGuard {
                 group
             })
             .collect();
-        let mut out = self.con.run(groups).await?;
+        let mut out = self
+            .con
+            .run(bloomkit_redis::Batch::from_cmds(groups))
+            .await?;
         for (values, inject) in out.iter_mut().zip(injected) {
             if inject {
                 values.remove(1);
