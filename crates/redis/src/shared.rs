@@ -618,30 +618,24 @@ impl<F: SharedLayout> Core<F> {
                     batch.end_command();
                 }
             }
-            (KeyOp::Contains, Layout::Classic) => {
+            (op, _) => {
+                // Inserts: each SET answers the bit's old value, and a key with an old 0 was
+                // new. Classic lookups: each GET answers the bit.
+                let (command, sub, value): (&[u8], &[u8], &[&[u8]]) = match op {
+                    KeyOp::Insert => (b"BITFIELD", b"SET", &[b"1"]),
+                    KeyOp::Contains => (b"BITFIELD_RO", b"GET", &[]),
+                };
                 for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
-                    batch.start(2 + 3 * keys.len());
-                    batch.arg(b"BITFIELD_RO");
+                    batch.start(2 + (3 + value.len()) * keys.len());
+                    batch.arg(command);
                     batch.arg(shard.bits.as_bytes());
                     for &p in keys {
-                        batch.arg(b"GET");
+                        batch.arg(sub);
                         batch.arg(b"u1");
                         batch.int(self.locate(p).1);
-                    }
-                    batch.end_command();
-                }
-            }
-            (KeyOp::Insert, _) => {
-                // Each SET answers the bit's old value: a key with an old 0 was new.
-                for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
-                    batch.start(2 + 4 * keys.len());
-                    batch.arg(b"BITFIELD");
-                    batch.arg(shard.bits.as_bytes());
-                    for &p in keys {
-                        batch.arg(b"SET");
-                        batch.arg(b"u1");
-                        batch.int(self.locate(p).1);
-                        batch.arg(b"1");
+                        for v in value {
+                            batch.arg(v);
+                        }
                     }
                     batch.end_command();
                 }
