@@ -36,29 +36,35 @@ impl Naive {
         );
     }
 
-    fn insert_batch(&mut self, keys: &[String]) {
+    /// One pipeline with a command per position of every key, written by `command`.
+    fn pipeline(
+        &self,
+        keys: &[String],
+        command: impl Fn(&mut redis::Pipeline, u64),
+    ) -> redis::Pipeline {
         let mut pipe = redis::pipe();
         let mut offsets = Vec::new();
         for k in keys {
             offsets.clear();
             self.offsets(k, &mut offsets);
             for &o in &offsets {
-                pipe.cmd("SETBIT").arg(&self.key).arg(o).arg(1).ignore();
+                command(&mut pipe, o);
             }
         }
+        pipe
+    }
+
+    fn insert_batch(&mut self, keys: &[String]) {
+        let pipe = self.pipeline(keys, |pipe, o| {
+            pipe.cmd("SETBIT").arg(&self.key).arg(o).arg(1).ignore();
+        });
         pipe.exec(&mut self.con).expect("SETBIT");
     }
 
     fn contains_batch(&mut self, keys: &[String]) -> Vec<bool> {
-        let mut pipe = redis::pipe();
-        let mut offsets = Vec::new();
-        for k in keys {
-            offsets.clear();
-            self.offsets(k, &mut offsets);
-            for &o in &offsets {
-                pipe.cmd("GETBIT").arg(&self.key).arg(o);
-            }
-        }
+        let pipe = self.pipeline(keys, |pipe, o| {
+            pipe.cmd("GETBIT").arg(&self.key).arg(o);
+        });
         let bits: Vec<u8> = pipe.query(&mut self.con).expect("GETBIT");
         let k = self.local.num_hashes() as usize;
         bits.chunks(k).map(|c| c.iter().all(|&b| b == 1)).collect()

@@ -84,6 +84,39 @@ pub use shared::{MAX_SHARDS, MAX_SHARD_BYTES};
 use exec::block_on;
 use shared::{Core, KeyOp};
 
+/// The accessors the synchronous and the tokio front ends share (both hold `core` and `con`).
+macro_rules! accessors {
+    () => {
+        /// The filter's name.
+        pub fn name(&self) -> &str {
+            self.core.name()
+        }
+
+        /// The filter's shape (which bits a key sets).
+        pub fn shape(&self) -> &Shape {
+            self.core.shape()
+        }
+
+        /// The number of shards.
+        pub fn shards(&self) -> u32 {
+            self.core.shard_count()
+        }
+
+        /// The Redis keys of each shard, in order: its configuration hash and its bits string
+        /// (`bloomkit:{name#shard}:cfg`, `bloomkit:{name#shard}:bits:<creation id>`). For
+        /// monitoring (`MEMORY USAGE`), ACL rules and backups; the filter's own calls are the
+        /// only safe way to change them.
+        pub fn keys(&self) -> Vec<(&str, &str)> {
+            self.core.keys()
+        }
+
+        /// The connection, for other commands.
+        pub fn connection(&mut self) -> &mut C {
+            &mut self.con
+        }
+    };
+}
+
 /// How to create a shared filter: the items and rate it is sized for, the hasher's seed, the
 /// number of shards.
 #[derive(Debug, Clone, PartialEq)]
@@ -324,33 +357,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         block_on(self.core.put(&mut self.con, local, true))
     }
 
-    /// The filter's name.
-    pub fn name(&self) -> &str {
-        self.core.name()
-    }
-
-    /// The filter's shape (which bits a key sets).
-    pub fn shape(&self) -> &Shape {
-        self.core.shape()
-    }
-
-    /// The number of shards.
-    pub fn shards(&self) -> u32 {
-        self.core.shard_count()
-    }
-
-    /// The Redis keys of each shard, in order: its configuration hash and its bits string
-    /// (`bloomkit:{name#shard}:cfg`, `bloomkit:{name#shard}:bits:<creation id>`). For
-    /// monitoring (`MEMORY USAGE`), ACL rules and backups; the filter's own calls are the
-    /// only safe way to change them.
-    pub fn keys(&self) -> Vec<(&str, &str)> {
-        self.core.keys()
-    }
-
-    /// The connection, for other commands.
-    pub fn connection(&mut self) -> &mut C {
-        &mut self.con
-    }
+    accessors!();
 }
 
 #[cfg(feature = "tokio")]

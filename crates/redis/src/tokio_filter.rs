@@ -154,31 +154,5 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         self.core.put(&mut self.con, local, true).await
     }
 
-    /// The filter's name.
-    pub fn name(&self) -> &str {
-        self.core.name()
-    }
-
-    /// The filter's shape.
-    pub fn shape(&self) -> &Shape {
-        self.core.shape()
-    }
-
-    /// The number of shards.
-    pub fn shards(&self) -> u32 {
-        self.core.shard_count()
-    }
-
-    /// The Redis keys of each shard, in order: its configuration hash and its bits string
-    /// (`bloomkit:{name#shard}:cfg`, `bloomkit:{name#shard}:bits:<creation id>`). For
-    /// monitoring (`MEMORY USAGE`), ACL rules and backups; the filter's own calls are the
-    /// only safe way to change them.
-    pub fn keys(&self) -> Vec<(&str, &str)> {
-        self.core.keys()
-    }
-
-    /// The connection, for other commands.
-    pub fn connection(&mut self) -> &mut C {
-        &mut self.con
-    }
+    accessors!();
 }
