@@ -74,11 +74,14 @@ mod atomic;
 mod blocked;
 #[cfg(feature = "serde")]
 mod serde_impl;
+mod split_block;
+mod thrift;
 #[cfg(feature = "serde")]
 mod view;
 
 pub use atomic::{AtomicBlockedBloomFilter, AtomicBloomFilter};
 pub use blocked::{BlockedBloomFilter, BRANCH_FREE_MAX_BYTES};
+pub use split_block::{ParquetValue, SplitBlockFilter, MAX_SPLIT_BLOCKS, SPLIT_BLOCK_BYTES};
 #[cfg(feature = "serde")]
 pub use view::{BlockedBloomFilterRef, BloomFilterRef};
 

@@ -5,7 +5,7 @@
 //! BLOOMKIT_QC_CASES=4 cargo +nightly miri test -p bloomkit-classic --test batch
 //! ```
 
-use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
+use bloomkit_classic::{BlockedBloomFilter, BloomFilter, SplitBlockFilter};
 use bloomkit_testkit as kit;
 
 #[test]
@@ -19,4 +19,10 @@ fn blocked_batched_calls_answer_as_single_ones() {
     kit::check_batch(|| BlockedBloomFilter::with_blocks(4, 7).unwrap());
     kit::check_batch(|| BlockedBloomFilter::with_blocks(1, 12).unwrap());
     kit::check_batch(|| BlockedBloomFilter::with_blocks(3, 1).unwrap());
+}
+
+#[test]
+fn split_block_batched_calls_answer_as_single_ones() {
+    kit::check_batch(|| SplitBlockFilter::with_blocks(8).unwrap());
+    kit::check_batch(|| SplitBlockFilter::with_blocks(1).unwrap());
 }

@@ -7,7 +7,7 @@
 //! cargo test --release -p bloomkit-classic --test fpr -- --nocapture --include-ignored
 //! ```
 
-use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
+use bloomkit_classic::{BlockedBloomFilter, BloomFilter, SplitBlockFilter};
 use bloomkit_testkit::fpr::{
     check_grid, classic_conditional, header, many_filters, one_filter, Subject,
 };
@@ -36,6 +36,43 @@ const BLOCKED: Subject<BlockedBloomFilter<u64>> = Subject {
     // Exact for the filter's fill: the average over blocks of (ones / 512)^k.
     conditional: |f, _| f.estimated_fpr(),
 };
+
+/// Parquet fixes the hash (XXH64, seed 0): the seed is unused, and the harness's keys differ
+/// per filter instead.
+const SPLIT: Subject<SplitBlockFilter<u64>> = Subject {
+    make: |n, p, _seed| SplitBlockFilter::new(n, p).expect("valid parameters"),
+    shape: |f| (f.num_bits(), 8),
+    model: |f, n| f.fpr_at(n),
+    // Exact for the filter's fill: the average over blocks of the product over words.
+    conditional: |f, _| f.estimated_fpr(),
+};
+
+/// The same filter at the size Parquet's formula gives (parquet-rs's
+/// `Sbbf::new_with_ndv_fpp`), for the table: its rate is not asserted.
+const PARQUET_SIZED: Subject<SplitBlockFilter<u64>> = Subject {
+    make: |n, p, _seed| SplitBlockFilter::with_parquet_sizing(n, p).expect("valid parameters"),
+    shape: |f| (f.num_bits(), 8),
+    model: |f, n| f.fpr_at(n),
+    conditional: |f, _| f.estimated_fpr(),
+};
+
+/// The split-block filter, sized with the block-load model, honours the grid.
+#[test]
+fn split_block_fpr_grid_honours_target() {
+    check_grid(&SPLIT);
+}
+
+/// The split-block filter's ends, and Parquet's own sizing measured next to it (printed
+/// with `--nocapture`; the model must predict what is measured either way).
+#[test]
+fn split_block_fpr_at_the_ends_and_parquet_sizing() {
+    header();
+    many_filters(&SPLIT, 1, 0.01, 10_000, 200).check_target();
+    one_filter(&SPLIT, 10_000_000, 0.01, 2_000_000).check_target();
+    for n in [100_000, 700_000, 1_000_000] {
+        one_filter(&PARQUET_SIZED, n, 0.01, 1_000_000).check_model();
+    }
+}
 
 /// The blocked filter, sized with the blocked model, honours the same grid.
 #[test]

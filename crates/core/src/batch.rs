@@ -8,7 +8,7 @@
 //! time the lines are arriving. Every Bloom variant's `contains_batch` and `insert_batch` is
 //! built on it.
 
-pub use crate::prefetch::prefetch;
+pub use crate::arch::prefetch;
 
 /// Keys staged ahead of their probes: enough to cover a DRAM miss with the work of hashing
 /// and prefetching the others, few enough that the lines are still in L1 when the finish

@@ -450,6 +450,11 @@ pub enum DecodeError {
     /// (`Codec::from_bytes`) still reads them.
     #[error("cannot view the serialized filter in place: {0}")]
     NotViewable(String),
+    /// The bytes are not a Parquet split-block Bloom filter this build reads (a header that
+    /// does not parse, a size that is not whole 32-byte blocks, or an algorithm, hash or
+    /// compression other than `BLOCK`, `XXHASH`, `UNCOMPRESSED`).
+    #[error("not a Parquet split-block Bloom filter: {0}")]
+    NotSplitBlock(String),
 }
 
 /// The filter variants that share bloomkit's byte format, with their wire tags.

@@ -18,6 +18,11 @@ use core::hash::{BuildHasher, Hasher};
 
 use twox_hash::XxHash3_64;
 
+pub use crate::arch::{
+    portable_split_block_contains, portable_split_block_insert, split_block_contains,
+    split_block_insert, split_block_mask, SPLIT_BLOCK_SALT,
+};
+
 /// A [`BuildHasher`] whose output depends only on the key and a recorded seed, never on the
 /// process, platform or Rust release, so that a filter using it can be serialized.
 ///

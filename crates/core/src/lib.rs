@@ -59,6 +59,7 @@
 //!   (bincode 2).
 //! - `rayon`: the `parallel` module, the engine behind every variant's `par_extend`.
 
+mod arch;
 pub mod batch;
 pub mod bits;
 pub mod build;
@@ -69,7 +70,6 @@ pub mod format;
 pub mod hash;
 #[cfg(feature = "rayon")]
 pub mod parallel;
-mod prefetch;
 pub mod sizing;
 
 pub use build::Builder;

@@ -45,10 +45,7 @@ where
     A: Arbitrary + Debug,
     P: Fn(&A) -> Outcome,
 {
-    let seed = env_u64("BLOOMKIT_QC_SEED").unwrap_or_else(|| {
-        use std::hash::{BuildHasher, RandomState};
-        RandomState::new().hash_one(0u8)
-    });
+    let seed = seed();
     let cases = env_u64("BLOOMKIT_QC_CASES").unwrap_or(cases);
     let mut g = Gen::from_size_and_seed(64, seed);
     for case in 0..cases {
@@ -639,6 +636,23 @@ where
         false_positives,
         probes,
     }
+}
+
+/// The seed of a randomized test: `BLOOMKIT_QC_SEED` if set (to replay a failure), else a new
+/// one each run.
+pub fn seed() -> u64 {
+    env_u64("BLOOMKIT_QC_SEED").unwrap_or_else(|| {
+        use std::hash::{BuildHasher, RandomState};
+        RandomState::new().hash_one(0u8)
+    })
+}
+
+/// A [`SplitMix64`] from a new [`seed`] each run, printed (a failing test shows it; replay
+/// with `BLOOMKIT_QC_SEED`).
+pub fn seeded_rng(test: &str) -> SplitMix64 {
+    let seed = seed();
+    eprintln!("{test}: BLOOMKIT_QC_SEED={seed}");
+    SplitMix64(seed)
 }
 
 /// A small deterministic generator (SplitMix64) for tests and examples that need a
