@@ -3,7 +3,7 @@
 //!
 //! - `contains members` / `contains non-members` (u64 keys, and strings of 16-32 bytes), at
 //!   10^4 keys (L1/L2), 10^6 (L2/L3) and 10^7 (on this machine's 32 MiB L3, still L3); u64
-//!   keys also at 10^8 (DRAM) for the bloomkit Bloom filters and fastbloom. Each iteration
+//!   keys also at 10^8 (DRAM) for the bloomkit Bloom filters, sbbf-rs and fastbloom. Each iteration
 //!   asks the next 1,024 keys of a probe set of up to 2^20 (cycling), so a large filter's
 //!   lines are not all left in the cache by the previous iteration;
 //! - `insert`: building the structure from empty to n keys;
@@ -25,11 +25,15 @@
 //! on small structures.
 
 use std::collections::HashSet;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::hint::black_box;
 
+use bloomkit::core::Xxh3Builder;
 use bloomkit::prelude::*;
-use bloomkit::{Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter, ScalableBloomFilter};
+use bloomkit::{
+    Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter, ScalableBloomFilter,
+    SplitBlockFilter,
+};
 use bloomkit_benches::{key, smoke, string_key, Cycle, BATCH};
 use criterion::measurement::WallTime;
 use criterion::{
@@ -59,6 +63,8 @@ trait Structure<K>: Sized {
     fn contains_batch(&self, _keys: &[K], _out: &mut Vec<bool>) -> bool {
         false
     }
+    /// Called once every key is in: a static structure is built here.
+    fn finish(&mut self) {}
 }
 
 macro_rules! bloomkit_structure {
@@ -113,6 +119,81 @@ impl<K: Hash> Structure<K> for Scalable<K> {
     }
     fn bytes(&self) -> usize {
         self.0.heap_bytes()
+    }
+}
+
+impl<K: bloomkit::ParquetValue> Structure<K> for SplitBlockFilter<K> {
+    const NAME: &'static str = "bloomkit SplitBlockFilter";
+    fn build(n: u64) -> Self {
+        SplitBlockFilter::new(n, P).expect("valid")
+    }
+    fn insert(&mut self, key: &K) {
+        SplitBlockFilter::insert(self, key);
+    }
+    fn contains(&self, key: &K) -> bool {
+        SplitBlockFilter::contains(self, key)
+    }
+    fn bytes(&self) -> usize {
+        self.heap_bytes()
+    }
+    fn contains_batch(&self, keys: &[K], out: &mut Vec<bool>) -> bool {
+        SplitBlockFilter::contains_batch(self, keys, out);
+        true
+    }
+}
+
+/// sbbf-rs (split-block, SIMD with runtime dispatch) at 10 bits/key, the size its docs
+/// suggest (it has no rate-based sizing); keys hashed with bloomkit's XXH3, as a user
+/// brings their own hash.
+struct Sbbf(sbbf_rs_safe::Filter);
+
+impl<K: Hash> Structure<K> for Sbbf {
+    const NAME: &'static str = "sbbf-rs-safe 0.3 (10 bits/key)";
+    fn build(n: u64) -> Self {
+        Sbbf(sbbf_rs_safe::Filter::new(10, n as usize))
+    }
+    fn insert(&mut self, key: &K) {
+        self.0.insert_hash(Xxh3Builder::default().hash_one(key));
+    }
+    fn contains(&self, key: &K) -> bool {
+        self.0.contains_hash(Xxh3Builder::default().hash_one(key))
+    }
+    fn bytes(&self) -> usize {
+        self.0.as_bytes().len()
+    }
+}
+
+/// xorf's binary fuse filter (8-bit fingerprints): static, built once from every key's
+/// XXH3 hash (deduplicated, as it needs).
+struct Fuse {
+    hashes: Vec<u64>,
+    filter: Option<xorf::BinaryFuse8>,
+}
+
+impl<K: Hash> Structure<K> for Fuse {
+    const NAME: &'static str = "xorf 0.13 BinaryFuse8 (static)";
+    fn build(_n: u64) -> Self {
+        Fuse {
+            hashes: Vec::new(),
+            filter: None,
+        }
+    }
+    fn insert(&mut self, key: &K) {
+        self.hashes.push(Xxh3Builder::default().hash_one(key));
+    }
+    fn finish(&mut self) {
+        self.hashes.sort_unstable();
+        self.hashes.dedup();
+        self.filter = Some(xorf::BinaryFuse8::try_from(&self.hashes).expect("distinct hashes"));
+        self.hashes = Vec::new();
+    }
+    fn contains(&self, key: &K) -> bool {
+        use xorf::Filter as _;
+        let hash = Xxh3Builder::default().hash_one(key);
+        self.filter.as_ref().is_some_and(|f| f.contains(&hash))
+    }
+    fn bytes(&self) -> usize {
+        self.filter.as_ref().map_or(0, |f| f.fingerprints.len())
     }
 }
 
@@ -221,6 +302,7 @@ fn build<K: 'static, S: Structure<K> + 'static>(n: u64, keys: &[K]) -> Built<K> 
     for k in keys {
         s.insert(k);
     }
+    s.finish();
     let s = std::rc::Rc::new(s);
     let batched = s.contains_batch(&[], &mut Vec::new());
     let for_batch = std::rc::Rc::clone(&s);
@@ -304,10 +386,14 @@ fn probe_sets<K: Clone>(keys: &[K], absent: impl Fn(u64) -> K) -> (Vec<K>, Vec<K
 fn all_structures<K: Hash + Eq + Clone + KeyBytes + 'static>(n: u64, keys: &[K]) -> Vec<Built<K>>
 where
     bloomfilter::Bloom<K>: Structure<K>,
+    K: bloomkit::ParquetValue,
 {
     vec![
         build::<K, BloomFilter<K>>(n, keys),
         build::<K, BlockedBloomFilter<K>>(n, keys),
+        build::<K, SplitBlockFilter<K>>(n, keys),
+        build::<K, Sbbf>(n, keys),
+        build::<K, Fuse>(n, keys),
         build::<K, CountingBloomFilter<K>>(n, keys),
         build::<K, Scalable<K>>(n, keys),
         build::<K, fastbloom::BloomFilter>(n, keys),
@@ -337,6 +423,8 @@ fn contains_u64(c: &mut Criterion) {
     let built = vec![
         build::<u64, BloomFilter<u64>>(n, &keys),
         build::<u64, BlockedBloomFilter<u64>>(n, &keys),
+        build::<u64, SplitBlockFilter<u64>>(n, &keys),
+        build::<u64, Sbbf>(n, &keys),
         build::<u64, fastbloom::BloomFilter>(n, &keys),
     ];
     measure_u64(c, n, &built, &keys);

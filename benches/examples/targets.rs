@@ -13,7 +13,7 @@ use std::hash::BuildHasher;
 use std::hint::black_box;
 use std::time::Instant;
 
-use bloomkit::{Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter};
+use bloomkit::{Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter, SplitBlockFilter};
 use bloomkit_benches::key;
 
 const ROUNDS: usize = 31;
@@ -104,6 +104,10 @@ fn blocked_lookups(f: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(*k)).count()
 }
 
+fn split_lookups(f: &SplitBlockFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.contains(*k)).count()
+}
+
 fn counting_lookups(f: &CountingBloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(*k)).count()
 }
@@ -116,6 +120,17 @@ fn branch_free(blocked: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
         .filter(|key| {
             let h = blocked.hash_key(*key);
             bloomkit::core::hash::block_contains_all(blocked.block_of(h), h, k)
+        })
+        .count()
+}
+
+/// Blocked lookups one at a time that stop at the first clear bit (`hash::block_contains`).
+fn early_exit(blocked: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
+    let k = blocked.num_hashes();
+    keys.iter()
+        .filter(|key| {
+            let h = blocked.hash_key(*key);
+            bloomkit::core::hash::block_contains(blocked.block_of(h), h, k)
         })
         .count()
 }
@@ -139,6 +154,13 @@ fn bloom_filters(n: u64) {
         sbbf.insert_hash(hasher.hash_one(k));
     }
     let fuse = xorf::BinaryFuse8::try_from(&keys).expect("distinct keys");
+    let mut split = SplitBlockFilter::new(n, 0.01).expect("valid");
+    split.insert_batch(&keys);
+    // sbbf-rs at exactly the split-block filter's size: equal memory, same layout.
+    let mut sbbf_equal = sbbf_rs_safe::Filter::new(1, split.num_bits() as usize);
+    for k in &keys {
+        sbbf_equal.insert_hash(hasher.hash_one(k));
+    }
     drop(keys);
     let per_key = |bytes: usize| bytes as f64 * 8.0 / n as f64;
     let count = 1u64 << 20;
@@ -148,12 +170,14 @@ fn bloom_filters(n: u64) {
     let absent: Vec<u64> = (0..count).map(|i| key((1 << 62) | i)).collect();
     println!(
         "\nn = {n}: bits/key: classic {:.2}, blocked {:.2}, counting {:.2}, fastbloom {:.2}, \
-         sbbf-rs {:.2}, BinaryFuse8 {:.2}",
+         sbbf-rs {:.2} and {:.2}, split-block {:.2}, BinaryFuse8 {:.2}",
         per_key(classic.heap_bytes()),
         per_key(blocked.heap_bytes()),
         per_key(counting.heap_bytes()),
         per_key(fast.num_bits() as usize / 8),
         per_key(sbbf.as_bytes().len()),
+        per_key(sbbf_equal.as_bytes().len()),
+        per_key(split.heap_bytes()),
         per_key(fuse.fingerprints.len()),
     );
     for (what, probes) in [("members", &members), ("non-members", &absent)] {
@@ -165,6 +189,22 @@ fn bloom_filters(n: u64) {
             (
                 "sbbf-rs-safe 0.3 (10 bits/key)",
                 Box::new(|ks: &[u64]| sbbf_lookups(&sbbf, ks)),
+            ),
+            (
+                "sbbf-rs-safe 0.3 (the split-block filter's size)",
+                Box::new(|ks: &[u64]| sbbf_lookups(&sbbf_equal, ks)),
+            ),
+            (
+                "bloomkit SplitBlockFilter",
+                Box::new(|ks: &[u64]| split_lookups(&split, ks)),
+            ),
+            (
+                "bloomkit SplitBlockFilter batch",
+                Box::new(|ks: &[u64]| {
+                    let mut out = Vec::with_capacity(ks.len());
+                    split.contains_batch(ks, &mut out);
+                    out.iter().filter(|&&x| x).count()
+                }),
             ),
             (
                 "xorf 0.13 BinaryFuse8 (static)",
@@ -181,6 +221,10 @@ fn bloom_filters(n: u64) {
             (
                 "bloomkit BlockedBloomFilter, branch-free test",
                 Box::new(|ks: &[u64]| branch_free(&blocked, ks)),
+            ),
+            (
+                "bloomkit BlockedBloomFilter, early exit",
+                Box::new(|ks: &[u64]| early_exit(&blocked, ks)),
             ),
             (
                 "bloomkit CountingBloomFilter",
@@ -296,12 +340,26 @@ fn batch_dram() {
     }
 }
 
+/// `targets [bloom [n]|dense|dram]`: one part only (the Bloom filters at one size only);
+/// all of them without an argument.
 fn main() {
-    for n in [1_000_000, 10_000_000] {
-        bloom_filters(n);
+    let only = std::env::args().nth(1);
+    let run = |part: &str| only.as_deref().map_or(true, |o| o == part);
+    if run("bloom") {
+        let sizes: Vec<u64> = match std::env::args().nth(2) {
+            Some(n) => vec![n.parse().expect("a key count")],
+            None => vec![1_000_000, 10_000_000],
+        };
+        for n in sizes {
+            bloom_filters(n);
+        }
     }
-    for n in [1_000_000, 10_000_000] {
-        dense(n);
+    if run("dense") {
+        for n in [1_000_000, 10_000_000] {
+            dense(n);
+        }
     }
-    batch_dram();
+    if run("dram") {
+        batch_dram();
+    }
 }

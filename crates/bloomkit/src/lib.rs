@@ -144,7 +144,8 @@ pub use bloomkit_core::{format, Codec};
 pub use bloomkit_classic as classic;
 #[cfg(feature = "classic")]
 pub use bloomkit_classic::{
-    AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter,
+    AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter, ParquetValue,
+    SplitBlockFilter,
 };
 #[cfg(all(feature = "classic", feature = "serde"))]
 pub use bloomkit_classic::{BlockedBloomFilterRef, BloomFilterRef};
