@@ -174,7 +174,7 @@ fn bloom_filters(n: u64) {
         per_key(classic.heap_bytes()),
         per_key(blocked.heap_bytes()),
         per_key(counting.heap_bytes()),
-        per_key(fast.num_bits() as usize / 8),
+        per_key(fast.num_bits() / 8),
         per_key(sbbf.as_bytes().len()),
         per_key(sbbf_equal.as_bytes().len()),
         per_key(split.heap_bytes()),
@@ -344,7 +344,7 @@ fn batch_dram() {
 /// all of them without an argument.
 fn main() {
     let only = std::env::args().nth(1);
-    let run = |part: &str| only.as_deref().map_or(true, |o| o == part);
+    let run = |part: &str| only.as_deref().is_none_or(|o| o == part);
     if run("bloom") {
         let sizes: Vec<u64> = match std::env::args().nth(2) {
             Some(n) => vec![n.parse().expect("a key count")],
