@@ -383,10 +383,10 @@ fn probe_sets<K: Clone>(keys: &[K], absent: impl Fn(u64) -> K) -> (Vec<K>, Vec<K
     (members, (0..count as u64).map(absent).collect())
 }
 
-fn all_structures<K: Hash + Eq + Clone + KeyBytes + 'static>(n: u64, keys: &[K]) -> Vec<Built<K>>
+fn all_structures<K>(n: u64, keys: &[K]) -> Vec<Built<K>>
 where
+    K: Hash + Eq + Clone + KeyBytes + bloomkit::ParquetValue + 'static,
     bloomfilter::Bloom<K>: Structure<K>,
-    K: bloomkit::ParquetValue,
 {
     vec![
         build::<K, BloomFilter<K>>(n, keys),
