@@ -113,8 +113,8 @@ pub fn portable_split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
 mod avx2 {
     use core::arch::x86_64::{
         __m256i, _mm256_andnot_si256, _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_or_si256,
-        _mm256_set1_epi32, _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_storeu_si256,
-        _mm256_testc_si256,
+        _mm256_set1_epi32, _mm256_setr_epi32, _mm256_sllv_epi32, _mm256_srli_epi32,
+        _mm256_storeu_si256, _mm256_testc_si256,
     };
 
     use super::SPLIT_BLOCK_SALT as SALT;
@@ -137,11 +137,19 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn mask(x: u32) -> __m256i {
-        let salt = SALT.map(|s| s as i32);
-        // SAFETY: register-only AVX2 arithmetic (the caller guarantees AVX2); the salts are
-        // read from an array by `loadu`, which needs 32 readable bytes and no alignment.
+        // SAFETY: register-only AVX2 arithmetic on constants and `x`; the caller guarantees
+        // AVX2. (The salts are a constant the compiler loads from read-only data.)
         unsafe {
-            let salt = _mm256_loadu_si256(salt.as_ptr().cast::<__m256i>());
+            let salt = _mm256_setr_epi32(
+                SALT[0] as i32,
+                SALT[1] as i32,
+                SALT[2] as i32,
+                SALT[3] as i32,
+                SALT[4] as i32,
+                SALT[5] as i32,
+                SALT[6] as i32,
+                SALT[7] as i32,
+            );
             let product = _mm256_mullo_epi32(salt, _mm256_set1_epi32(x as i32));
             _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32::<27>(product))
         }
