@@ -229,6 +229,13 @@ mod tests {
                 *w = word;
             }
             let x = next() as u32;
+            if round % 4 == 0 {
+                // Every fourth block holds the key already: both answers occur, also in
+                // miri's 200 cases.
+                for (w, m) in block.iter_mut().zip(split_block_mask(x)) {
+                    *w |= m;
+                }
+            }
             let expected = portable_split_block_contains(&block, x);
             assert_eq!(
                 split_block_contains(&block, x),
