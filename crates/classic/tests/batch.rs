@@ -21,7 +21,11 @@ fn blocked_batched_calls_answer_as_single_ones() {
     kit::check_batch(|| BlockedBloomFilter::with_blocks(3, 1).unwrap());
 }
 
+// Under miri this takes over 8 minutes (XXH64 per key, interpreted); the split block's
+// portable test runs under miri in core's `arch` tests, and the same pipeline and prefetch
+// under miri in the two tests above.
 #[test]
+#[cfg_attr(miri, ignore)]
 fn split_block_batched_calls_answer_as_single_ones() {
     kit::check_batch(|| SplitBlockFilter::with_blocks(8).unwrap());
     kit::check_batch(|| SplitBlockFilter::with_blocks(1).unwrap());
