@@ -180,6 +180,18 @@ impl Reader<'_> {
         }
     }
 
+    /// Skips one element of a list, set or map: as [`skip`](Self::skip), except that a bool
+    /// element is one byte (its value), where a bool field has none. Every element thus
+    /// consumes input, so a huge announced length ends at the input's end (an error), not
+    /// after 2^64 turns of a loop that reads nothing.
+    fn skip_element(&mut self, t: u8, depth: u32) -> Result<(), DecodeError> {
+        if t == ty::BOOL_TRUE || t == ty::BOOL_FALSE {
+            self.byte().map(drop)
+        } else {
+            self.skip(t, depth)
+        }
+    }
+
     /// Skips one value of type `t`.
     fn skip(&mut self, t: u8, depth: u32) -> Result<(), DecodeError> {
         if depth > MAX_DEPTH {
@@ -206,14 +218,8 @@ impl Reader<'_> {
                     15 => self.varint()?,
                     short => u64::from(short),
                 };
-                let elem = head & 0x0f;
                 for _ in 0..len {
-                    // A bool element is one byte (its value), unlike a bool field.
-                    if elem == ty::BOOL_TRUE || elem == ty::BOOL_FALSE {
-                        self.byte()?;
-                    } else {
-                        self.skip(elem, depth + 1)?;
-                    }
+                    self.skip_element(head & 0x0f, depth + 1)?;
                 }
             }
             ty::MAP => {
@@ -221,8 +227,8 @@ impl Reader<'_> {
                 if len > 0 {
                     let kinds = self.byte()?;
                     for _ in 0..len {
-                        self.skip(kinds >> 4, depth + 1)?;
-                        self.skip(kinds & 0x0f, depth + 1)?;
+                        self.skip_element(kinds >> 4, depth + 1)?;
+                        self.skip_element(kinds & 0x0f, depth + 1)?;
                     }
                 }
             }
@@ -291,6 +297,16 @@ mod tests {
             .to_string()
             .contains("numBytes"));
         // A deep nest of lists is refused, not followed until the stack runs out.
+        // A map announcing 2^62 pairs of bools (a bool field reads no byte; a bool element
+        // one) ends at the input's end.
+        let huge_map = [
+            0x15, 0x80, 0x01, 0x8b, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 0x11,
+            0x01,
+        ];
+        assert!(matches!(
+            read_header(&huge_map),
+            Err(DecodeError::Truncated { .. })
+        ));
         let mut deep = vec![0x15, 0x80, 0x01, 0x89]; // numBytes, then field 9, a list
         deep.extend(std::iter::repeat(0x19).take(10_000)); // of one list of one list ...
         assert!(read_header(&deep).is_err());

@@ -436,10 +436,11 @@ pub fn blocked_fpr_model(n: u64, blocks: u64, k: u32) -> Result<f64, Error> {
 /// sum over j of Poisson(j; n / blocks) * (1 - (31/32)^j)^8,   combined with n / 2^64
 /// ```
 ///
-/// Parquet's own sizing (`m = -8n / ln(1 - p^(1/8))`, the classic formula) leaves out the
-/// spread of block loads, and a filter sized that way misses its target (at 1%: 1.3%
-/// measured at 10 bits/key). This is the model to size one with: about 10.6 bits per key at
-/// 1%.
+/// Parquet's own sizing formula (`m = -8n / ln(1 - p^(1/8))`, the classic formula) leaves
+/// out the spread of block loads: 9.7 bits per key at 1%, where this model needs 10.5 (a
+/// filter of 10 bits per key measures about 1.26%). parquet-rs then rounds up to a power of
+/// two, which sometimes hides the shortfall and sometimes does not (1.04% measured at 10^5
+/// keys). This is the model to size one with.
 ///
 /// # Errors
 /// [`Error::ZeroBits`] for no blocks.
