@@ -99,6 +99,22 @@ pub(crate) fn blocks_from_words(words: &[u64]) -> Result<Vec<Block>, Error> {
     Ok(blocks)
 }
 
+/// `a[i] = op(a[i], b[i])` word by word (over the shorter length); returns the set bits of
+/// the result, which the blocked and split-block filters keep as their count of ones.
+pub(crate) fn combine_words<W: Copy>(
+    a: &mut [W],
+    b: &[W],
+    op: fn(W, W) -> W,
+    ones: fn(W) -> u32,
+) -> u64 {
+    let mut total = 0;
+    for (x, &y) in a.iter_mut().zip(b) {
+        *x = op(*x, y);
+        total += u64::from(ones(*x));
+    }
+    total
+}
+
 /// The set bits of `blocks`.
 pub(crate) fn count_ones(blocks: &[Block]) -> u64 {
     blocks
@@ -476,14 +492,12 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
     }
 
     fn combine(&mut self, other: &Self, op: fn(u64, u64) -> u64) {
-        let mut ones = 0;
-        for (a, b) in self.blocks.iter_mut().zip(&other.blocks) {
-            for (x, y) in a.0.iter_mut().zip(b.0) {
-                *x = op(*x, y);
-                ones += u64::from(x.count_ones());
-            }
-        }
-        self.ones = ones;
+        self.ones = combine_words(
+            bytemuck::cast_slice_mut(&mut self.blocks),
+            bytemuck::cast_slice(&other.blocks),
+            op,
+            u64::count_ones,
+        );
     }
 }
 

@@ -11,6 +11,7 @@ use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Intersection, Parameter, Union};
 use twox_hash::XxHash64;
 
+use crate::blocked::combine_words;
 use crate::thrift;
 
 /// Bytes in one block: eight 32-bit words.
@@ -438,14 +439,12 @@ impl<K: ?Sized> SplitBlockFilter<K> {
     }
 
     fn combine(&mut self, other: &Self, op: fn(u32, u32) -> u32) {
-        let mut ones = 0;
-        for (a, b) in self.blocks.iter_mut().zip(&other.blocks) {
-            for (x, y) in a.0.iter_mut().zip(b.0) {
-                *x = op(*x, y);
-                ones += u64::from(x.count_ones());
-            }
-        }
-        self.ones = ones;
+        self.ones = combine_words(
+            bytemuck::cast_slice_mut(&mut self.blocks),
+            bytemuck::cast_slice(&other.blocks),
+            op,
+            u32::count_ones,
+        );
     }
 }
 
