@@ -275,6 +275,79 @@ fn bloom_filters(n: u64) {
     }
 }
 
+/// String keys of 16 to 40 bytes (URL-like), the string-key target: blocked lookups against
+/// fastbloom's, at 10^6 keys.
+fn strings(n: u64) {
+    let text = |i: u64| {
+        let k = key(i);
+        // 16 + (0..=24) bytes: a prefix, then 32 hex digits of the key, cut to the length.
+        let len = 16 + (k % 25) as usize;
+        let mut s = format!("https://{k:016x}{:016x}", key(k));
+        s.truncate(len);
+        s
+    };
+    let mut blocked = BlockedBloomFilter::<str>::new(n, 0.01).expect("valid");
+    let mut classic = BloomFilter::<str>::new(n, 0.01).expect("valid");
+    let mut split = SplitBlockFilter::<str>::new(n, 0.01).expect("valid");
+    let mut fast = fastbloom::BloomFilter::with_false_pos(0.01).expected_items(n as usize);
+    let keys: Vec<String> = (0..n).map(text).collect();
+    for k in &keys {
+        blocked.insert(k);
+        classic.insert(k);
+        split.insert(k);
+        fast.insert(k.as_str());
+    }
+    let count = 1u64 << 20;
+    let members: Vec<String> = (0..count)
+        .map(|i| keys[(i * (n / count).max(1) % n) as usize].clone())
+        .collect();
+    drop(keys);
+    let absent: Vec<String> = (0..count).map(|i| text((1 << 62) | i)).collect();
+    let mean = absent.iter().map(String::len).sum::<usize>() as f64 / count as f64;
+    println!(
+        "
+n = {n} string keys of 16-40 bytes (mean {mean:.1})"
+    );
+    for (what, probes) in [("members", &members), ("non-members", &absent)] {
+        let lookups: Vec<Lookup<'_, String>> = vec![
+            (
+                "fastbloom 0.17",
+                Box::new(|ks: &[String]| str_lookups(|k| fast.contains(k), ks)),
+            ),
+            (
+                "bloomkit BlockedBloomFilter",
+                Box::new(|ks: &[String]| str_lookups(|k| blocked.contains(k), ks)),
+            ),
+            (
+                "bloomkit BlockedBloomFilter batch",
+                Box::new(|ks: &[String]| {
+                    let mut out = Vec::with_capacity(ks.len());
+                    blocked.contains_batch(ks.iter().map(String::as_str), &mut out);
+                    out.iter().filter(|&&x| x).count()
+                }),
+            ),
+            (
+                "bloomkit BloomFilter",
+                Box::new(|ks: &[String]| str_lookups(|k| classic.contains(k), ks)),
+            ),
+            (
+                "bloomkit SplitBlockFilter (XXH64, Parquet's hash)",
+                Box::new(|ks: &[String]| str_lookups(|k| split.contains(k), ks)),
+            ),
+        ];
+        report(
+            &format!("contains {what}, str, n = {n}, p = 1%"),
+            probes,
+            &lookups,
+            0,
+        );
+    }
+}
+
+fn str_lookups(contains: impl Fn(&str) -> bool, keys: &[String]) -> usize {
+    keys.iter().filter(|k| contains(k.as_str())).count()
+}
+
 fn dense(n: u64) {
     let range = (n * 5 / 4) as u32;
     let mut bitmap = Bitmap::new(0..=range - 1).expect("valid");
@@ -345,7 +418,7 @@ fn batch_dram() {
     }
 }
 
-/// `targets [bloom [n]|dense|dram]`: one part only (the Bloom filters at one size only);
+/// `targets [bloom [n]|strings|dense|dram]`: one part only (the Bloom filters at one size only);
 /// all of them without an argument.
 fn main() {
     let only = std::env::args().nth(1);
@@ -358,6 +431,9 @@ fn main() {
         for n in sizes {
             bloom_filters(n);
         }
+    }
+    if run("strings") {
+        strings(1_000_000);
     }
     if run("dense") {
         for n in [1_000_000, 10_000_000] {

@@ -29,6 +29,7 @@ use std::path::PathBuf;
 use bloomkit::counting::U4;
 use bloomkit::format::VERSION;
 use bloomkit::prelude::*;
+use bloomkit::Xxh3Scheme;
 
 /// One golden file: its name, the bytes this build writes for it, and a check of bytes
 /// read from disk against the fixture (decode, compare, probe).
@@ -86,9 +87,12 @@ impl Golden {
 /// The fixtures, one per variant tag and counter width. Changing one changes the current
 /// version's files: only do it together with a new format version.
 fn fixtures() -> Vec<Golden> {
+    // The hasher the files were first written with (id 1): for the u64 keys and short strings
+    // here both XXH3 schemes give the same bits, and the files pin the layout.
+    let v1 = Xxh3Builder::with_scheme(7, Xxh3Scheme::Buffered);
     let classic = {
         let mut f = BloomFilter::<u64>::builder(100, 0.01)
-            .seed(7)
+            .hasher(v1)
             .build()
             .unwrap();
         f.extend(MEMBERS);
@@ -96,7 +100,7 @@ fn fixtures() -> Vec<Golden> {
     };
     let blocked = {
         let mut f = BlockedBloomFilter::<u64>::builder(100, 0.01)
-            .seed(7)
+            .hasher(v1)
             .build()
             .unwrap();
         f.extend(MEMBERS);
@@ -104,7 +108,7 @@ fn fixtures() -> Vec<Golden> {
     };
     fn counting<C: bloomkit::counting::Counter>() -> CountingBloomFilter<u64, C> {
         let mut f = CountingBloomFilter::<u64>::builder(100, 0.01)
-            .seed(7)
+            .hasher(Xxh3Builder::with_scheme(7, Xxh3Scheme::Buffered))
             .counter::<C>()
             .build()
             .unwrap();
@@ -122,7 +126,7 @@ fn fixtures() -> Vec<Golden> {
     let scalable = {
         // Small slices so that the file holds several (different sizes and rates).
         let mut f = ScalableBloomFilter::<u64>::builder(8, 0.01)
-            .seed(7)
+            .hasher(v1)
             .build()
             .unwrap();
         for key in MEMBERS {
@@ -148,7 +152,7 @@ fn fixtures() -> Vec<Golden> {
         let mut f = MultiFilter::<(u64, u8, String)>::builder(100, 0.01)
             .attribute(1, 5, 0.05)
             .and_then(|b| b.subset(&[0, 2]))
-            .map(|b| b.seed(7))
+            .map(|b| b.hasher(v1))
             .and_then(bloomkit::multi::MultiBuilder::build)
             .unwrap();
         for key in MEMBERS {
@@ -157,7 +161,20 @@ fn fixtures() -> Vec<Golden> {
         }
         f
     };
+    // Keys of 24 bytes hashed by the chained scheme (hasher id 2, the default), which hashes
+    // them differently from the buffered one: this file pins it.
+    let chained = {
+        let mut f = BloomFilter::<str>::builder(100, 0.01)
+            .seed(7)
+            .build()
+            .unwrap();
+        for key in MEMBERS {
+            f.insert(&text(key));
+        }
+        f
+    };
     vec![
+        golden("classic-xxh3-chained", chained, |f, k| f.contains(&text(k))).since(2),
         golden("multi", multi, |f, k| {
             f.contains(&(k, (k % 5) as u8, k.to_string()))
                 && f.query().attr::<0>(&k).attr::<2>(&k.to_string()).contains()
@@ -174,6 +191,11 @@ fn fixtures() -> Vec<Golden> {
         golden("bitmap-i16", signed, |b, k| b.contains(k as i16 - 2_000)),
         golden("bitmap-u32", unsigned, |b, k| b.contains(k as u32)),
     ]
+}
+
+/// A 24-byte string key.
+fn text(key: u64) -> String {
+    format!("https://example.com/{key:04}")
 }
 
 fn path(version: u16, name: &str) -> PathBuf {

@@ -11,7 +11,9 @@ use std::hash::BuildHasher;
 
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::hash::{Probes, Xxh3Builder};
+use bloomkit_core::Xxh3Scheme;
 
+/// Hasher id 1 (the buffered scheme): XXH3 of all the bytes a key writes.
 #[test]
 fn xxh3_hash_values_are_pinned() {
     let long = "x".repeat(300);
@@ -43,7 +45,7 @@ fn xxh3_hash_values_are_pinned() {
             ],
         ),
     ] {
-        let h = Xxh3Builder::with_seed(seed);
+        let h = Xxh3Builder::with_scheme(seed, Xxh3Scheme::Buffered);
         let got = [
             h.hash_one(0u64),
             h.hash_one(42u64),
@@ -57,6 +59,69 @@ fn xxh3_hash_values_are_pinned() {
         for (i, (g, e)) in got.iter().zip(expected).enumerate() {
             assert_eq!(*g, e, "seed {seed:#x}, case {i}: {g:#018x} != {e:#018x}");
         }
+    }
+}
+
+/// Hasher id 2 (the chained scheme, the default), computed with the reference XXH3 from the
+/// writes each key makes: a write of more than 16 bytes is hashed with the hash of what came
+/// before (`xxh3(buffer, chain)`, skipped when the buffer is empty) as its seed, and
+/// `finish` is `xxh3(rest, chain)`. Keys that write 16 bytes or less at a time, 128 in all,
+/// hash as with id 1.
+#[test]
+fn chained_xxh3_hash_values_are_pinned() {
+    let long = "x".repeat(300);
+    let bytes: Vec<u8> = (0..40).collect();
+    let many: Vec<(u64,)> = vec![(12,); 20];
+    for (seed, expected) in [
+        (
+            0,
+            [
+                0xc77b3abb6f87acd9u64,
+                0x1e113359f79455f6,
+                0x979fea204e86facd,
+                0xe928dbf81e5ff40c,
+                0x3e7c905d6f736c83,
+                0x90d833f30df16805,
+            ],
+        ),
+        (
+            0xdeadbeef,
+            [
+                0xb8322d2662b2cce5,
+                0xfc95840f840454cc,
+                0x86976635dfc6144b,
+                0x638f85f0d175cdb3,
+                0x3a3f5081d010ea24,
+                0x5d05e8e6a3e41aaa,
+            ],
+        ),
+    ] {
+        let h = Xxh3Builder::with_seed(seed);
+        assert_eq!(h.scheme(), Xxh3Scheme::Chained);
+        let got = [
+            h.hash_one(0u64),
+            // 300 bytes, then the 0xff that ends a str.
+            h.hash_one(long.as_str()),
+            // 24 bytes, then 0xff.
+            h.hash_one("https://example.com/0042"),
+            // The length (8 bytes, buffered), then 40 bytes.
+            h.hash_one(bytes.as_slice()),
+            h.hash_one("hello"),
+            // 21 writes of 8 bytes: the buffer is hashed into the chain at 128 bytes.
+            h.hash_one(many.as_slice()),
+        ];
+        for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+            assert_eq!(*g, e, "seed {seed:#x}, case {i}: {g:#018x} != {e:#018x}");
+        }
+        // Short keys hash as with id 1; long ones do not.
+        let v1 = Xxh3Builder::with_scheme(seed, Xxh3Scheme::Buffered);
+        assert_eq!(h.hash_one((1u32, -1i16)), v1.hash_one((1u32, -1i16)));
+        assert_eq!(h.hash_one(u128::MAX), v1.hash_one(u128::MAX));
+        assert_eq!(
+            h.hash_one("sixteen bytes!!!"),
+            v1.hash_one("sixteen bytes!!!")
+        );
+        assert_ne!(h.hash_one(long.as_str()), v1.hash_one(long.as_str()));
     }
 }
 
@@ -120,7 +185,10 @@ fn probes_are_in_range_above_2_pow_32_bits() {
 
 /// A small filter with a known content, as stored in `tests/data/classic-v1.bin`.
 fn golden_filter() -> BloomFilter<u64> {
-    let mut f = BloomFilter::builder(100, 0.01).seed(7).build().unwrap();
+    let mut f = BloomFilter::builder(100, 0.01)
+        .hasher(Xxh3Builder::with_scheme(7, Xxh3Scheme::Buffered))
+        .build()
+        .unwrap();
     for i in 0..50u64 {
         f.insert(&i);
     }
@@ -183,4 +251,53 @@ fn block_probe_positions_are_pinned() {
             "hash {hash:#x}"
         );
     }
+}
+
+/// A filter hashing with id 1 keeps hashing with id 1 after a trip through its bytes (and
+/// through serde), so long string keys stay found; a filter of each scheme will not be
+/// combined with one of the other.
+#[test]
+fn a_filter_keeps_its_xxh3_scheme_through_serialization() {
+    use bloomkit_core::{Error, Parameter, Union};
+    let keys: Vec<String> = (0..500)
+        .map(|i| format!("https://example.com/a/long/path/{i}"))
+        .collect();
+    for scheme in [Xxh3Scheme::Buffered, Xxh3Scheme::Chained] {
+        let mut f = BloomFilter::<str>::builder(500, 0.01)
+            .hasher(Xxh3Builder::with_scheme(3, scheme))
+            .build()
+            .unwrap();
+        for k in &keys {
+            f.insert(k);
+        }
+        let read = BloomFilter::<str>::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(read.hasher().scheme(), scheme);
+        let config = bincode::config::standard();
+        let bytes = bincode::serde::encode_to_vec(&f, config).unwrap();
+        let (via_serde, _): (BloomFilter<str>, usize) =
+            bincode::serde::decode_from_slice(&bytes, config).unwrap();
+        assert_eq!(via_serde.hasher().scheme(), scheme);
+        for k in &keys {
+            assert!(
+                read.contains(k.as_str()) && via_serde.contains(k.as_str()),
+                "{k}"
+            );
+        }
+    }
+    let a = BloomFilter::<str>::builder(500, 0.01)
+        .hasher(Xxh3Builder::with_scheme(3, Xxh3Scheme::Buffered))
+        .build()
+        .unwrap();
+    let b = BloomFilter::<str>::builder(500, 0.01)
+        .seed(3)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        a.union(&b),
+        Err(Error::Incompatible {
+            what: Parameter::Hashers,
+            left: 1,
+            right: 2
+        })
+    ));
 }

@@ -18,6 +18,8 @@ use core::hash::{BuildHasher, Hasher};
 
 use twox_hash::XxHash3_64;
 
+use crate::xxh3::xxh3;
+
 pub use crate::arch::{
     portable_split_block_contains, portable_split_block_insert, split_block_contains,
     split_block_insert, split_block_mask, SPLIT_BLOCK_SALT,
@@ -51,6 +53,16 @@ pub trait PortableHasher: BuildHasher {
             id: Self::ID,
             seed: self.seed(),
         }
+    }
+
+    /// A hasher of the same kind (the same id) with another seed: what a filter made of
+    /// parts seeded apart (the multi-attribute filter) gives each part. By default
+    /// [`from_seed`](PortableHasher::from_seed); a type with several ids keeps its own.
+    fn reseeded(&self, seed: u64) -> Self
+    where
+        Self: Sized,
+    {
+        Self::from_seed(seed)
     }
 
     /// The hasher a serialized filter names, if it is this type.
@@ -97,6 +109,12 @@ impl HasherSpec {
 /// manufacture false positives. Keep the seed secret ([`Xxh3Builder::random`]) in that
 /// setting.
 ///
+/// Two schemes feed a key's bytes to XXH3 ([`Xxh3Scheme`]); they give the same hash for
+/// every key that writes at most 16 bytes at a time and 128 in all (integers, tuples of
+/// integers, strings of up to 16 bytes), and differ for longer strings and slices. New
+/// builders use [`Xxh3Scheme::Chained`] (hasher id 2); filters serialized with
+/// [`Xxh3Scheme::Buffered`] (id 1, bloomkit 0.1) load with it and keep hashing with it.
+///
 /// # Examples
 ///
 /// ```
@@ -111,15 +129,64 @@ impl HasherSpec {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Xxh3Builder {
     seed: u64,
+    /// Absent from serde data written before hasher id 2 existed: those builders buffered.
+    #[cfg_attr(feature = "serde", serde(default = "Xxh3Scheme::buffered"))]
+    scheme: Xxh3Scheme,
+}
+
+/// How an [`Xxh3Builder`]'s hasher feeds the bytes a key's `Hash` impl writes to XXH3-64.
+///
+/// Both give exactly `XXH3_64bits_withSeed(bytes, seed)` of the bytes written (integers
+/// little-endian, `usize`/`isize` as 64 bits) when no single write is longer than 16 bytes
+/// and all writes together hold at most 128: integer keys, tuples of them, short strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Xxh3Scheme {
+    /// Hasher id 1 (bloomkit 0.1): every byte written is copied to a buffer (on the heap past
+    /// 128 bytes) and the buffer hashed once at the end. A 36-byte string costs about three
+    /// times XXH3 of its bytes.
+    Buffered,
+    /// Hasher id 2, the default: a write of more than 16 bytes (a string's or a byte slice's
+    /// contents) is hashed where it lies, in one shot, with the hash of everything before it
+    /// as the seed; shorter writes are buffered as by `Buffered`, and a buffer that would
+    /// pass 128 bytes is hashed into the chain the same way. Never allocates.
+    #[default]
+    Chained,
+}
+
+impl Xxh3Scheme {
+    /// [`Xxh3Scheme::Buffered`], as a function (serde's default for data without a scheme).
+    pub const fn buffered() -> Xxh3Scheme {
+        Xxh3Scheme::Buffered
+    }
+
+    /// The hasher id this scheme is recorded under.
+    pub const fn id(self) -> u8 {
+        match self {
+            Xxh3Scheme::Buffered => 1,
+            Xxh3Scheme::Chained => 2,
+        }
+    }
 }
 
 impl Xxh3Builder {
     /// The seed used by the filters' plain constructors: 0.
     pub const DEFAULT_SEED: u64 = 0;
 
-    /// XXH3-64 with this seed.
+    /// XXH3-64 with this seed, [`Xxh3Scheme::Chained`].
     pub const fn with_seed(seed: u64) -> Self {
-        Xxh3Builder { seed }
+        Xxh3Builder::with_scheme(seed, Xxh3Scheme::Chained)
+    }
+
+    /// XXH3-64 with this seed and scheme: [`Xxh3Scheme::Buffered`] hashes as bloomkit 0.1
+    /// did (hasher id 1).
+    pub const fn with_scheme(seed: u64, scheme: Xxh3Scheme) -> Self {
+        Xxh3Builder { seed, scheme }
+    }
+
+    /// The scheme.
+    pub const fn scheme(&self) -> Xxh3Scheme {
+        self.scheme
     }
 
     /// XXH3-64 with a seed drawn from the operating system's randomness (through
@@ -127,7 +194,7 @@ impl Xxh3Builder {
     /// still recorded when the filter is serialized.
     pub fn random() -> Self {
         let seed = std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64);
-        Xxh3Builder { seed }
+        Xxh3Builder::with_seed(seed)
     }
 }
 
@@ -138,6 +205,7 @@ impl BuildHasher for Xxh3Builder {
     fn build_hasher(&self) -> Xxh3Hasher {
         Xxh3Hasher {
             seed: self.seed,
+            chained: matches!(self.scheme, Xxh3Scheme::Chained),
             len: 0,
             inline: [0; INLINE],
             spill: Vec::new(),
@@ -146,7 +214,9 @@ impl BuildHasher for Xxh3Builder {
 }
 
 impl PortableHasher for Xxh3Builder {
-    const ID: u8 = 1;
+    /// The id of [`Xxh3Scheme::Chained`], what new builders use; a builder's own id is in
+    /// its [`spec`](PortableHasher::spec).
+    const ID: u8 = Xxh3Scheme::Chained.id();
     const NAME: &'static str = "xxh3-64";
 
     fn seed(&self) -> u64 {
@@ -156,31 +226,70 @@ impl PortableHasher for Xxh3Builder {
     fn from_seed(seed: u64) -> Self {
         Xxh3Builder::with_seed(seed)
     }
+
+    fn spec(&self) -> HasherSpec {
+        HasherSpec {
+            id: self.scheme.id(),
+            seed: self.seed,
+        }
+    }
+
+    /// Ids 1 ([`Xxh3Scheme::Buffered`]) and 2 ([`Xxh3Scheme::Chained`]).
+    fn from_spec(spec: HasherSpec) -> Result<Self, crate::DecodeError> {
+        match spec.id {
+            1 => Ok(Xxh3Builder::with_scheme(spec.seed, Xxh3Scheme::Buffered)),
+            2 => Ok(Xxh3Builder::with_scheme(spec.seed, Xxh3Scheme::Chained)),
+            found => Err(crate::DecodeError::HasherMismatch {
+                expected: Self::ID,
+                found,
+            }),
+        }
+    }
+
+    fn reseeded(&self, seed: u64) -> Self {
+        Xxh3Builder::with_scheme(seed, self.scheme)
+    }
 }
 
 /// Keys up to this many bytes are hashed from a stack buffer with XXH3's one-shot routine.
 const INLINE: usize = 128;
 
+/// In the chained scheme, a write longer than this is hashed where it lies. 16 keeps every
+/// integer (up to `u128`) in the buffer, so integer keys hash as in the buffered scheme.
+const CHAIN_MIN: usize = 16;
+
 /// The [`Hasher`] behind [`Xxh3Builder`].
 ///
 /// It collects the key's bytes and hashes them in one shot at [`finish`](Hasher::finish):
 /// XXH3's one-shot path for short inputs is several times faster than its streaming state,
-/// which also allocates. The result is exactly `XXH3_64bits_withSeed(bytes, seed)` of the
-/// bytes written, with integers written little-endian and `usize`/`isize` as 64 bits.
+/// which also allocates. In the buffered scheme the result is exactly
+/// `XXH3_64bits_withSeed(bytes, seed)` of the bytes written, with integers written
+/// little-endian and `usize`/`isize` as 64 bits; in the chained scheme a long write is
+/// hashed in place instead of copied (see [`Xxh3Scheme::Chained`]).
 #[derive(Debug, Clone)]
 pub struct Xxh3Hasher {
+    /// The builder's seed; in the chained scheme, after a long write, the chain's value.
     seed: u64,
+    chained: bool,
     len: usize,
     inline: [u8; INLINE],
-    /// Holds the whole key once it outgrows `inline`.
+    /// Holds the whole key once it outgrows `inline` (buffered scheme only).
     spill: Vec<u8>,
 }
 
 impl Xxh3Hasher {
-    /// The rest of [`Hasher::write`]: the key outgrew the inline buffer.
+    /// The rest of [`Hasher::write`]: the key outgrew the inline buffer. Buffered: the
+    /// whole key moves to the heap. Chained: the buffer is hashed into the chain and
+    /// emptied (`bytes` is at most `CHAIN_MIN` long, so it then fits).
     #[cold]
     #[inline(never)]
     fn write_spilled(&mut self, bytes: &[u8]) {
+        if self.chained {
+            self.seed = xxh3(self.seed, &self.inline[..self.len]);
+            self.inline[..bytes.len()].copy_from_slice(bytes);
+            self.len = bytes.len();
+            return;
+        }
         if self.spill.is_empty() {
             self.spill.extend_from_slice(&self.inline[..self.len]);
         }
@@ -188,24 +297,36 @@ impl Xxh3Hasher {
         self.len += bytes.len();
     }
 
-    /// XXH3 of every byte written, for keys that are not one short integer.
+    /// A write of more than `CHAIN_MIN` bytes in the chained scheme: what is buffered
+    /// becomes the seed (the builder's seed when nothing is), and `bytes` is hashed with it
+    /// where it lies.
+    #[inline]
+    fn write_chained(&mut self, bytes: &[u8]) {
+        if self.len > 0 {
+            self.seed = xxh3(self.seed, &self.inline[..self.len]);
+            self.len = 0;
+        }
+        self.seed = xxh3(self.seed, bytes);
+    }
+
+    /// XXH3 of every byte written, for a key that outgrew the buffer (buffered scheme).
+    #[cold]
     #[inline(never)]
-    fn finish_bytes(&self) -> u64 {
-        let bytes = if self.spill.is_empty() {
-            &self.inline[..self.len]
-        } else {
-            &self.spill[..]
-        };
-        XxHash3_64::oneshot_with_seed(self.seed, bytes)
+    fn finish_spilled(&self) -> u64 {
+        XxHash3_64::oneshot_with_seed(self.seed, &self.spill)
     }
 }
 
 // The methods are `inline(always)`: a key that writes one integer then folds, through
-// `hash_one`, to the arithmetic of `xxh3_4to8` (the buffer and the length disappear), which
+// `hash_one`, to the arithmetic of XXH3's 4-to-8-byte path (the buffer and the length disappear), which
 // LLVM's inliner does not find on its own (measured: 2.9 ns per u64 key with `#[inline]`).
 impl Hasher for Xxh3Hasher {
     #[inline(always)]
     fn write(&mut self, bytes: &[u8]) {
+        if self.chained && bytes.len() > CHAIN_MIN {
+            self.write_chained(bytes);
+            return;
+        }
         let end = self.len + bytes.len();
         if self.spill.is_empty() && end <= INLINE {
             self.inline[self.len..end].copy_from_slice(bytes);
@@ -217,12 +338,13 @@ impl Hasher for Xxh3Hasher {
 
     #[inline(always)]
     fn finish(&self) -> u64 {
-        if self.spill.is_empty() && (4..=8).contains(&self.len) {
+        if self.spill.is_empty() {
             // Integer keys: when the key's `Hash` writes one integer, the length is known
-            // here and this folds to a few multiplies.
-            xxh3_4to8(self.seed, &self.inline[..self.len])
+            // here and this folds to a few multiplies. A string in the chained scheme
+            // leaves one byte (its 0xff) here.
+            xxh3(self.seed, &self.inline[..self.len])
         } else {
-            self.finish_bytes()
+            self.finish_spilled()
         }
     }
 
@@ -255,35 +377,6 @@ impl Hasher for Xxh3Hasher {
     fn write_isize(&mut self, i: isize) {
         self.write(&(i as i64).to_le_bytes());
     }
-}
-
-/// XXH3-64 of 4 to 8 bytes with `seed`: the same value as
-/// `XxHash3_64::oneshot_with_seed(seed, bytes)` (tested against it for every length and many
-/// seeds), written out so that hashing one integer key compiles to straight-line code instead
-/// of a dispatch on a length the compiler cannot see through.
-#[inline(always)]
-fn xxh3_4to8(seed: u64, bytes: &[u8]) -> u64 {
-    /// Bytes 8..16 and 16..24 of XXH3's default secret, little-endian.
-    const SECRET_8: u64 = 0x1cad_21f7_2c81_017c;
-    const SECRET_16: u64 = 0xdb97_9083_e96d_d4de;
-    const PRIME_MX2: u64 = 0x9fb2_1c65_1e98_df25;
-    let len = bytes.len();
-    debug_assert!((4..=8).contains(&len));
-    let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    let last = u32::from_le_bytes([
-        bytes[len - 4],
-        bytes[len - 3],
-        bytes[len - 2],
-        bytes[len - 1],
-    ]);
-    let seed = seed ^ (u64::from((seed as u32).swap_bytes()) << 32);
-    let combined = u64::from(last) | (u64::from(first) << 32);
-    let mut v = (SECRET_8 ^ SECRET_16).wrapping_sub(seed) ^ combined;
-    v ^= v.rotate_left(49) ^ v.rotate_left(24);
-    v = v.wrapping_mul(PRIME_MX2);
-    v ^= (v >> 35).wrapping_add(len as u64);
-    v = v.wrapping_mul(PRIME_MX2);
-    v ^ (v >> 28)
 }
 
 /// Maps a 64-bit value to `[0, n)` with Lemire's multiply-shift ("fastrange"): the high 64
@@ -600,32 +693,6 @@ pub fn block_contains<B: BlockWords + ?Sized>(block: &B, hash: u64, k: u32) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The written-out 4-to-8-byte path agrees with twox-hash's XXH3 for every length it
-    /// serves, on many inputs and seeds (including seeds whose low half is zero or all ones).
-    #[test]
-    fn xxh3_4to8_matches_twox_hash() {
-        let mut state = 0x0123_4567_89ab_cdef_u64;
-        let mut next = || {
-            state = splitmix(state);
-            state
-        };
-        let mut seeds = vec![0, 1, u64::MAX, 0xffff_ffff, 0xffff_ffff_0000_0000];
-        seeds.extend((0..20).map(|_| next()));
-        for seed in seeds {
-            for _ in 0..200 {
-                let bytes = next().to_le_bytes();
-                for len in 4..=8 {
-                    let input = &bytes[..len];
-                    assert_eq!(
-                        xxh3_4to8(seed, input),
-                        XxHash3_64::oneshot_with_seed(seed, input),
-                        "seed {seed:#x}, input {input:?}"
-                    );
-                }
-            }
-        }
-    }
 
     /// Both block tests agree with the key's mask (a key is present when every bit of its
     /// `BlockProbe` mask is set) for every k bloomkit supports, on blocks from nearly

@@ -71,6 +71,7 @@ pub mod hash;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 pub mod sizing;
+mod xxh3;
 
 pub use build::Builder;
 pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Variant};
@@ -79,7 +80,7 @@ pub use filter::{
 };
 #[cfg(feature = "serde")]
 pub use format::Codec;
-pub use hash::{HasherSpec, PortableHasher, Xxh3Builder};
+pub use hash::{HasherSpec, PortableHasher, Xxh3Builder, Xxh3Scheme};
 pub use sizing::Design;
 
 /// The README's examples, compiled and run as doctests so that it cannot drift.

@@ -96,16 +96,18 @@ struct Part<S> {
 }
 
 impl<S: PortableHasher> Part<S> {
+    /// The part for `mask` of a filter hashing with `family`: its hasher is `family`
+    /// reseeded (same id, a seed derived from the family's and the mask).
     fn new(
-        seed: u64,
+        family: &S,
         mask: Mask,
         filter: impl FnOnce(S) -> Result<BloomFilter<(), S>, Error>,
     ) -> Result<Part<S>, Error> {
-        let key = part_seed(seed, mask);
+        let key = part_seed(family.seed(), mask);
         Ok(Part {
             mask,
             key,
-            filter: filter(S::from_seed(key))?,
+            filter: filter(family.reseeded(key))?,
         })
     }
 }
@@ -224,7 +226,8 @@ pub struct PartInfo {
 ///
 /// `R` is a tuple of up to 12 hashable fields, a type of yours implementing [`Record`], or a
 /// dynamic record (`[T]`, `Vec<T>`) whose arity the builder is given. `S` is the hasher
-/// family: every part hashes with `S::from_seed` of a seed derived from the filter's.
+/// family: every part hashes with the filter's hasher reseeded
+/// ([`PortableHasher::reseeded`]) with a seed derived from the filter's.
 pub struct MultiFilter<R: ?Sized, S = Xxh3Builder> {
     /// Attribute `i`'s part at index `i`.
     attributes: Vec<Part<S>>,
@@ -483,11 +486,11 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
 
     /// The seed every part's seed derives from (default 0).
     pub fn seed(mut self, seed: u64) -> Self {
-        self.hasher = S::from_seed(seed);
+        self.hasher = self.hasher.reseeded(seed);
         self
     }
 
-    /// Another hasher family (every part hashes with `H::from_seed` of its derived seed).
+    /// Another hasher family (every part hashes with `hasher` reseeded with its derived seed).
     pub fn hasher<H: PortableHasher>(self, hasher: H) -> MultiBuilder<R, H> {
         MultiBuilder {
             records: self.records,
@@ -509,9 +512,9 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
     /// [`Error::InvalidArity`] for a dynamic record without [`arity`](Self::arity).
     pub fn build(self) -> Result<MultiFilter<R, S>, Error> {
         let arity = self.checked_arity()?;
-        let seed = self.hasher.seed();
+        let family = &self.hasher;
         let part = |mask: Mask, n: u64, p: f64| {
-            Part::new(seed, mask, |hasher| {
+            Part::new(family, mask, |hasher| {
                 BloomFilter::<()>::builder(n, p).hasher(hasher).build()
             })
         };

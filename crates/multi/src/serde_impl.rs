@@ -86,14 +86,14 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
         })
     }
 
-    /// One part from its decoded parameters and words, hashing with the seed derived from
-    /// the filter's.
-    fn part_from(seed: u64, p: PartParams, words: Vec<u64>) -> Result<Part<S>, Error> {
+    /// One part from its decoded parameters and words, hashing with the filter's hasher
+    /// reseeded as the part's.
+    fn part_from(family: &S, p: PartParams, words: Vec<u64>) -> Result<Part<S>, Error> {
         if p.bits == 0 {
             return Err(Error::ZeroBits.into_decode());
         }
         let bits = BitArray::from_words(words, p.bits).map_err(Error::into_decode)?;
-        Part::new(seed, p.mask, |hasher| {
+        Part::new(family, p.mask, |hasher| {
             BloomFilter::from_bit_array(bits, p.hashes, hasher, Some(p.design))
         })
         .map_err(Error::into_decode)
@@ -206,7 +206,7 @@ impl<R: Record + ?Sized, S: PortableHasher> Codec for MultiFilter<R, S> {
         for _ in 0..arity as u64 + u64::from(params.combinations) {
             let p: PartParams = reader.params()?;
             let words = reader.words()?;
-            parts.push(Self::part_from(hasher.seed(), p, words)?);
+            parts.push(Self::part_from(&hasher, p, words)?);
         }
         reader.finish()?;
         Self::from_parts(hasher, params, parts)
@@ -237,7 +237,7 @@ impl<'de, R: Record + ?Sized, S: PortableHasher> Deserialize<'de> for MultiFilte
         let parts = repr
             .parts
             .into_iter()
-            .map(|p| Self::part_from(hasher.seed(), p.params, p.words))
+            .map(|p| Self::part_from(&hasher, p.params, p.words))
             .collect::<Result<Vec<_>, Error>>()
             .map_err(D::Error::custom)?;
         Self::from_parts(hasher, repr.params, parts).map_err(D::Error::custom)

@@ -48,7 +48,7 @@ pub struct Shape {
     pub bits: u64,
     /// `k`, positions per key.
     pub hashes: u32,
-    /// The hasher's [`PortableHasher::ID`].
+    /// The hasher's id (its [`PortableHasher::spec`]).
     pub hasher_id: u8,
     /// The hasher's seed.
     pub seed: u64,
@@ -188,7 +188,7 @@ fn shape_of<S: PortableHasher>(
         layout,
         bits,
         hashes,
-        hasher_id: S::ID,
+        hasher_id: hasher.spec().id,
         seed: hasher.seed(),
         // A filter built with `with_bits` has no design point: its capacity at 1% stands in.
         design: design.unwrap_or_else(|| {

@@ -10,7 +10,7 @@ use std::fmt;
 
 use bloomkit_core::hash::BLOCK_BITS;
 use bloomkit_core::sizing::{self, Design};
-use bloomkit_core::PortableHasher;
+use bloomkit_core::{HasherSpec, PortableHasher};
 use redis::{Cmd, Value};
 
 use crate::exec::{Batch, Connection};
@@ -270,7 +270,14 @@ impl<F: SharedLayout> Core<F> {
     /// The client state for `name` of `shape`, split in `shards` (or as few as fit).
     fn new(name: &str, shape: Shape, shards: Option<u32>, id: String) -> Result<Self, Error> {
         check_name(name)?;
-        let hasher = F::Hasher::from_seed(shape.seed);
+        let hasher = F::Hasher::from_spec(HasherSpec {
+            id: shape.hasher_id,
+            seed: shape.seed,
+        })
+        .map_err(|e| Error::Corrupt {
+            name: name.to_owned(),
+            detail: e.to_string(),
+        })?;
         let invalid = |reason: String| Error::InvalidShards {
             name: name.to_owned(),
             reason,
@@ -430,7 +437,7 @@ impl<F: SharedLayout> Core<F> {
             layout: F::LAYOUT,
             bits,
             hashes,
-            hasher_id: <F::Hasher as PortableHasher>::ID,
+            hasher_id: F::Hasher::from_seed(options.seed).spec().id,
             seed: options.seed,
             design: Design::new(options.items, options.fpr)?,
         };
@@ -474,10 +481,14 @@ impl<F: SharedLayout> Core<F> {
         if get("layout")? != F::LAYOUT.name() {
             return Err(mismatch("layout", F::LAYOUT.name().into(), get("layout")?));
         }
-        let hasher_id = <F::Hasher as PortableHasher>::ID;
-        if num("hasher")? != u64::from(hasher_id) {
-            return Err(mismatch("hasher", hasher_id.to_string(), get("hasher")?));
-        }
+        // Any id this hasher type reads (the XXH3 builder reads ids 1 and 2).
+        let hasher_id = u8::try_from(num("hasher")?)
+            .ok()
+            .filter(|&id| F::Hasher::from_spec(HasherSpec { id, seed: 0 }).is_ok())
+            .ok_or_else(|| {
+                let expected = <F::Hasher as PortableHasher>::ID.to_string();
+                mismatch("hasher", expected, get("hasher").map_or("", |s| s))
+            })?;
         let fpr = get("fpr")?.parse::<f64>().map_err(|_| corrupt("fpr"))?;
         let shape = Shape {
             layout: F::LAYOUT,

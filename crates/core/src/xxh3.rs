@@ -1,0 +1,203 @@
+//! XXH3-64 with a seed for inputs of up to 128 bytes, written out so that it inlines: the
+//! lengths bloomkit's keys have (integers, strings, short byte strings) become straight-line
+//! code instead of a call into a routine that also handles megabytes and derives a secret.
+//!
+//! Every function equals `twox_hash::XxHash3_64::oneshot_with_seed(seed, bytes)` for the
+//! lengths it takes; the tests check each length against it on many inputs and seeds.
+//! Longer inputs go to twox-hash.
+
+use twox_hash::XxHash3_64;
+
+/// The first 128 bytes of XXH3's default secret (`XXH3_kSecret`), as little-endian words.
+const SECRET: [u64; 16] = [
+    0xbe4b_a423_396c_feb8,
+    0x1cad_21f7_2c81_017c,
+    0xdb97_9083_e96d_d4de,
+    0x1f67_b3b7_a4a4_4072,
+    0x78e5_c0cc_4ee6_79cb,
+    0x2172_ffcc_7dd0_5a82,
+    0x8e24_43f7_7446_08b8,
+    0x4c26_3a81_e690_35e0,
+    0xcb00_c391_bb52_283c,
+    0xa32e_531b_8b65_d088,
+    0x4ef9_0da2_9748_6471,
+    0xd8ac_dea9_46ef_1938,
+    0x3f34_9ce3_3f76_faa8,
+    0x1d4f_0bc7_c7bb_dcf9,
+    0x3159_b4cd_4be0_518a,
+    0x6473_78d9_c97e_9fc8,
+];
+
+const PRIME64_1: u64 = 0x9e37_79b1_85eb_ca87;
+const PRIME64_2: u64 = 0xc2b2_ae3d_27d4_eb4f;
+const PRIME64_3: u64 = 0x1656_67b1_9e37_79f9;
+const PRIME_MX1: u64 = 0x1656_6791_9e37_79f9;
+const PRIME_MX2: u64 = 0x9fb2_1c65_1e98_df25;
+
+/// XXH3-64 of `bytes` with `seed`, the short lengths inline.
+#[inline(always)]
+pub(crate) fn xxh3(seed: u64, bytes: &[u8]) -> u64 {
+    match bytes.len() {
+        0 => xxh64_avalanche(seed ^ SECRET[7] ^ SECRET[8]),
+        1..=3 => xxh3_1to3(seed, bytes),
+        4..=8 => xxh3_4to8(seed, bytes),
+        9..=16 => xxh3_9to16(seed, bytes),
+        17..=128 => xxh3_17to128(seed, bytes),
+        _ => long(seed, bytes),
+    }
+}
+
+/// Inputs past 128 bytes: twox-hash, out of line.
+#[inline(never)]
+fn long(seed: u64, bytes: &[u8]) -> u64 {
+    XxHash3_64::oneshot_with_seed(seed, bytes)
+}
+
+#[inline(always)]
+fn read64(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+#[inline(always)]
+fn read32(bytes: &[u8], at: usize) -> u32 {
+    let mut word = [0; 4];
+    word.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(word)
+}
+
+/// The low and high halves of the 128-bit product, xored.
+#[inline(always)]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
+#[inline(always)]
+fn xxh64_avalanche(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(PRIME64_2);
+    h ^= h >> 29;
+    h = h.wrapping_mul(PRIME64_3);
+    h ^ (h >> 32)
+}
+
+#[inline(always)]
+fn avalanche(mut h: u64) -> u64 {
+    h ^= h >> 37;
+    h = h.wrapping_mul(PRIME_MX1);
+    h ^ (h >> 32)
+}
+
+/// XXH3-64 of 1 to 3 bytes.
+#[inline(always)]
+pub(crate) fn xxh3_1to3(seed: u64, bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    debug_assert!((1..=3).contains(&len));
+    let combined = (u32::from(bytes[0]) << 16)
+        | (u32::from(bytes[len >> 1]) << 24)
+        | u32::from(bytes[len - 1])
+        | ((len as u32) << 8);
+    let bitflip = u64::from(SECRET[0] as u32 ^ (SECRET[0] >> 32) as u32);
+    xxh64_avalanche(u64::from(combined) ^ bitflip.wrapping_add(seed))
+}
+
+/// XXH3-64 of 4 to 8 bytes.
+#[inline(always)]
+pub(crate) fn xxh3_4to8(seed: u64, bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    debug_assert!((4..=8).contains(&len));
+    let first = read32(bytes, 0);
+    let last = read32(bytes, len - 4);
+    let seed = seed ^ (u64::from((seed as u32).swap_bytes()) << 32);
+    let combined = u64::from(last) | (u64::from(first) << 32);
+    let mut v = (SECRET[1] ^ SECRET[2]).wrapping_sub(seed) ^ combined;
+    v ^= v.rotate_left(49) ^ v.rotate_left(24);
+    v = v.wrapping_mul(PRIME_MX2);
+    v ^= (v >> 35).wrapping_add(len as u64);
+    v = v.wrapping_mul(PRIME_MX2);
+    v ^ (v >> 28)
+}
+
+/// XXH3-64 of 9 to 16 bytes.
+#[inline(always)]
+fn xxh3_9to16(seed: u64, bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    debug_assert!((9..=16).contains(&len));
+    let low = read64(bytes, 0) ^ (SECRET[3] ^ SECRET[4]).wrapping_add(seed);
+    let high = read64(bytes, len - 8) ^ (SECRET[5] ^ SECRET[6]).wrapping_sub(seed);
+    let acc = (len as u64)
+        .wrapping_add(low.swap_bytes())
+        .wrapping_add(high)
+        .wrapping_add(fold_mul(low, high));
+    avalanche(acc)
+}
+
+/// One 16-byte lane of the 17-to-128-byte path: input at `at`, secret words `s` and `s + 1`.
+#[inline(always)]
+fn mix16(bytes: &[u8], at: usize, s: usize, seed: u64) -> u64 {
+    fold_mul(
+        read64(bytes, at) ^ SECRET[s].wrapping_add(seed),
+        read64(bytes, at + 8) ^ SECRET[s + 1].wrapping_sub(seed),
+    )
+}
+
+/// XXH3-64 of 17 to 128 bytes.
+#[inline(always)]
+fn xxh3_17to128(seed: u64, bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    debug_assert!((17..=128).contains(&len));
+    let mut acc = (len as u64).wrapping_mul(PRIME64_1);
+    if len > 32 {
+        if len > 64 {
+            if len > 96 {
+                acc = acc.wrapping_add(mix16(bytes, 48, 12, seed));
+                acc = acc.wrapping_add(mix16(bytes, len - 64, 14, seed));
+            }
+            acc = acc.wrapping_add(mix16(bytes, 32, 8, seed));
+            acc = acc.wrapping_add(mix16(bytes, len - 48, 10, seed));
+        }
+        acc = acc.wrapping_add(mix16(bytes, 16, 4, seed));
+        acc = acc.wrapping_add(mix16(bytes, len - 32, 6, seed));
+    }
+    acc = acc.wrapping_add(mix16(bytes, 0, 0, seed));
+    acc = acc.wrapping_add(mix16(bytes, len - 16, 2, seed));
+    avalanche(acc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every length 0..=300 (the inline paths, and the hand-over to twox-hash past 128)
+    /// against twox-hash, on random bytes and seeds, including seeds whose halves are 0 or
+    /// all ones.
+    #[test]
+    fn every_length_matches_twox_hash() {
+        let mut state = 0x0123_4567_89ab_cdef_u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let mut seeds = vec![0, 1, u64::MAX, 0xffff_ffff, 0xffff_ffff_0000_0000];
+        seeds.extend((0..10).map(|_| next()));
+        let rounds = if cfg!(miri) { 1 } else { 20 };
+        for seed in seeds {
+            for _ in 0..rounds {
+                let bytes: Vec<u8> = (0..300).map(|_| next() as u8).collect();
+                for len in 0..=300 {
+                    let input = &bytes[..len];
+                    assert_eq!(
+                        xxh3(seed, input),
+                        XxHash3_64::oneshot_with_seed(seed, input),
+                        "seed {seed:#x}, length {len}"
+                    );
+                }
+            }
+        }
+    }
+}
