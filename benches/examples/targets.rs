@@ -129,6 +129,18 @@ fn branch_free(blocked: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
         .count()
 }
 
+/// Blocked lookups one at a time with the branch-free test in AVX2 where the CPU has it
+/// (`hash::block_contains_fast`).
+fn simd_test(blocked: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
+    let k = blocked.num_hashes();
+    keys.iter()
+        .filter(|key| {
+            let h = blocked.hash_key(*key);
+            bloomkit::core::hash::block_contains_fast(blocked.block_of(h), h, k)
+        })
+        .count()
+}
+
 /// Blocked lookups one at a time that stop at the first clear bit (`hash::block_contains`).
 fn early_exit(blocked: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
     let k = blocked.num_hashes();
@@ -230,6 +242,10 @@ fn bloom_filters(n: u64) {
             (
                 "bloomkit BlockedBloomFilter, early exit",
                 Box::new(|ks: &[u64]| early_exit(&blocked, ks)),
+            ),
+            (
+                "bloomkit BlockedBloomFilter, SIMD test",
+                Box::new(|ks: &[u64]| simd_test(&blocked, ks)),
             ),
             (
                 "bloomkit CountingBloomFilter",
@@ -392,10 +408,14 @@ fn batch_dram() {
                 "one at a time",
                 Box::new(|ks: &[u64]| blocked_lookups(&blocked, ks)),
             ),
-            // The lookup before it went branch-free, for comparison in DRAM.
+            // The branch-free tests, for comparison in DRAM.
             (
                 "one at a time, branch-free test",
                 Box::new(|ks: &[u64]| branch_free(&blocked, ks)),
+            ),
+            (
+                "one at a time, SIMD test",
+                Box::new(|ks: &[u64]| simd_test(&blocked, ks)),
             ),
             (
                 "contains_batch",

@@ -21,8 +21,8 @@ use twox_hash::XxHash3_64;
 use crate::xxh3::xxh3;
 
 pub use crate::arch::{
-    portable_split_block_contains, portable_split_block_insert, split_block_contains,
-    split_block_insert, split_block_mask, SPLIT_BLOCK_SALT,
+    block_contains_fast, portable_split_block_contains, portable_split_block_insert,
+    split_block_contains, split_block_insert, split_block_mask, SPLIT_BLOCK_SALT,
 };
 
 /// A [`BuildHasher`] whose output depends only on the key and a recorded seed, never on the
@@ -536,6 +536,17 @@ const fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The word whose seven 9-bit chunks (from the low end) are positions `7 * round ..
+/// 7 * round + 7` of a key in its block (see [`block_positions`]).
+#[inline(always)]
+pub(crate) const fn block_word(hash: u64, round: u64) -> u64 {
+    if round == 0 {
+        hash.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    } else {
+        splitmix(hash.wrapping_add(round.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+    }
+}
+
 /// Bits in one block of a blocked Bloom filter: a 64-byte cache line.
 pub const BLOCK_BITS: u64 = 512;
 
@@ -594,13 +605,13 @@ impl BlockProbe {
 /// a single bit).
 #[inline]
 pub fn block_positions(hash: u64, k: u32) -> impl Iterator<Item = u64> {
-    let mut word = hash.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut word = block_word(hash, 0);
     let mut left_in_word = 7;
     let mut round = 0u64;
     (0..k).map(move |_| {
         if left_in_word == 0 {
             round += 1;
-            word = splitmix(hash.wrapping_add(round.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+            word = block_word(hash, round);
             left_in_word = 7;
         }
         let position = word & (BLOCK_BITS - 1);
