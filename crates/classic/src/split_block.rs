@@ -6,10 +6,9 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use bloomkit_core::batch::{insert_counting, pipeline, prefetch};
-use bloomkit_core::hash::{split_block_contains, split_block_insert};
+use bloomkit_core::hash::{split_block_contains, split_block_insert, xxh64};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Intersection, Parameter, Union};
-use twox_hash::XxHash64;
 
 use crate::blocked::combine_words;
 use crate::thrift;
@@ -47,7 +46,7 @@ pub trait ParquetValue {
     /// The value's hash for a Parquet Bloom filter: XXH64, seed 0, of its plain bytes.
     #[inline]
     fn parquet_hash(&self) -> u64 {
-        self.with_plain(|bytes| XxHash64::oneshot(0, bytes))
+        self.with_plain(|bytes| xxh64(0, bytes))
     }
 }
 

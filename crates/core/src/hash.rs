@@ -19,6 +19,7 @@ use core::hash::{BuildHasher, Hasher};
 use twox_hash::XxHash3_64;
 
 use crate::xxh3::xxh3;
+pub use crate::xxh3::xxh64;
 
 pub use crate::arch::{
     block_contains_fast, portable_split_block_contains, portable_split_block_insert,

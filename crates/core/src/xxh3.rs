@@ -201,3 +201,73 @@ mod tests {
         }
     }
 }
+
+/// XXH64 of `bytes` with `seed`, inputs under 32 bytes inline (the values a Parquet filter
+/// hashes: 4- and 8-byte numbers, short strings); longer ones through twox-hash.
+#[inline(always)]
+pub fn xxh64(seed: u64, bytes: &[u8]) -> u64 {
+    const P1: u64 = 0x9e37_79b1_85eb_ca87;
+    const P2: u64 = 0xc2b2_ae3d_27d4_eb4f;
+    const P3: u64 = 0x1656_67b1_9e37_79f9;
+    const P4: u64 = 0x85eb_ca77_c2b2_ae63;
+    const P5: u64 = 0x27d4_eb2f_1656_67c5;
+    if bytes.len() >= 32 {
+        return xxh64_long(seed, bytes);
+    }
+    let mut h = seed.wrapping_add(P5).wrapping_add(bytes.len() as u64);
+    let mut rest = bytes;
+    while rest.len() >= 8 {
+        let k = read64(rest, 0)
+            .wrapping_mul(P2)
+            .rotate_left(31)
+            .wrapping_mul(P1);
+        h = (h ^ k).rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
+        rest = &rest[8..];
+    }
+    if rest.len() >= 4 {
+        h ^= u64::from(read32(rest, 0)).wrapping_mul(P1);
+        h = h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
+        rest = &rest[4..];
+    }
+    for &byte in rest {
+        h ^= u64::from(byte).wrapping_mul(P5);
+        h = h.rotate_left(11).wrapping_mul(P1);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(P2);
+    h ^= h >> 29;
+    h = h.wrapping_mul(P3);
+    h ^ (h >> 32)
+}
+
+#[inline(never)]
+fn xxh64_long(seed: u64, bytes: &[u8]) -> u64 {
+    twox_hash::XxHash64::oneshot(seed, bytes)
+}
+
+#[cfg(test)]
+mod xxh64_tests {
+    /// Every length 0..=100 against twox-hash, on random bytes and seeds.
+    #[test]
+    fn xxh64_matches_twox_hash() {
+        let mut state = 0x5eed_u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z ^ (z >> 31)
+        };
+        for seed in [0, 1, u64::MAX, next(), next()] {
+            for _ in 0..20 {
+                let bytes: Vec<u8> = (0..100).map(|_| next() as u8).collect();
+                for len in 0..=100 {
+                    assert_eq!(
+                        super::xxh64(seed, &bytes[..len]),
+                        twox_hash::XxHash64::oneshot(seed, &bytes[..len]),
+                        "seed {seed:#x}, length {len}"
+                    );
+                }
+            }
+        }
+    }
+}
