@@ -208,8 +208,7 @@ mod avx2 {
                 _mm256_loadu_si256(ptr.add(4).cast::<__m256i>()),
             )
         };
-        // SAFETY (this block and the loop's): AVX2 arithmetic on registers; the caller
-        // guarantees AVX2.
+        // SAFETY: AVX2 arithmetic on registers; the caller guarantees AVX2.
         let mut missing = unsafe { seven(low, high, block_word(hash, 0), k.min(7)) };
         // Past seven positions (k above 7, rates below about 0.5%), seven more per round.
         let mut round = 1;
@@ -228,7 +227,7 @@ mod avx2 {
         unsafe { _mm256_testz_si256(missing, missing) != 0 }
     }
 
-    /// The bits among the first `count` (1 to 7) positions of `word` (9-bit chunks from
+    /// The bits among the first `count` (0 to 7) positions of `word` (9-bit chunks from
     /// the low end) that are clear in the block whose words 0..4 are `low` and 4..8 `high`.
     #[inline]
     #[target_feature(enable = "avx2")]
