@@ -531,7 +531,7 @@ impl ExactSizeIterator for Probes {}
 
 /// The splitmix64 finaliser (Steele, Lea & Flood 2014): a bijective 64-bit mix.
 #[inline]
-const fn splitmix(mut z: u64) -> u64 {
+pub(crate) const fn splitmix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)

@@ -166,42 +166,6 @@ fn xxh3_17to128(seed: u64, bytes: &[u8]) -> u64 {
     avalanche(acc)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every length 0..=300 (the inline paths, and the hand-over to twox-hash past 128)
-    /// against twox-hash, on random bytes and seeds, including seeds whose halves are 0 or
-    /// all ones.
-    #[test]
-    fn every_length_matches_twox_hash() {
-        let mut state = 0x0123_4567_89ab_cdef_u64;
-        let mut next = || {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
-        let mut seeds = vec![0, 1, u64::MAX, 0xffff_ffff, 0xffff_ffff_0000_0000];
-        seeds.extend((0..10).map(|_| next()));
-        let rounds = if cfg!(miri) { 1 } else { 20 };
-        for seed in seeds {
-            for _ in 0..rounds {
-                let bytes: Vec<u8> = (0..300).map(|_| next() as u8).collect();
-                for len in 0..=300 {
-                    let input = &bytes[..len];
-                    assert_eq!(
-                        xxh3(seed, input),
-                        XxHash3_64::oneshot_with_seed(seed, input),
-                        "seed {seed:#x}, length {len}"
-                    );
-                }
-            }
-        }
-    }
-}
-
 /// XXH64 of `bytes` with `seed`, inputs under 32 bytes inline (the values a Parquet filter
 /// hashes: 4- and 8-byte numbers, short strings); longer ones through twox-hash.
 #[inline(always)]
@@ -246,23 +210,60 @@ fn xxh64_long(seed: u64, bytes: &[u8]) -> u64 {
 }
 
 #[cfg(test)]
-mod xxh64_tests {
-    /// Every length 0..=100 against twox-hash, on random bytes and seeds.
+mod tests {
+    use super::*;
+
+    /// Random bytes from a splitmix64 stream.
+    fn random_bytes(state: &mut u64, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                *state = state.wrapping_add(1);
+                crate::hash::splitmix(*state) as u8
+            })
+            .collect()
+    }
+
+    /// Seeds for the tests, including seeds whose halves are 0 or all ones.
+    const SEEDS: [u64; 7] = [
+        0,
+        1,
+        u64::MAX,
+        0xffff_ffff,
+        0xffff_ffff_0000_0000,
+        0x0123_4567_89ab_cdef,
+        0xdead_beef_5eed_f00d,
+    ];
+
+    /// Every length 0..=300 (the inline paths, and the hand-over to twox-hash past 128)
+    /// against twox-hash, on random bytes and seeds.
+    #[test]
+    fn every_length_matches_twox_hash() {
+        let mut state = 7;
+        for seed in SEEDS {
+            for _ in 0..if cfg!(miri) { 1 } else { 20 } {
+                let bytes = random_bytes(&mut state, 300);
+                for len in 0..=300 {
+                    let input = &bytes[..len];
+                    assert_eq!(
+                        xxh3(seed, input),
+                        XxHash3_64::oneshot_with_seed(seed, input),
+                        "seed {seed:#x}, length {len}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// XXH64, every length 0..=100 (the inline path and the hand-over past 31).
     #[test]
     fn xxh64_matches_twox_hash() {
-        let mut state = 0x5eed_u64;
-        let mut next = || {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z ^ (z >> 31)
-        };
-        for seed in [0, 1, u64::MAX, next(), next()] {
-            for _ in 0..20 {
-                let bytes: Vec<u8> = (0..100).map(|_| next() as u8).collect();
+        let mut state = 11;
+        for seed in SEEDS {
+            for _ in 0..if cfg!(miri) { 1 } else { 20 } {
+                let bytes = random_bytes(&mut state, 100);
                 for len in 0..=100 {
                     assert_eq!(
-                        super::xxh64(seed, &bytes[..len]),
+                        xxh64(seed, &bytes[..len]),
                         twox_hash::XxHash64::oneshot(seed, &bytes[..len]),
                         "seed {seed:#x}, length {len}"
                     );
