@@ -170,9 +170,9 @@ fn xxh3_17to128(seed: u64, bytes: &[u8]) -> u64 {
 /// hashes: 4- and 8-byte numbers, short strings); longer ones through twox-hash.
 #[inline(always)]
 pub fn xxh64(seed: u64, bytes: &[u8]) -> u64 {
-    const P1: u64 = 0x9e37_79b1_85eb_ca87;
-    const P2: u64 = 0xc2b2_ae3d_27d4_eb4f;
-    const P3: u64 = 0x1656_67b1_9e37_79f9;
+    const P1: u64 = PRIME64_1;
+    const P2: u64 = PRIME64_2;
+    const P3: u64 = PRIME64_3;
     const P4: u64 = 0x85eb_ca77_c2b2_ae63;
     const P5: u64 = 0x27d4_eb2f_1656_67c5;
     if bytes.len() >= 32 {
@@ -197,11 +197,7 @@ pub fn xxh64(seed: u64, bytes: &[u8]) -> u64 {
         h ^= u64::from(byte).wrapping_mul(P5);
         h = h.rotate_left(11).wrapping_mul(P1);
     }
-    h ^= h >> 33;
-    h = h.wrapping_mul(P2);
-    h ^= h >> 29;
-    h = h.wrapping_mul(P3);
-    h ^ (h >> 32)
+    xxh64_avalanche(h)
 }
 
 #[inline(never)]
