@@ -16,8 +16,6 @@
 
 use core::hash::{BuildHasher, Hasher};
 
-use twox_hash::XxHash3_64;
-
 use crate::xxh3::xxh3;
 pub use crate::xxh3::xxh64;
 
@@ -314,13 +312,13 @@ impl Xxh3Hasher {
     #[cold]
     #[inline(never)]
     fn finish_spilled(&self) -> u64 {
-        XxHash3_64::oneshot_with_seed(self.seed, &self.spill)
+        xxh3(self.seed, &self.spill)
     }
 }
 
 // The methods are `inline(always)`: a key that writes one integer then folds, through
-// `hash_one`, to the arithmetic of XXH3's 4-to-8-byte path (the buffer and the length disappear), which
-// LLVM's inliner does not find on its own (measured: 2.9 ns per u64 key with `#[inline]`).
+// `hash_one`, to the arithmetic of XXH3's 4-to-8-byte path (the buffer and the length
+// disappear), which LLVM's inliner does not find on its own (measured: 2.9 ns per u64 key with `#[inline]`).
 impl Hasher for Xxh3Hasher {
     #[inline(always)]
     fn write(&mut self, bytes: &[u8]) {
@@ -705,6 +703,7 @@ pub fn block_contains<B: BlockWords + ?Sized>(block: &B, hash: u64, k: u32) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
+    use twox_hash::XxHash3_64;
 
     /// Both block tests agree with the key's mask (a key is present when every bit of its
     /// `BlockProbe` mask is set) for every k bloomkit supports, on blocks from nearly
