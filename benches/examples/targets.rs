@@ -166,12 +166,18 @@ fn early_exit(blocked: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
 
 fn bloom_filters(n: u64) {
     let mut classic = BloomFilter::new(n, 0.01).expect("valid");
+    // The same size placed by the probe scheme of format version 2, for the side by side.
+    let mut enhanced = BloomFilter::builder(n, 0.01)
+        .probe_scheme(bloomkit::ProbeScheme::Enhanced)
+        .build()
+        .expect("valid");
     let mut blocked = BlockedBloomFilter::new(n, 0.01).expect("valid");
     let mut counting = CountingBloomFilter::new(n, 0.01).expect("valid");
     let mut fast = fastbloom::BloomFilter::with_false_pos(0.01).expected_items(n as usize);
     let keys: Vec<u64> = (0..n).map(key).collect();
     blocked.insert_batch(&keys);
     classic.insert_batch(&keys);
+    enhanced.insert_batch(&keys);
     counting.insert_batch(&keys);
     for k in &keys {
         fast.insert(k);
@@ -242,6 +248,10 @@ fn bloom_filters(n: u64) {
             (
                 "bloomkit BloomFilter",
                 Box::new(|ks: &[u64]| classic_lookups(&classic, ks)),
+            ),
+            (
+                "bloomkit BloomFilter, enhanced probes (format v2)",
+                Box::new(|ks: &[u64]| classic_lookups(&enhanced, ks)),
             ),
             (
                 "bloomkit BlockedBloomFilter",

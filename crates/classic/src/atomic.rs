@@ -13,8 +13,8 @@ use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use bloomkit_core::batch::prefetch;
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
-use bloomkit_core::hash::{block_contains, block_contains_all, reduce, BlockProbe, Probes};
+use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithHasher};
+use bloomkit_core::hash::{block_contains, block_contains_all, reduce, BlockProbe, ProbeScheme};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{Error, PortableHasher, Xxh3Builder};
 
@@ -78,6 +78,7 @@ pub struct AtomicBloomFilter<K: ?Sized, S = Xxh3Builder> {
     words: Box<[AtomicU64]>,
     bits: u64,
     hashes: u32,
+    probes: ProbeScheme,
     design: Option<Design>,
     hasher: S,
     key: PhantomData<fn(&K)>,
@@ -95,6 +96,7 @@ impl<K: ?Sized, S: Clone> Clone for AtomicBloomFilter<K, S> {
                 .collect(),
             bits: self.bits,
             hashes: self.hashes,
+            probes: self.probes,
             design: self.design,
             hasher: self.hasher.clone(),
             key: PhantomData,
@@ -129,12 +131,15 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for AtomicBloomFilter<K, S> {
             words: atomic_words(words)?.into_boxed_slice(),
             bits: plan.bits,
             hashes: plan.hashes,
+            probes: settings.probes.unwrap_or_default(),
             design: Some(design),
             hasher,
             key: PhantomData,
         })
     }
 }
+
+impl<K: ?Sized, S: BuildHasher> Probing for AtomicBloomFilter<K, S> {}
 
 impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for AtomicBloomFilter<K, S> {
     type Output = AtomicBloomFilter<K, H>;
@@ -161,7 +166,7 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     #[inline]
     pub fn insert_hash(&self, hash: u64) -> bool {
         let mut fresh = 0u64;
-        for i in Probes::new(hash, self.bits, self.hashes) {
+        self.probes.for_each(hash, self.bits, self.hashes, |i| {
             let word = &self.words[(i >> 6) as usize];
             let bit = 1u64 << (i & 63);
             // A plain load first: a bit already set costs no locked instruction and does
@@ -172,22 +177,23 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
                 word.fetch_or(bit, Relaxed);
                 fresh |= bit;
             }
-        }
+        });
         fresh != 0
     }
 
     /// Whether the key whose hash is `hash` may be in the filter.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        Probes::new(hash, self.bits, self.hashes)
-            .all(|i| self.words[(i >> 6) as usize].load(Relaxed) >> (i & 63) & 1 == 1)
+        self.probes.all(hash, self.bits, self.hashes, |i| {
+            self.words[(i >> 6) as usize].load(Relaxed) >> (i & 63) & 1 == 1
+        })
     }
 
     #[inline]
     fn locate(&self, hash: u64) -> u64 {
-        for i in Probes::new(hash, self.bits, self.hashes) {
+        self.probes.for_each(hash, self.bits, self.hashes, |i| {
             prefetch(&self.words[(i >> 6) as usize]);
-        }
+        });
         hash
     }
 
@@ -206,6 +212,11 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     /// `k`, the number of probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.hashes
+    }
+
+    /// How a key's positions follow from its hash ([`BloomFilter::probe_scheme`]).
+    pub fn probe_scheme(&self) -> ProbeScheme {
+        self.probes
     }
 
     /// The number of set bits, counted now (O(m / 64); inserts running meanwhile may or may
@@ -261,7 +272,13 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
             })?;
         words.extend(self.words.iter().map(|w| w.load(Relaxed)));
         let bits = BitArray::from_words(words, self.bits)?;
-        BloomFilter::from_bit_array(bits, self.hashes, self.hasher.clone(), self.design)
+        BloomFilter::from_bit_array(
+            bits,
+            self.hashes,
+            self.probes,
+            self.hasher.clone(),
+            self.design,
+        )
     }
 
     /// The filter with the bits of `filter` (which it consumes), for inserts from many
@@ -278,6 +295,7 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
             words: words.into_boxed_slice(),
             bits: filter.bits.len(),
             hashes: filter.hashes,
+            probes: filter.probes,
             design: filter.design,
             hasher: filter.hasher,
             key: PhantomData,
@@ -288,8 +306,8 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     /// alongside inserts and other merges (a per-partition filter merged into a shared one).
     ///
     /// # Errors
-    /// [`Error::Incompatible`] when the two were built with different bits, probes, hasher
-    /// or seed; nothing is changed then.
+    /// [`Error::Incompatible`] when the two were built with different bits, probes, hasher,
+    /// seed or probe scheme; nothing is changed then.
     pub fn union_with(&self, other: &BloomFilter<K, S>) -> Result<(), Error>
     where
         S: PortableHasher,
@@ -299,6 +317,7 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
             (self.hashes, other.hashes),
             (self.hasher.spec(), other.hasher.spec()),
         )?;
+        bloomkit_core::check_same_probes(self.probes, other.probes)?;
         for (word, &bits) in self.words.iter().zip(other.bits.words()) {
             if bits != 0 {
                 word.fetch_or(bits, Relaxed);
@@ -317,6 +336,7 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for AtomicBloomFilter<K, S> {
         f.debug_struct("AtomicBloomFilter")
             .field("bits", &self.bits)
             .field("hashes", &self.hashes)
+            .field("probes", &self.probes)
             .field("design", &self.design)
             .field("hasher", &self.hasher)
             .finish_non_exhaustive()

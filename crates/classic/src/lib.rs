@@ -63,11 +63,12 @@ use core::marker::PhantomData;
 
 use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::{BitArray, BitSlice};
-use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
-use bloomkit_core::hash::Probes;
+use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithHasher};
+use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{
-    check_same_shape, Error, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
+    check_same_probes, check_same_shape, Error, Intersection, Parameter, PortableHasher, Union,
+    Xxh3Builder,
 };
 
 mod atomic;
@@ -91,19 +92,22 @@ pub use view::{BlockedBloomFilterRef, BloomFilterRef};
 pub(crate) struct Lookup<'a> {
     pub(crate) bits: BitSlice<'a>,
     pub(crate) hashes: u32,
+    pub(crate) probes: ProbeScheme,
 }
 
 impl Lookup<'_> {
     #[inline]
     pub(crate) fn contains_hash(self, hash: u64) -> bool {
-        Probes::new(hash, self.bits.len(), self.hashes).all(|i| self.bits.get(i))
+        let bits = self.bits;
+        self.probes
+            .all(hash, bits.len(), self.hashes, |i| bits.get(i))
     }
 
     #[inline]
     fn locate(self, hash: u64) -> u64 {
-        for i in Probes::new(hash, self.bits.len(), self.hashes) {
-            self.bits.prefetch(i);
-        }
+        let bits = self.bits;
+        self.probes
+            .for_each(hash, bits.len(), self.hashes, |i| bits.prefetch(i));
         hash
     }
 
@@ -145,6 +149,7 @@ impl Lookup<'_> {
 pub struct BloomFilter<K: ?Sized, S = Xxh3Builder> {
     bits: BitArray,
     hashes: u32,
+    probes: ProbeScheme,
     design: Option<Design>,
     hasher: S,
     key: PhantomData<fn(&K)>,
@@ -155,6 +160,7 @@ impl<K: ?Sized, S: Clone> Clone for BloomFilter<K, S> {
         BloomFilter {
             bits: self.bits.clone(),
             hashes: self.hashes,
+            probes: self.probes,
             design: self.design,
             hasher: self.hasher.clone(),
             key: PhantomData,
@@ -164,8 +170,19 @@ impl<K: ?Sized, S: Clone> Clone for BloomFilter<K, S> {
 
 impl<K: ?Sized, S: PartialEq> PartialEq for BloomFilter<K, S> {
     fn eq(&self, other: &Self) -> bool {
-        (&self.bits, self.hashes, self.design, &self.hasher)
-            == (&other.bits, other.hashes, other.design, &other.hasher)
+        (
+            &self.bits,
+            self.hashes,
+            self.probes,
+            self.design,
+            &self.hasher,
+        ) == (
+            &other.bits,
+            other.hashes,
+            other.probes,
+            other.design,
+            &other.hasher,
+        )
     }
 }
 
@@ -176,9 +193,12 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for BloomFilter<K, S> {
         let (design, plan) = settings.slot_plan(|bits| bits.div_ceil(64) * 8)?;
         let mut filter = Self::with_bits_and_hasher(plan.bits, plan.hashes, hasher)?;
         filter.design = Some(design);
+        filter.probes = settings.probes.unwrap_or_default();
         Ok(filter)
     }
 }
+
+impl<K: ?Sized, S: BuildHasher> Probing for BloomFilter<K, S> {}
 
 impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for BloomFilter<K, S> {
     type Output = BloomFilter<K, H>;
@@ -250,16 +270,18 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
         Ok(BloomFilter {
             bits: BitArray::new(bits)?,
             hashes,
+            probes: ProbeScheme::default(),
             design: None,
             hasher,
             key: PhantomData,
         })
     }
 
-    /// A filter over an existing bit array, with `hashes` probes per key and `hasher`: for
-    /// example the occupancy of a counting filter, which then answers identically. The bits
-    /// are taken as they are (no coprime rounding: they must match the filter they came
-    /// from).
+    /// A filter over an existing bit array, with `hashes` probes per key placed by `probes`
+    /// and `hasher`: for example the occupancy of a counting filter, which then answers
+    /// identically. The bits are taken as they are (no coprime rounding: they must match the
+    /// filter they came from, and so must the probe scheme: the one it was built with, see
+    /// [`probe_scheme`](Self::probe_scheme)).
     ///
     /// # Errors
     /// [`Error::ZeroBits`] for an empty array, [`Error::InvalidHashCount`], and the errors of
@@ -267,6 +289,7 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
     pub fn from_bit_array(
         bits: BitArray,
         hashes: u32,
+        probes: ProbeScheme,
         hasher: S,
         design: Option<Design>,
     ) -> Result<Self, Error> {
@@ -280,6 +303,7 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
         Ok(BloomFilter {
             bits,
             hashes: check_hashes(u64::from(hashes))?,
+            probes,
             design,
             hasher,
             key: PhantomData,
@@ -291,9 +315,9 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let mut new = false;
-        for i in Probes::new(hash, self.bits.len(), self.hashes) {
-            new |= self.bits.set(i);
-        }
+        let bits = &mut self.bits;
+        self.probes
+            .for_each(hash, bits.len(), self.hashes, |i| new |= bits.set(i));
         new
     }
 
@@ -314,6 +338,7 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
         Lookup {
             bits: self.bits.as_slice(),
             hashes: self.hashes,
+            probes: self.probes,
         }
     }
 
@@ -335,6 +360,13 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
     /// `k`, the number of probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.hashes
+    }
+
+    /// How a key's positions follow from its hash: [`ProbeScheme::Wide`] for every filter
+    /// this build creates, [`ProbeScheme::Enhanced`] for one read from bytes of format
+    /// version 1 or 2 (which keeps answering as it was built).
+    pub fn probe_scheme(&self) -> ProbeScheme {
+        self.probes
     }
 
     /// The number of set bits.
@@ -372,7 +404,7 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
     /// The false-positive rate bloomkit's model predicts for this filter after `items`
     /// distinct insertions ([`sizing::fpr_model`]).
     pub fn fpr_at(&self, items: u64) -> f64 {
-        sizing::fpr_model(items, self.bits.len(), self.hashes).unwrap_or(1.0)
+        sizing::fpr_model_with(items, self.bits.len(), self.hashes, self.probes).unwrap_or(1.0)
     }
 
     /// Bytes of heap memory held (the bit array).
@@ -463,8 +495,8 @@ impl<K: Hash + ?Sized, S: BuildHasher> BloomFilter<K, S> {
 }
 
 impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
-    /// Checks that `other` was built with the same bits, probes, hasher and seed, so the two
-    /// can be combined.
+    /// Checks that `other` was built with the same bits, probes, hasher, seed and probe
+    /// scheme, so the two can be combined.
     ///
     /// # Errors
     /// [`Error::Incompatible`] naming the first parameter that differs.
@@ -473,7 +505,8 @@ impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
             (Parameter::Bits, self.bits.len(), other.bits.len()),
             (self.hashes, other.hashes),
             (self.hasher.spec(), other.hasher.spec()),
-        )
+        )?;
+        check_same_probes(self.probes, other.probes)
     }
 
     /// An estimate of the number of distinct keys in the union of `self` and `other`, from
@@ -556,9 +589,10 @@ where
     T: Borrow<K> + Send,
 {
     fn par_extend<I: rayon::iter::IntoParallelIterator<Item = T>>(&mut self, keys: I) {
-        let (bits, hashes, hasher, design) = (
+        let (bits, hashes, probes, hasher, design) = (
             self.bits.len(),
             self.hashes,
+            self.probes,
             self.hasher.clone(),
             self.design,
         );
@@ -566,6 +600,7 @@ where
             Ok(BloomFilter {
                 bits: BitArray::new(bits)?,
                 hashes,
+                probes,
                 design,
                 hasher: hasher.clone(),
                 key: PhantomData,
@@ -579,6 +614,7 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilter<K, S> {
         f.debug_struct("BloomFilter")
             .field("bits", &self.bits.len())
             .field("hashes", &self.hashes)
+            .field("probes", &self.probes)
             .field("ones", &self.bits.count_ones())
             .field("design", &self.design)
             .field("hasher", &self.hasher)

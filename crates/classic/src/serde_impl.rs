@@ -2,7 +2,8 @@
 //! [`BloomFilter::from_parts`], which validates everything.
 
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
+use bloomkit_core::format::{check_serde_version, Probed, ProbedParams, Reader, Writer, VERSION};
+use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::Design;
 use bloomkit_core::{Codec, Error, HasherSpec, PortableHasher, Variant};
 use serde::de::Error as _;
@@ -19,22 +20,8 @@ pub(crate) struct Params {
     pub(crate) design: Option<Design>,
 }
 
-#[derive(Serialize)]
-struct ReprRef<'a> {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: Params,
-    words: &'a [u64],
-}
-
-#[derive(Deserialize)]
-struct Repr {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: Params,
-    words: Vec<u64>,
+impl ProbedParams for Params {
+    const PAYLOAD: &'static str = "words";
 }
 
 impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
@@ -48,12 +35,18 @@ impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
 
     /// Rebuilds a filter from decoded parts, rejecting anything a constructor would not
     /// have produced.
-    fn from_parts(hasher: S, params: Params, words: Vec<u64>) -> Result<Self, Error> {
+    fn from_parts(
+        hasher: S,
+        params: Params,
+        probes: ProbeScheme,
+        words: Vec<u64>,
+    ) -> Result<Self, Error> {
         if params.bits == 0 {
             return Err(Error::ZeroBits.into_decode());
         }
         let bits = BitArray::from_words(words, params.bits).map_err(Error::into_decode)?;
-        Self::from_bit_array(bits, params.hashes, hasher, params.design).map_err(Error::into_decode)
+        Self::from_bit_array(bits, params.hashes, probes, hasher, params.design)
+            .map_err(Error::into_decode)
     }
 
     /// The filter in bloomkit's byte format: a header naming the variant, hasher and seed,
@@ -97,25 +90,28 @@ impl<K: ?Sized, S: PortableHasher> Codec for BloomFilter<K, S> {
     fn encode(&self) -> Writer<'_> {
         Writer::new(Variant::Classic, self.hasher.spec())
             .params(&self.params())
+            .probes(self.probe_scheme())
             .words(self.bits.words())
     }
 
     fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
         let hasher = reader.hasher::<S>()?;
         let params: Params = reader.params()?;
+        let probes = reader.probes()?;
         let words = reader.words()?;
         reader.finish()?;
-        Self::from_parts(hasher, params, words)
+        Self::from_parts(hasher, params, probes, words)
     }
 }
 
 impl<K: ?Sized, S: PortableHasher> Serialize for BloomFilter<K, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
-        ReprRef {
+        Probed {
             version: VERSION,
             hasher: self.hasher.spec(),
             params: self.params(),
-            words: self.bits.words(),
+            payload: self.bits.words(),
+            probes: self.probe_scheme(),
         }
         .serialize(serializer)
     }
@@ -123,10 +119,9 @@ impl<K: ?Sized, S: PortableHasher> Serialize for BloomFilter<K, S> {
 
 impl<'de, K: ?Sized, S: PortableHasher> Deserialize<'de> for BloomFilter<K, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = Repr::deserialize(deserializer)?;
-        check_serde_version(repr.version).map_err(D::Error::custom)?;
+        let repr = Probed::<Params, Vec<u64>>::deserialize(deserializer)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, repr.words).map_err(D::Error::custom)
+        Self::from_parts(hasher, repr.params, repr.probes, repr.payload).map_err(D::Error::custom)
     }
 }
 

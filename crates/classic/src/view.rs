@@ -9,6 +9,7 @@ use core::marker::PhantomData;
 
 use bloomkit_core::bits::BitSlice;
 use bloomkit_core::format::{Reader, Verify};
+use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::{check_hashes, Design};
 use bloomkit_core::{DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
 
@@ -125,6 +126,7 @@ impl<'a, K: ?Sized, S: PortableHasher> BloomFilterRef<'a, K, S> {
         let mut reader = Reader::open(bytes, Variant::Classic, verify)?;
         let hasher = reader.hasher::<S>()?;
         let params: crate::serde_impl::Params = reader.params()?;
+        let probes = reader.probes()?;
         let words = reader.words_in_place::<u64>()?;
         reader.finish()?;
         let check = || -> Result<Self, Error> {
@@ -135,6 +137,7 @@ impl<'a, K: ?Sized, S: PortableHasher> BloomFilterRef<'a, K, S> {
                 lookup: Lookup {
                     bits: BitSlice::new(words, params.bits)?,
                     hashes: check_hashes(u64::from(params.hashes))?,
+                    probes,
                 },
                 design: checked_design(params.design)?,
                 hasher,
@@ -154,8 +157,14 @@ impl<'a, K: ?Sized, S: PortableHasher> BloomFilterRef<'a, K, S> {
             self.lookup.bits.len(),
         )
         .expect("the view's bits were checked");
-        BloomFilter::from_bit_array(bits, self.lookup.hashes, self.hasher.clone(), self.design)
-            .expect("the view's parameters were checked")
+        BloomFilter::from_bit_array(
+            bits,
+            self.lookup.hashes,
+            self.lookup.probes,
+            self.hasher.clone(),
+            self.design,
+        )
+        .expect("the view's parameters were checked")
     }
 }
 
@@ -174,6 +183,11 @@ impl<K: ?Sized, S> BloomFilterRef<'_, K, S> {
     /// `k`, the number of probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.lookup.hashes
+    }
+
+    /// How a key's positions follow from its hash ([`BloomFilter::probe_scheme`]).
+    pub fn probe_scheme(&self) -> ProbeScheme {
+        self.lookup.probes
     }
 
     /// The number of set bits, counted (reads the whole bit array).

@@ -21,7 +21,7 @@ const CLASSIC: Subject<BloomFilter<u64>> = Subject {
     },
     shape: |f| (f.num_bits(), f.num_hashes()),
     model: |f, n| f.fpr_at(n),
-    conditional: |f, n| classic_conditional(f, n, f.num_bits(), f.num_hashes()),
+    conditional: |f, n| classic_conditional(f, n, f.num_bits(), f.num_hashes(), f.probe_scheme()),
 };
 
 const BLOCKED: Subject<BlockedBloomFilter<u64>> = Subject {

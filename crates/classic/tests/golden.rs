@@ -10,7 +10,7 @@
 use std::hash::BuildHasher;
 
 use bloomkit_classic::BloomFilter;
-use bloomkit_core::hash::{Probes, Xxh3Builder};
+use bloomkit_core::hash::{ProbeScheme, Probes, WideProbes, Xxh3Builder};
 use bloomkit_core::Xxh3Scheme;
 
 /// Hasher id 1 (the buffered scheme): XXH3 of all the bytes a key writes.
@@ -167,26 +167,85 @@ fn probe_positions_are_pinned() {
     }
 }
 
+/// The positions of `ProbeScheme::Wide` (format version 3 on), computed independently in
+/// Python from the definition: `d = ((h ^ (h >> 32)) * 0x9e3779b97f4a7c15 mod 2^64) | 1`,
+/// `c = 0xbf58476d1ce4e5b9`, position `i` = `((h + i*d + (i^3 - i)/6 * c) mod 2^64) * m >> 64`.
+#[test]
+fn wide_probe_positions_are_pinned() {
+    let cases: [(u64, u64, u32, &[u64]); 6] = [
+        (
+            0xc77b3abb6f87acd9,
+            9_592_958,
+            7,
+            &[7475063, 1978005, 3651114, 478644, 9223719, 8277635, 4810559],
+        ),
+        (
+            0x3e7c905d6f736c83,
+            1000,
+            10,
+            &[244, 209, 922, 129, 579, 19, 195, 857, 751, 624],
+        ),
+        (0, 64, 5, &[0, 0, 47, 63, 30]),
+        (
+            u64::MAX,
+            1 << 40,
+            4,
+            &[1099511627775, 552801135360, 827910472476, 547636213107],
+        ),
+        (
+            0x0123456789abcdef,
+            7,
+            20,
+            &[0, 0, 6, 1, 5, 2, 4, 2, 2, 2, 0, 1, 4, 0, 0, 4, 2, 1, 4, 3],
+        ),
+        (
+            1 << 63,
+            1 << 63,
+            3,
+            &[
+                4611686018427387904,
+                6904756023609786368,
+                6868378388515680989,
+            ],
+        ),
+    ];
+    for (hash, m, k, expected) in cases {
+        let got: Vec<u64> = WideProbes::new(hash, m, k).collect();
+        assert_eq!(got, expected, "hash {hash:#x}, m {m}, k {k}");
+        let via_scheme: Vec<u64> = ProbeScheme::Wide.positions(hash, m, k).collect();
+        assert_eq!(via_scheme, expected);
+        let old: Vec<u64> = Probes::new(hash, m, k).collect();
+        let via_scheme: Vec<u64> = ProbeScheme::Enhanced.positions(hash, m, k).collect();
+        assert_eq!(via_scheme, old);
+    }
+}
+
 #[test]
 fn probes_are_in_range_above_2_pow_32_bits() {
     let m = (1u64 << 40) + 12_345;
-    let mut above = 0;
-    for key in 0..10_000u64 {
-        for p in Probes::new(Xxh3Builder::default().hash_one(key), m, 8) {
-            assert!(p < m);
-            if p >= 1 << 32 {
-                above += 1; // not `u64::from(flag)`: rust-lang/rust#158206
+    for scheme in [ProbeScheme::Enhanced, ProbeScheme::Wide] {
+        let mut above = 0;
+        for key in 0..10_000u64 {
+            for p in scheme.positions(Xxh3Builder::default().hash_one(key), m, 8) {
+                assert!(p < m);
+                if p >= 1 << 32 {
+                    above += 1; // not `u64::from(flag)`: rust-lang/rust#158206
+                }
             }
         }
+        // Positions spread over the whole range, not just the low 2^32 bits.
+        assert!(
+            above > 79_000,
+            "{scheme}: {above} of 80,000 positions above 2^32"
+        );
     }
-    // Positions spread over the whole range, not just the low 2^32 bits.
-    assert!(above > 79_000, "{above} of 80,000 positions above 2^32");
 }
 
 /// A small filter with a known content, as stored in `tests/data/classic-v1.bin`.
 fn golden_filter() -> BloomFilter<u64> {
     let mut f = BloomFilter::builder(100, 0.01)
         .hasher(Xxh3Builder::with_scheme(7, Xxh3Scheme::Buffered))
+        .probe_scheme(ProbeScheme::Enhanced)
         .build()
         .unwrap();
     for i in 0..50u64 {

@@ -48,7 +48,7 @@
 use core::fmt;
 
 use crate::error::{Error, Limit};
-use crate::hash::Xxh3Builder;
+use crate::hash::{ProbeScheme, Xxh3Builder};
 use crate::sizing::{self, Design, Plan};
 
 /// The settings a [`Builder`] collected, as a filter's [`FromSettings`] reads them.
@@ -71,6 +71,9 @@ pub struct Settings {
     /// The most heap memory the filter may take: `build` fails if it needs more, and a
     /// growable filter refuses to grow past it.
     pub max_bytes: Option<u64>,
+    /// For a [`Probing`] filter: how keys' positions follow from their hashes (`None`: the
+    /// default, [`ProbeScheme::Wide`]).
+    pub probes: Option<ProbeScheme>,
 }
 
 impl Settings {
@@ -152,6 +155,10 @@ pub trait WithCounter<C>: FromSettings {
     type Output: FromSettings<Hasher = Self::Hasher>;
 }
 
+/// A filter whose k positions per key come from a [`ProbeScheme`] (the classic and counting
+/// filters), so takes [`Builder::probe_scheme`].
+pub trait Probing: FromSettings {}
+
 /// A filter that grows as it fills, so takes [`Builder::growth`],
 /// [`Builder::tightening`] and [`Builder::max_items`].
 pub trait Growable: FromSettings {}
@@ -207,6 +214,7 @@ where
                 tightening: None,
                 max_items: None,
                 max_bytes: None,
+                probes: None,
             },
             hasher: F::Hasher::default(),
         }
@@ -256,6 +264,31 @@ impl<F: FromSettings> Builder<F> {
     /// grow past it ([`Error::LimitReached`]).
     pub fn max_bytes(mut self, bytes: u64) -> Self {
         self.settings.max_bytes = Some(bytes);
+        self
+    }
+
+    /// Place each key's positions by `scheme` instead of the default
+    /// ([`ProbeScheme::Wide`]). [`ProbeScheme::Enhanced`] gives the bits filters of format
+    /// versions 1 and 2 have (bloomkit before the wide scheme), so that a new filter can be
+    /// combined with, or compared bit for bit against, ones written then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::hash::ProbeScheme;
+    ///
+    /// let f = BloomFilter::<u64>::builder(1_000, 0.01)
+    ///     .probe_scheme(ProbeScheme::Enhanced)
+    ///     .build()?;
+    /// assert_eq!(f.probe_scheme(), ProbeScheme::Enhanced);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn probe_scheme(mut self, scheme: ProbeScheme) -> Self
+    where
+        F: Probing,
+    {
+        self.settings.probes = Some(scheme);
         self
     }
 

@@ -284,6 +284,8 @@ pub enum Parameter {
     Attributes,
     /// The attribute subsets a multi-attribute filter keeps a filter for (as bit masks).
     Subsets,
+    /// How positions follow from a key's hash ([`crate::hash::ProbeScheme::id`]).
+    ProbeSchemes,
 }
 
 impl fmt::Display for Parameter {
@@ -297,6 +299,7 @@ impl fmt::Display for Parameter {
             Parameter::Seeds => "seeds",
             Parameter::Attributes => "attribute counts",
             Parameter::Subsets => "attribute subsets",
+            Parameter::ProbeSchemes => "probe schemes",
         })
     }
 }
@@ -455,6 +458,9 @@ pub enum DecodeError {
     /// compression other than `BLOCK`, `XXHASH`, `UNCOMPRESSED`).
     #[error("not a Parquet split-block Bloom filter: {0}")]
     NotSplitBlock(String),
+    /// A probe scheme id this build does not know ([`crate::hash::ProbeScheme::from_id`]).
+    #[error("unknown probe scheme id {0} (this build reads 1 and 2)")]
+    UnknownProbeScheme(u8),
 }
 
 /// The filter variants that share bloomkit's byte format, with their wire tags.

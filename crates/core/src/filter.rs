@@ -5,6 +5,7 @@
 use core::borrow::Borrow;
 use core::convert::Infallible;
 
+use crate::hash::ProbeScheme;
 use crate::{Error, HasherSpec, Parameter};
 
 /// What every filter does without knowing its key type: the hash entry points, clearing,
@@ -762,6 +763,23 @@ pub fn check_same_shape(
     match pairs.into_iter().find(|(_, l, r)| l != r) {
         Some((what, left, right)) => Err(Error::Incompatible { what, left, right }),
         None => Ok(()),
+    }
+}
+
+/// Checks that two filters place a key's probes by the same [`ProbeScheme`]: the same bits
+/// mean the same keys only then.
+///
+/// # Errors
+/// [`Error::Incompatible`] with [`Parameter::ProbeSchemes`] and the two schemes' ids.
+pub fn check_same_probes(left: ProbeScheme, right: ProbeScheme) -> Result<(), Error> {
+    if left == right {
+        Ok(())
+    } else {
+        Err(Error::Incompatible {
+            what: Parameter::ProbeSchemes,
+            left: left.id().into(),
+            right: right.id().into(),
+        })
     }
 }
 

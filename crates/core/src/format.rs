@@ -5,7 +5,7 @@
 //! ```text
 //! offset      size  field
 //! 0           4     magic b"BLMK"
-//! 4           2     format version, u16 LE (2)
+//! 4           2     format version, u16 LE (3)
 //! 6           1     variant tag (see Variant::tag)
 //! 7           1     hasher id (PortableHasher::ID)
 //! 8           8     hasher seed, u64 LE
@@ -41,14 +41,14 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use twox_hash::XxHash3_64;
 
-use crate::hash::{HasherSpec, PortableHasher};
+use crate::hash::{HasherSpec, PortableHasher, ProbeScheme};
 use crate::{DecodeError, Error, Variant};
 
 /// The first four bytes of every serialized bloomkit filter.
 pub const MAGIC: [u8; 4] = *b"BLMK";
 /// The format version this build writes; it reads every version from 1 to this one.
-pub const VERSION: u16 = 2;
-/// Bytes before the meta block (version 2).
+pub const VERSION: u16 = 3;
+/// Bytes before the meta block (versions 2 and 3).
 pub const HEADER_LEN: usize = 32;
 /// Bytes of one checksum.
 pub const CHECKSUM_LEN: usize = 8;
@@ -90,6 +90,149 @@ pub fn check_serde_version(version: u16) -> Result<(), DecodeError> {
             found: version,
             supported: VERSION,
         })
+    }
+}
+
+/// The probe scheme of a filter written in format `version`: [`ProbeScheme::Enhanced`]
+/// before version 3 (`read` is not called), else the scheme whose id `read` gives.
+///
+/// # Errors
+/// What `read` returns, and [`DecodeError::UnknownProbeScheme`] passed through `unknown`.
+pub fn probes_of<E>(
+    version: u16,
+    read: impl FnOnce() -> Result<u8, E>,
+    unknown: impl FnOnce(DecodeError) -> E,
+) -> Result<ProbeScheme, E> {
+    if version < 3 {
+        return Ok(ProbeScheme::Enhanced);
+    }
+    let id = read()?;
+    ProbeScheme::from_id(id).ok_or_else(|| unknown(DecodeError::UnknownProbeScheme(id)))
+}
+
+/// The serde representation of a filter whose positions follow a [`ProbeScheme`] (the
+/// classic, counting and multi-attribute filters): the fields every variant's
+/// representation has (`version`, `hasher`, `params`, the payload under the name
+/// [`ProbedParams::PAYLOAD`]) and, from format version 3 on, `probes`, the scheme's id.
+///
+/// Serialized, it is a struct of those five fields. Deserialized, it takes a version 2
+/// representation too (four fields; the scheme is [`ProbeScheme::Enhanced`], the only one
+/// version 2 had), from a sequence (bincode) as well as a map (JSON), and refuses a version
+/// it does not read before decoding anything else.
+#[derive(Debug)]
+pub struct Probed<P, W> {
+    /// The format version ([`VERSION`] when written by this build).
+    pub version: u16,
+    /// The hasher's id and seed.
+    pub hasher: HasherSpec,
+    /// The variant's parameters.
+    pub params: P,
+    /// The variant's payload (bits, counters, parts).
+    pub payload: W,
+    /// How positions follow from a key's hash.
+    pub probes: ProbeScheme,
+}
+
+/// The name of a [`Probed`] representation's payload field, given by its parameters' type.
+pub trait ProbedParams {
+    /// The payload's field name (`"words"`, `"counters"`, `"parts"`).
+    const PAYLOAD: &'static str;
+}
+
+impl<P: Serialize + ProbedParams, W: Serialize> Serialize for Probed<P, W> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = serializer.serialize_struct("Repr", 5)?;
+        st.serialize_field("version", &self.version)?;
+        st.serialize_field("hasher", &self.hasher)?;
+        st.serialize_field("params", &self.params)?;
+        st.serialize_field(P::PAYLOAD, &self.payload)?;
+        st.serialize_field("probes", &self.probes.id())?;
+        st.end()
+    }
+}
+
+impl<'de, P, W> serde::Deserialize<'de> for Probed<P, W>
+where
+    P: serde::Deserialize<'de> + ProbedParams,
+    W: serde::Deserialize<'de>,
+{
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use core::marker::PhantomData;
+        use serde::de::{self, Error as _, MapAccess, SeqAccess};
+
+        struct Visit<P, W>(PhantomData<(P, W)>);
+
+        fn checked<E: de::Error>(version: u16) -> Result<u16, E> {
+            check_serde_version(version).map_err(E::custom)?;
+            Ok(version)
+        }
+
+        impl<'de, P, W> de::Visitor<'de> for Visit<P, W>
+        where
+            P: serde::Deserialize<'de> + ProbedParams,
+            W: serde::Deserialize<'de>,
+        {
+            type Value = Probed<P, W>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a bloomkit filter (version, hasher, params, payload, probes)")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let missing = |i| A::Error::invalid_length(i, &self);
+                let version = checked(seq.next_element()?.ok_or_else(|| missing(0))?)?;
+                let hasher = seq.next_element()?.ok_or_else(|| missing(1))?;
+                let params = seq.next_element()?.ok_or_else(|| missing(2))?;
+                let payload = seq.next_element()?.ok_or_else(|| missing(3))?;
+                let probes = probes_of(
+                    version,
+                    || seq.next_element()?.ok_or_else(|| missing(4)),
+                    A::Error::custom,
+                )?;
+                Ok(Probed {
+                    version,
+                    hasher,
+                    params,
+                    payload,
+                    probes,
+                })
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let (mut version, mut hasher, mut params, mut payload) = (None, None, None, None);
+                let mut probes: Option<u8> = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*key {
+                        "version" => version = Some(checked(map.next_value()?)?),
+                        "hasher" => hasher = Some(map.next_value()?),
+                        "params" => params = Some(map.next_value()?),
+                        "probes" => probes = Some(map.next_value()?),
+                        k if k == P::PAYLOAD => payload = Some(map.next_value()?),
+                        _ => drop(map.next_value::<de::IgnoredAny>()?),
+                    }
+                }
+                let version = version.ok_or_else(|| A::Error::missing_field("version"))?;
+                let probes = probes_of(
+                    version,
+                    || probes.ok_or_else(|| A::Error::missing_field("probes")),
+                    A::Error::custom,
+                )?;
+                Ok(Probed {
+                    version,
+                    hasher: hasher.ok_or_else(|| A::Error::missing_field("hasher"))?,
+                    params: params.ok_or_else(|| A::Error::missing_field("params"))?,
+                    payload: payload.ok_or_else(|| A::Error::missing_field(P::PAYLOAD))?,
+                    probes,
+                })
+            }
+        }
+
+        deserializer.deserialize_struct(
+            "Repr",
+            &["version", "hasher", "params", P::PAYLOAD, "probes"],
+            Visit::<P, W>(PhantomData),
+        )
     }
 }
 
@@ -249,6 +392,11 @@ impl<'a> Writer<'a> {
         bincode::serde::encode_into_std_write(params, &mut self.meta, PARAMS)
             .expect("encoding plain parameters into a Vec cannot fail");
         self
+    }
+
+    /// Appends a probe scheme's id (one byte; read back by [`Reader::probes`]).
+    pub fn probes(self, probes: ProbeScheme) -> Writer<'a> {
+        self.params(&probes.id())
     }
 
     /// Appends a section of `u64` words.
@@ -677,6 +825,17 @@ impl<'a> Reader<'a> {
         Ok(params)
     }
 
+    /// Reads a probe scheme written by [`Writer::probes`]: from format version 3 on, a byte
+    /// where the variant's layout names it; bytes of versions 1 and 2 have none and were all
+    /// written with [`ProbeScheme::Enhanced`], which this returns without reading.
+    ///
+    /// # Errors
+    /// [`DecodeError::Invalid`] when the byte is missing, [`DecodeError::UnknownProbeScheme`]
+    /// for an id this build does not know.
+    pub fn probes(&mut self) -> Result<ProbeScheme, DecodeError> {
+        probes_of(self.header.version, || self.params::<u8>(), |e| e)
+    }
+
     /// Reads a section's announced length and returns its size in bytes, checked against
     /// what the input can still hold.
     fn section_size(&mut self, what: &str, elem: u64) -> Result<u64, DecodeError> {
@@ -1011,10 +1170,10 @@ mod tests {
             Err(DecodeError::BadMagic { .. })
         ));
         let mut bad = bytes.clone();
-        bad[4] = 3;
+        bad[4] = VERSION as u8 + 1;
         assert!(matches!(
             Reader::open(&bad, Variant::Classic, Verify::All),
-            Err(DecodeError::UnsupportedVersion { found: 3, .. })
+            Err(DecodeError::UnsupportedVersion { found, .. }) if found == VERSION + 1
         ));
         let mut bad = bytes.clone();
         bad[6] = 200;

@@ -76,11 +76,12 @@ mod xxh3;
 pub use build::Builder;
 pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Variant};
 pub use filter::{
-    check_same_shape, unified, Filter, FilterCore, Intersection, Remove, Unified, Union,
+    check_same_probes, check_same_shape, unified, Filter, FilterCore, Intersection, Remove,
+    Unified, Union,
 };
 #[cfg(feature = "serde")]
 pub use format::Codec;
-pub use hash::{HasherSpec, PortableHasher, Xxh3Builder, Xxh3Scheme};
+pub use hash::{HasherSpec, PortableHasher, ProbeScheme, Xxh3Builder, Xxh3Scheme};
 pub use sizing::Design;
 
 /// The README's examples, compiled and run as doctests so that it cannot drift.

@@ -7,8 +7,8 @@ use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use bloomkit_core::batch::prefetch;
-use bloomkit_core::build::{Builder, FromSettings, Settings, WithCounter, WithHasher};
-use bloomkit_core::hash::Probes;
+use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithCounter, WithHasher};
+use bloomkit_core::hash::{Positions, ProbeScheme};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{Error, PortableHasher, Xxh3Builder};
 
@@ -76,6 +76,7 @@ pub struct AtomicCountingBloomFilter<K: ?Sized, C: Counter = U4, S = Xxh3Builder
     words: Box<[AtomicU64]>,
     counters: u64,
     hashes: u32,
+    probes: ProbeScheme,
     design: Option<Design>,
     hasher: S,
     key: PhantomData<fn(&K)>,
@@ -110,6 +111,7 @@ impl<K: ?Sized, C: Counter, S> AtomicCountingBloomFilter<K, C, S> {
     fn zeroed(
         counters: u64,
         hashes: u32,
+        probes: ProbeScheme,
         design: Option<Design>,
         hasher: S,
     ) -> Result<Self, Error> {
@@ -121,6 +123,7 @@ impl<K: ?Sized, C: Counter, S> AtomicCountingBloomFilter<K, C, S> {
             words: atomic_words(words)?,
             counters,
             hashes,
+            probes,
             design,
             hasher,
             key: PhantomData,
@@ -183,9 +186,17 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for AtomicCountingBloom
         let (design, plan) = settings.slot_plan(|counters| {
             u64::try_from(words_for::<C>(counters) * 8).unwrap_or(u64::MAX)
         })?;
-        Self::zeroed(plan.bits, plan.hashes, Some(design), hasher)
+        Self::zeroed(
+            plan.bits,
+            plan.hashes,
+            settings.probes.unwrap_or_default(),
+            Some(design),
+            hasher,
+        )
     }
 }
+
+impl<K: ?Sized, C: Counter, S: BuildHasher> Probing for AtomicCountingBloomFilter<K, C, S> {}
 
 impl<K: ?Sized, C: Counter, S: BuildHasher, H: BuildHasher> WithHasher<H>
     for AtomicCountingBloomFilter<K, C, S>
@@ -217,8 +228,8 @@ impl<K: ?Sized> AtomicCountingBloomFilter<K> {
 
 impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     #[inline]
-    fn probes(&self, hash: u64) -> Probes {
-        Probes::new(hash, self.counters, self.hashes)
+    fn probes(&self, hash: u64) -> Positions {
+        self.probes.positions(hash, self.counters, self.hashes)
     }
 
     /// Inserts the key whose hash is `hash`: raises each of its k counters by one (a stuck
@@ -239,7 +250,8 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     /// zero).
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.probes(hash).all(|i| self.get(i) > 0)
+        self.probes
+            .all(hash, self.counters, self.hashes, |i| self.get(i) > 0)
     }
 
     /// Removes one occurrence of the key whose hash is `hash`; see
@@ -313,9 +325,9 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     /// Requests the cache lines of the key's counters; returns the hash.
     #[inline]
     fn locate(&self, hash: u64) -> u64 {
-        for i in self.probes(hash) {
+        self.probes.for_each(hash, self.counters, self.hashes, |i| {
             prefetch(&self.words[slot::<C>(i).0]);
-        }
+        });
         hash
     }
 
@@ -334,6 +346,12 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     /// `k`, the number of probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.hashes
+    }
+
+    /// How a key's positions follow from its hash
+    /// ([`CountingBloomFilter::probe_scheme`]).
+    pub fn probe_scheme(&self) -> ProbeScheme {
+        self.probes
     }
 
     /// Counter `i` as it is now; `None` past [`num_counters`](Self::num_counters).
@@ -396,6 +414,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
         Ok(CountingBloomFilter::from_counters(
             counters,
             self.hashes,
+            self.probes,
             self.design,
             self.hasher.clone(),
         ))
@@ -408,7 +427,13 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     /// [`Error::AllocationFailed`] when the atomic words cannot be allocated.
     pub fn from_filter(filter: CountingBloomFilter<K, C, S>) -> Result<Self, Error> {
         let counters = filter.counters.len();
-        let this = Self::zeroed(counters, filter.hashes, filter.design, filter.hasher)?;
+        let this = Self::zeroed(
+            counters,
+            filter.hashes,
+            filter.probe_scheme(),
+            filter.design,
+            filter.hasher,
+        )?;
         for i in 0..counters {
             let c = filter.counters.get(i);
             if c != 0 {
@@ -424,7 +449,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     ///
     /// # Errors
     /// [`Error::Incompatible`] when the two were built with different counters, probes,
-    /// hasher or seed; nothing is changed then.
+    /// hasher, seed or probe scheme; nothing is changed then.
     pub fn union_with(&self, other: &CountingBloomFilter<K, C, S>) -> Result<(), Error>
     where
         S: PortableHasher,
@@ -438,6 +463,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
             (self.hashes, other.hashes),
             (self.hasher.spec(), other.hasher.spec()),
         )?;
+        bloomkit_core::check_same_probes(self.probes, other.probe_scheme())?;
         for i in 0..self.counters {
             let add = other.counters.get(i);
             if add != 0 {
@@ -473,6 +499,7 @@ impl<K: ?Sized, C: Counter, S: Clone> Clone for AtomicCountingBloomFilter<K, C, 
                 .collect(),
             counters: self.counters,
             hashes: self.hashes,
+            probes: self.probes,
             design: self.design,
             hasher: self.hasher.clone(),
             key: PhantomData,
@@ -484,13 +511,23 @@ impl<K: ?Sized, C: Counter, S: Clone> Clone for AtomicCountingBloomFilter<K, C, 
 /// The same parameters and hasher, and the same counters as read now.
 impl<K: ?Sized, C: Counter, S: PartialEq> PartialEq for AtomicCountingBloomFilter<K, C, S> {
     fn eq(&self, other: &Self) -> bool {
-        (self.counters, self.hashes, self.design, &self.hasher)
-            == (other.counters, other.hashes, other.design, &other.hasher)
-            && self
-                .words
-                .iter()
-                .zip(other.words.iter())
-                .all(|(a, b)| a.load(Relaxed) == b.load(Relaxed))
+        (
+            self.counters,
+            self.hashes,
+            self.probes,
+            self.design,
+            &self.hasher,
+        ) == (
+            other.counters,
+            other.hashes,
+            other.probes,
+            other.design,
+            &other.hasher,
+        ) && self
+            .words
+            .iter()
+            .zip(other.words.iter())
+            .all(|(a, b)| a.load(Relaxed) == b.load(Relaxed))
     }
 }
 
@@ -500,6 +537,7 @@ impl<K: ?Sized, C: Counter, S: fmt::Debug> fmt::Debug for AtomicCountingBloomFil
             .field("counter_bits", &C::BITS)
             .field("counters", &self.counters)
             .field("hashes", &self.hashes)
+            .field("probes", &self.probes)
             .field("design", &self.design)
             .field("hasher", &self.hasher)
             .finish_non_exhaustive()

@@ -84,11 +84,12 @@ use core::marker::PhantomData;
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::build::{Builder, FromSettings, Settings, WithCounter, WithHasher};
-use bloomkit_core::hash::Probes;
+use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithCounter, WithHasher};
+use bloomkit_core::hash::{Positions, ProbeScheme};
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
 use bloomkit_core::{
-    check_same_shape, Error, Parameter, PortableHasher, Remove, Union, Xxh3Builder,
+    check_same_probes, check_same_shape, Error, Parameter, PortableHasher, Remove, Union,
+    Xxh3Builder,
 };
 
 mod atomic;
@@ -105,6 +106,7 @@ pub use counter::{Counter, CounterArray, Nibbles, Wide, U4};
 pub struct CountingBloomFilter<K: ?Sized, C: Counter = U4, S = Xxh3Builder> {
     counters: C::Array,
     hashes: u32,
+    probes: ProbeScheme,
     design: Option<Design>,
     hasher: S,
     /// Counters above zero.
@@ -119,6 +121,7 @@ impl<K: ?Sized, C: Counter, S: Clone> Clone for CountingBloomFilter<K, C, S> {
         CountingBloomFilter {
             counters: self.counters.clone(),
             hashes: self.hashes,
+            probes: self.probes,
             design: self.design,
             hasher: self.hasher.clone(),
             nonzero: self.nonzero,
@@ -130,7 +133,7 @@ impl<K: ?Sized, C: Counter, S: Clone> Clone for CountingBloomFilter<K, C, S> {
 
 impl<K: ?Sized, C: Counter, S: PartialEq> PartialEq for CountingBloomFilter<K, C, S> {
     fn eq(&self, other: &Self) -> bool {
-        let parts = |f: &Self| (f.hashes, f.design, f.nonzero, f.saturated);
+        let parts = |f: &Self| (f.hashes, f.probes, f.design, f.nonzero, f.saturated);
         self.counters == other.counters
             && parts(self) == parts(other)
             && self.hasher == other.hasher
@@ -146,9 +149,12 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for CountingBloomFilter
         })?;
         let mut filter = Self::with_counters_and_hasher(plan.bits, plan.hashes, hasher)?;
         filter.design = Some(design);
+        filter.probes = settings.probes.unwrap_or_default();
         Ok(filter)
     }
 }
+
+impl<K: ?Sized, C: Counter, S: BuildHasher> Probing for CountingBloomFilter<K, C, S> {}
 
 impl<K: ?Sized, C: Counter, S: BuildHasher, H: BuildHasher> WithHasher<H>
     for CountingBloomFilter<K, C, S>
@@ -217,6 +223,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
         Ok(CountingBloomFilter {
             counters: C::Array::zeroed(m)?,
             hashes,
+            probes: ProbeScheme::default(),
             design: None,
             hasher,
             nonzero: 0,
@@ -235,8 +242,9 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     }
 
     #[inline]
-    fn probes(&self, hash: u64) -> Probes {
-        Probes::new(hash, self.counters.len(), self.hashes)
+    fn probes(&self, hash: u64) -> Positions {
+        self.probes
+            .positions(hash, self.counters.len(), self.hashes)
     }
 
     /// Inserts `key`: increments its k counters, each saturating at the ceiling. Returns
@@ -280,7 +288,9 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// [`contains`](Self::contains) by hash.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.probes(hash).all(|i| self.counters.get(i) > 0)
+        let counters = &self.counters;
+        self.probes
+            .all(hash, counters.len(), self.hashes, |i| counters.get(i) > 0)
     }
 
     fn runs(&self, hash: u64) -> Runs {
@@ -402,9 +412,9 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// Requests the cache lines of the key's counters; returns the hash.
     #[inline]
     fn locate(&self, hash: u64) -> u64 {
-        for i in self.probes(hash) {
-            self.counters.prefetch(i);
-        }
+        let counters = &self.counters;
+        self.probes
+            .for_each(hash, counters.len(), self.hashes, |i| counters.prefetch(i));
         hash
     }
 
@@ -428,6 +438,13 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// `k`, the number of probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.hashes
+    }
+
+    /// How a key's positions follow from its hash: [`ProbeScheme::Wide`] for every filter
+    /// this build creates, [`ProbeScheme::Enhanced`] for one read from bytes of format
+    /// version 1 or 2.
+    pub fn probe_scheme(&self) -> ProbeScheme {
+        self.probes
     }
 
     /// How many counters are stuck at the ceiling. Above zero, the filter is overloaded for
@@ -481,7 +498,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
 
     /// The false-positive rate the sizing model predicts after `items` distinct insertions.
     pub fn fpr_at(&self, items: u64) -> f64 {
-        sizing::fpr_model(items, self.counters.len(), self.hashes).unwrap_or(1.0)
+        sizing::fpr_model_with(items, self.counters.len(), self.hashes, self.probes).unwrap_or(1.0)
     }
 
     /// Bytes of heap memory held (the counters).
@@ -505,7 +522,13 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
                 bits.set(i);
             }
         }
-        BloomFilter::from_bit_array(bits, self.hashes, self.hasher.clone(), self.design)
+        BloomFilter::from_bit_array(
+            bits,
+            self.hashes,
+            self.probes,
+            self.hasher.clone(),
+            self.design,
+        )
     }
 
     /// A filter over `counters` (whatever their values), its counts of nonzero and stuck
@@ -513,12 +536,14 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     pub(crate) fn from_counters(
         counters: C::Array,
         hashes: u32,
+        probes: ProbeScheme,
         design: Option<Design>,
         hasher: S,
     ) -> Self {
         let mut filter = CountingBloomFilter {
             counters,
             hashes,
+            probes,
             design,
             hasher,
             nonzero: 0,
@@ -547,7 +572,8 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
 }
 
 impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
-    /// Checks that `other` was built with the same counters, probes, hasher and seed.
+    /// Checks that `other` was built with the same counters, probes, hasher, seed and probe
+    /// scheme.
     ///
     /// # Errors
     /// [`Error::Incompatible`] naming the first parameter that differs.
@@ -560,7 +586,8 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
             ),
             (self.hashes, other.hashes),
             (self.hasher.spec(), other.hasher.spec()),
-        )
+        )?;
+        check_same_probes(self.probes, other.probes)
     }
 }
 
@@ -623,9 +650,10 @@ where
     T: Borrow<K> + Send,
 {
     fn par_extend<I: rayon::iter::IntoParallelIterator<Item = T>>(&mut self, keys: I) {
-        let (counters, hashes, hasher, design) = (
+        let (counters, hashes, probes, hasher, design) = (
             self.counters.len(),
             self.hashes,
+            self.probes,
             self.hasher.clone(),
             self.design,
         );
@@ -633,6 +661,7 @@ where
             Ok(CountingBloomFilter::from_counters(
                 C::Array::zeroed(counters)?,
                 hashes,
+                probes,
                 design,
                 hasher.clone(),
             ))
@@ -646,6 +675,7 @@ impl<K: ?Sized, C: Counter, S: fmt::Debug> fmt::Debug for CountingBloomFilter<K,
             .field("counter_bits", &C::BITS)
             .field("counters", &self.counters.len())
             .field("hashes", &self.hashes)
+            .field("probes", &self.probes)
             .field("nonzero", &self.nonzero)
             .field("saturated", &self.saturated)
             .field("design", &self.design)
@@ -664,7 +694,7 @@ pub(crate) struct Runs {
 }
 
 impl Runs {
-    fn new(probes: Probes, k: u32) -> Runs {
+    fn new(probes: Positions, k: u32) -> Runs {
         let mut positions = [0u64; MAX_HASHES as usize];
         let k = k as usize;
         for (slot, i) in positions.iter_mut().zip(probes) {

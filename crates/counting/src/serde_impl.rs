@@ -3,9 +3,10 @@
 
 use std::borrow::Cow;
 
-use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
+use bloomkit_core::format::{Probed, ProbedParams, Reader, Writer, VERSION};
+use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::{check_hashes, Design};
-use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, PortableHasher, Variant};
+use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -21,29 +22,16 @@ struct Params {
     design: Option<Design>,
 }
 
-#[derive(Serialize)]
-struct ReprRef<'a> {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: Params,
-    #[serde(with = "serde_bytes_compat")]
-    counters: &'a [u8],
+impl ProbedParams for Params {
+    const PAYLOAD: &'static str = "counters";
 }
 
-#[derive(Deserialize)]
-struct Repr {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: Params,
-    counters: Vec<u8>,
-}
+/// The packed counters, serialized as a byte sequence.
+struct PackedRef<'a>(&'a [u8]);
 
-/// Serializes the packed counters as a byte sequence.
-mod serde_bytes_compat {
-    pub(super) fn serialize<S: serde::Serializer>(bytes: &&[u8], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(bytes)
+impl Serialize for PackedRef<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
     }
 }
 
@@ -59,7 +47,12 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
 
     /// Rebuilds a filter from decoded parts, rejecting anything a constructor would not
     /// have produced.
-    fn from_parts(hasher: S, params: Params, packed: Cow<'_, [u8]>) -> Result<Self, Error> {
+    fn from_parts(
+        hasher: S,
+        params: Params,
+        probes: ProbeScheme,
+        packed: Cow<'_, [u8]>,
+    ) -> Result<Self, Error> {
         if params.counter_bits != C::BITS {
             return Err(Error::Decode(DecodeError::Invalid(format!(
                 "filter of {}-bit counters, expected {}-bit counters",
@@ -78,7 +71,7 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
             };
             let counters = C::Array::decode(packed, params.counters)?;
             Ok(CountingBloomFilter::from_counters(
-                counters, hashes, design, hasher,
+                counters, hashes, probes, design, hasher,
             ))
         };
         check().map_err(Error::into_decode)
@@ -129,25 +122,28 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> Codec for CountingBloomFilter<K, 
     fn encode(&self) -> Writer<'_> {
         Writer::new(Variant::Counting, self.hasher.spec())
             .params(&self.params())
+            .probes(self.probe_scheme())
             .bytes(self.counters.encode())
     }
 
     fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
         let hasher = reader.hasher::<S>()?;
         let params: Params = reader.params()?;
+        let probes = reader.probes()?;
         let packed = reader.bytes()?;
         reader.finish()?;
-        Self::from_parts(hasher, params, packed)
+        Self::from_parts(hasher, params, probes, packed)
     }
 }
 
 impl<K: ?Sized, C: Counter, S: PortableHasher> Serialize for CountingBloomFilter<K, C, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
-        ReprRef {
+        Probed {
             version: VERSION,
             hasher: self.hasher.spec(),
             params: self.params(),
-            counters: &self.counters.encode(),
+            payload: PackedRef(&self.counters.encode()),
+            probes: self.probe_scheme(),
         }
         .serialize(serializer)
     }
@@ -157,9 +153,9 @@ impl<'de, K: ?Sized, C: Counter, S: PortableHasher> Deserialize<'de>
     for CountingBloomFilter<K, C, S>
 {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = Repr::deserialize(deserializer)?;
-        check_serde_version(repr.version).map_err(D::Error::custom)?;
+        let repr = Probed::<Params, Vec<u8>>::deserialize(deserializer)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, Cow::Owned(repr.counters)).map_err(D::Error::custom)
+        Self::from_parts(hasher, repr.params, repr.probes, Cow::Owned(repr.payload))
+            .map_err(D::Error::custom)
     }
 }

@@ -19,6 +19,8 @@ fn fpr_grid_honours_target() {
         },
         shape: |f| (f.num_counters(), f.num_hashes()),
         model: |f, n| f.fpr_at(n),
-        conditional: |f, n| classic_conditional(f, n, f.num_counters(), f.num_hashes()),
+        conditional: |f, n| {
+            classic_conditional(f, n, f.num_counters(), f.num_hashes(), f.probe_scheme())
+        },
     });
 }

@@ -69,6 +69,7 @@ use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
 use bloomkit_classic::BloomFilter;
+use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::{
     Error, Filter, FilterCore, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
 };
@@ -302,6 +303,7 @@ pub struct MultiBuilder<R: ?Sized, S = Xxh3Builder> {
     /// filter's records and rate; `subset_sized` over every attribute resizes it alone).
     record_filter: bool,
     record_size: (u64, f64),
+    probes: ProbeScheme,
     hasher: S,
     record: PhantomData<fn(&R)>,
 }
@@ -342,6 +344,7 @@ impl<R: Record + ?Sized> MultiFilter<R> {
             subsets: Vec::new(),
             record_filter: true,
             record_size: (records, fpr),
+            probes: ProbeScheme::default(),
             hasher: Xxh3Builder::default(),
             record: PhantomData,
         }
@@ -490,6 +493,13 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
         self
     }
 
+    /// Place every part's positions by `scheme` instead of the default
+    /// ([`ProbeScheme::Wide`]); see `bloomkit_core::build::Builder::probe_scheme`.
+    pub fn probe_scheme(mut self, scheme: ProbeScheme) -> Self {
+        self.probes = scheme;
+        self
+    }
+
     /// Another hasher family (every part hashes with `hasher` reseeded with its derived seed).
     pub fn hasher<H: PortableHasher>(self, hasher: H) -> MultiBuilder<R, H> {
         MultiBuilder {
@@ -500,6 +510,7 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
             subsets: self.subsets,
             record_filter: self.record_filter,
             record_size: self.record_size,
+            probes: self.probes,
             hasher,
             record: PhantomData,
         }
@@ -515,7 +526,10 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
         let family = &self.hasher;
         let part = |mask: Mask, n: u64, p: f64| {
             Part::new(family, mask, |hasher| {
-                BloomFilter::<()>::builder(n, p).hasher(hasher).build()
+                BloomFilter::<()>::builder(n, p)
+                    .hasher(hasher)
+                    .probe_scheme(self.probes)
+                    .build()
             })
         };
         let mut attributes = Vec::with_capacity(arity);
@@ -560,6 +574,13 @@ impl<R: ?Sized, S: BuildHasher> MultiFilter<R, S> {
     /// The number of attributes of the filter's records.
     pub fn arity(&self) -> usize {
         self.attributes.len()
+    }
+
+    /// How a value's positions follow from its hash in every part
+    /// (`BloomFilter::probe_scheme`): [`ProbeScheme::Wide`] for every filter this build
+    /// creates, [`ProbeScheme::Enhanced`] for one read from bytes of format version 2.
+    pub fn probe_scheme(&self) -> ProbeScheme {
+        self.attributes[0].filter.probe_scheme()
     }
 
     fn full(&self) -> Mask {

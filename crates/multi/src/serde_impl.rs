@@ -3,9 +3,10 @@
 
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
+use bloomkit_core::format::{Probed, ProbedParams, Reader, Writer, VERSION};
+use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::Design;
-use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, PortableHasher, Variant};
+use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -41,22 +42,8 @@ struct PartRepr {
     words: Vec<u64>,
 }
 
-#[derive(Serialize)]
-struct ReprRef<'a> {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: Params,
-    parts: Vec<PartRef<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Repr {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: Params,
-    parts: Vec<PartRepr>,
+impl ProbedParams for Params {
+    const PAYLOAD: &'static str = "parts";
 }
 
 fn invalid(msg: String) -> Error {
@@ -88,13 +75,18 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
 
     /// One part from its decoded parameters and words, hashing with the filter's hasher
     /// reseeded as the part's.
-    fn part_from(family: &S, p: PartParams, words: Vec<u64>) -> Result<Part<S>, Error> {
+    fn part_from(
+        family: &S,
+        p: PartParams,
+        probes: ProbeScheme,
+        words: Vec<u64>,
+    ) -> Result<Part<S>, Error> {
         if p.bits == 0 {
             return Err(Error::ZeroBits.into_decode());
         }
         let bits = BitArray::from_words(words, p.bits).map_err(Error::into_decode)?;
         Part::new(family, p.mask, |hasher| {
-            BloomFilter::from_bit_array(bits, p.hashes, hasher, Some(p.design))
+            BloomFilter::from_bit_array(bits, p.hashes, probes, hasher, Some(p.design))
         })
         .map_err(Error::into_decode)
     }
@@ -190,7 +182,9 @@ impl<R: Record + ?Sized, S: PortableHasher> Codec for MultiFilter<R, S> {
     const VARIANT: Variant = Variant::Multi;
 
     fn encode(&self) -> Writer<'_> {
-        let mut w = Writer::new(Variant::Multi, self.hasher.spec()).params(&self.params());
+        let mut w = Writer::new(Variant::Multi, self.hasher.spec())
+            .params(&self.params())
+            .probes(self.probe_scheme());
         for (params, words) in self.all_parts() {
             w = w.params(&params).words(words);
         }
@@ -201,12 +195,13 @@ impl<R: Record + ?Sized, S: PortableHasher> Codec for MultiFilter<R, S> {
         let hasher = reader.hasher::<S>()?;
         let params: Params = reader.params()?;
         let arity = Self::checked_arity(params, R::ARITY)?;
+        let probes = reader.probes()?;
         // One part at a time: a hostile count cannot allocate more than the input holds.
         let mut parts = Vec::new();
         for _ in 0..arity as u64 + u64::from(params.combinations) {
             let p: PartParams = reader.params()?;
             let words = reader.words()?;
-            parts.push(Self::part_from(&hasher, p, words)?);
+            parts.push(Self::part_from(&hasher, p, probes, words)?);
         }
         reader.finish()?;
         Self::from_parts(hasher, params, parts)
@@ -215,14 +210,15 @@ impl<R: Record + ?Sized, S: PortableHasher> Codec for MultiFilter<R, S> {
 
 impl<R: ?Sized, S: PortableHasher> Serialize for MultiFilter<R, S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
-        ReprRef {
+        Probed {
             version: VERSION,
             hasher: self.hasher.spec(),
             params: self.params(),
-            parts: self
+            payload: self
                 .all_parts()
                 .map(|(params, words)| PartRef { params, words })
-                .collect(),
+                .collect::<Vec<_>>(),
+            probes: self.probe_scheme(),
         }
         .serialize(serializer)
     }
@@ -230,14 +226,13 @@ impl<R: ?Sized, S: PortableHasher> Serialize for MultiFilter<R, S> {
 
 impl<'de, R: Record + ?Sized, S: PortableHasher> Deserialize<'de> for MultiFilter<R, S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = Repr::deserialize(deserializer)?;
-        check_serde_version(repr.version).map_err(D::Error::custom)?;
+        let repr = Probed::<Params, Vec<PartRepr>>::deserialize(deserializer)?;
         let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
         Self::checked_arity(repr.params, R::ARITY).map_err(D::Error::custom)?;
         let parts = repr
-            .parts
+            .payload
             .into_iter()
-            .map(|p| Self::part_from(&hasher, p.params, p.words))
+            .map(|p| Self::part_from(&hasher, p.params, repr.probes, p.words))
             .collect::<Result<Vec<_>, Error>>()
             .map_err(D::Error::custom)?;
         Self::from_parts(hasher, repr.params, parts).map_err(D::Error::custom)

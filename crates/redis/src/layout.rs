@@ -5,7 +5,7 @@ use core::hash::Hash;
 
 use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::hash::{block_positions, reduce, Probes, BLOCK_BITS};
+use bloomkit_core::hash::{block_positions, reduce, ProbeScheme, BLOCK_BITS};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::PortableHasher;
 
@@ -52,6 +52,11 @@ pub struct Shape {
     pub hasher_id: u8,
     /// The hasher's seed.
     pub seed: u64,
+    /// How the classic layout places a key's positions ([`BloomFilter::probe_scheme`]):
+    /// `Some` for the classic layout (a filter created before the scheme was recorded in
+    /// Redis reads as [`ProbeScheme::Enhanced`]), `None` for the blocked layout, whose
+    /// positions have one scheme.
+    pub probes: Option<ProbeScheme>,
     /// The items and rate the filter was sized for.
     pub design: Design,
 }
@@ -94,8 +99,9 @@ pub trait SharedLayout: Sized {
         hasher: Self::Hasher,
     ) -> Result<Self, bloomkit_core::Error>;
 
-    /// Appends the key's `k` bit positions in `[0, m)` to `out` (whose hash is `hash`).
-    fn positions(hash: u64, bits: u64, hashes: u32, out: &mut Vec<u64>);
+    /// Appends the `k` bit positions in `[0, m)` of the key whose hash is `hash` in a
+    /// filter of `shape` to `out`.
+    fn positions(hash: u64, shape: &Shape, out: &mut Vec<u64>);
 }
 
 impl<K: Hash + ?Sized, S: PortableHasher + Clone> SharedLayout for BlockedBloomFilter<K, S> {
@@ -121,6 +127,7 @@ impl<K: Hash + ?Sized, S: PortableHasher + Clone> SharedLayout for BlockedBloomF
             Layout::Blocked,
             self.num_bits(),
             self.num_hashes(),
+            None,
             self.hasher(),
             self.design(),
         )
@@ -135,9 +142,9 @@ impl<K: Hash + ?Sized, S: PortableHasher + Clone> SharedLayout for BlockedBloomF
     }
 
     #[inline]
-    fn positions(hash: u64, bits: u64, hashes: u32, out: &mut Vec<u64>) {
-        let base = reduce(hash, bits / BLOCK_BITS) * BLOCK_BITS;
-        out.extend(block_positions(hash, hashes).map(|p| base + p));
+    fn positions(hash: u64, shape: &Shape, out: &mut Vec<u64>) {
+        let base = reduce(hash, shape.bits / BLOCK_BITS) * BLOCK_BITS;
+        out.extend(block_positions(hash, shape.hashes).map(|p| base + p));
     }
 }
 
@@ -157,6 +164,7 @@ impl<K: Hash + ?Sized, S: PortableHasher + Clone> SharedLayout for BloomFilter<K
             Layout::Classic,
             self.num_bits(),
             self.num_hashes(),
+            Some(self.probe_scheme()),
             self.hasher(),
             self.design(),
         )
@@ -168,19 +176,32 @@ impl<K: Hash + ?Sized, S: PortableHasher + Clone> SharedLayout for BloomFilter<K
 
     fn from_words(words: &[u64], shape: &Shape, hasher: S) -> Result<Self, bloomkit_core::Error> {
         let bits = BitArray::from_words(words.to_vec(), shape.bits)?;
-        BloomFilter::from_bit_array(bits, shape.hashes, hasher, Some(shape.design))
+        BloomFilter::from_bit_array(
+            bits,
+            shape.hashes,
+            classic_probes(shape),
+            hasher,
+            Some(shape.design),
+        )
     }
 
     #[inline]
-    fn positions(hash: u64, bits: u64, hashes: u32, out: &mut Vec<u64>) {
-        out.extend(Probes::new(hash, bits, hashes));
+    fn positions(hash: u64, shape: &Shape, out: &mut Vec<u64>) {
+        out.extend(classic_probes(shape).positions(hash, shape.bits, shape.hashes));
     }
+}
+
+/// The classic layout's scheme: a shape without one is of a filter created before it was
+/// recorded.
+fn classic_probes(shape: &Shape) -> ProbeScheme {
+    shape.probes.unwrap_or(ProbeScheme::Enhanced)
 }
 
 fn shape_of<S: PortableHasher>(
     layout: Layout,
     bits: u64,
     hashes: u32,
+    probes: Option<ProbeScheme>,
     hasher: &S,
     design: Option<Design>,
 ) -> Shape {
@@ -190,6 +211,7 @@ fn shape_of<S: PortableHasher>(
         hashes,
         hasher_id: hasher.spec().id,
         seed: hasher.seed(),
+        probes,
         // A filter built with `with_bits` has no design point: its capacity at 1% stands in.
         design: design.unwrap_or_else(|| {
             let capacity = sizing::capacity(bits, hashes, 0.01).unwrap_or(1).max(1);

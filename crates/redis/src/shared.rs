@@ -8,7 +8,7 @@ use core::marker::PhantomData;
 use std::collections::HashMap;
 use std::fmt;
 
-use bloomkit_core::hash::BLOCK_BITS;
+use bloomkit_core::hash::{ProbeScheme, BLOCK_BITS};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{HasherSpec, PortableHasher};
 use redis::{Cmd, Value};
@@ -131,7 +131,7 @@ fn fresh_id() -> String {
 
 /// The configuration fields that say which bits a key sets, in the order a mismatch is
 /// reported.
-fn shape_fields(sh: &Shape) -> [(&'static str, String); 7] {
+fn shape_fields(sh: &Shape) -> [(&'static str, String); 8] {
     [
         ("layout", sh.layout.name().to_owned()),
         ("bits", sh.bits.to_string()),
@@ -140,7 +140,35 @@ fn shape_fields(sh: &Shape) -> [(&'static str, String); 7] {
         ("seed", sh.seed.to_string()),
         ("items", sh.design.capacity.to_string()),
         ("fpr", sh.design.fpr.to_string()),
+        (
+            "probes",
+            sh.probes.map_or(String::new(), |p| p.id().to_string()),
+        ),
     ]
+}
+
+/// Whether a configuration field is kept in Redis. `probes` is written for the classic
+/// layout's current scheme only: [`ProbeScheme::Enhanced`] is what a classic filter without
+/// the field (created before it existed) uses, and the blocked layout has none.
+fn stored(field: &str, value: &str) -> bool {
+    field != "probes" || !(value.is_empty() || value == "1")
+}
+
+/// The probe scheme a configuration records for `layout`, or why it cannot be read.
+fn recorded_probes(
+    layout: Layout,
+    found: &HashMap<String, String>,
+) -> Result<Option<ProbeScheme>, String> {
+    match (layout, found.get("probes")) {
+        (Layout::Blocked, _) => Ok(None),
+        (Layout::Classic, None) => Ok(Some(ProbeScheme::Enhanced)),
+        (Layout::Classic, Some(v)) => v
+            .parse::<u8>()
+            .ok()
+            .and_then(ProbeScheme::from_id)
+            .map(Some)
+            .ok_or_else(|| v.clone()),
+    }
 }
 
 /// The command that runs `script` on shard keys `keys` with arguments `id, bytes` first.
@@ -332,6 +360,29 @@ impl<F: SharedLayout> Core<F> {
         })
     }
 
+    /// Takes the hasher id and probe scheme of the filter found in Redis when this type reads
+    /// them: a filter created by an earlier release (hasher id 1, the enhanced probe
+    /// scheme) is opened as it is by `open_or_create`, instead of refused as a mismatch.
+    fn adopt_scheme(&mut self, found: &HashMap<String, String>) {
+        if found.is_empty() {
+            return;
+        }
+        let id = found.get("hasher").and_then(|v| v.parse::<u8>().ok());
+        if let Some((id, hasher)) = id.and_then(|id| {
+            let spec = HasherSpec {
+                id,
+                seed: self.shape.seed,
+            };
+            F::Hasher::from_spec(spec).ok().map(|h| (id, h))
+        }) {
+            self.shape.hasher_id = id;
+            self.hasher = hasher;
+        }
+        if let Ok(probes) = recorded_probes(self.shape.layout, found) {
+            self.shape.probes = probes;
+        }
+    }
+
     /// Takes `id`, the creation id found in Redis, as the filter's: it names the bits keys,
     /// so one that is not what [`fresh_id`] makes (edited by hand) is refused.
     fn adopt(&mut self, id: String) -> Result<(), Error> {
@@ -370,7 +421,11 @@ impl<F: SharedLayout> Core<F> {
     /// The configuration fields of shard `s`, as written at creation.
     fn fields(&self, s: usize) -> Vec<(&'static str, String)> {
         let mut f = vec![("format", FORMAT.to_string())];
-        f.extend(shape_fields(&self.shape));
+        f.extend(
+            shape_fields(&self.shape)
+                .into_iter()
+                .filter(|(field, value)| stored(field, value)),
+        );
         f.extend([
             ("shards", self.shards.len().to_string()),
             ("shard", s.to_string()),
@@ -439,11 +494,16 @@ impl<F: SharedLayout> Core<F> {
             hashes,
             hasher_id: F::Hasher::from_seed(options.seed).spec().id,
             seed: options.seed,
+            probes: match F::LAYOUT {
+                Layout::Classic => Some(ProbeScheme::default()),
+                Layout::Blocked => None,
+            },
             design: Design::new(options.items, options.fpr)?,
         };
         let mut core = Core::new(name, shape, options.shards, fresh_id())?;
         let found = call(name, con, &[core.create_cmd(0)]).await?;
         let found = config_map(name, found.into_iter().next().unwrap_or(Value::Nil))?;
+        core.adopt_scheme(&found);
         core.compare(0, &found)?;
         core.adopt(found.get("id").cloned().unwrap_or_default())?;
         let complete = found.get("complete").is_some_and(|c| c == "1");
@@ -496,6 +556,8 @@ impl<F: SharedLayout> Core<F> {
             hashes: sizing::check_hashes(num("hashes")?).map_err(|_| corrupt("hashes"))?,
             hasher_id,
             seed: num("seed")?,
+            probes: recorded_probes(F::LAYOUT, &found)
+                .map_err(|v| mismatch("probes", "1 or 2".into(), &v))?,
             design: Design::new(num("items")?, fpr).map_err(|_| corrupt("items"))?,
         };
         let shards = u32::try_from(num("shards")?).map_err(|_| corrupt("shards"))?;
@@ -801,8 +863,7 @@ impl<F: SharedLayout> Core<F> {
             key_positions.clear();
             F::positions(
                 self.hasher.hash_one(key.borrow()),
-                self.shape.bits,
-                self.shape.hashes,
+                &self.shape,
                 &mut key_positions,
             );
             let (positions, indices) = &mut per_shard[self.locate(key_positions[0]).0];

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
+use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::PortableHasher;
 use bloomkit_redis::{Error, Options, RedisFilter, SharedLayout};
 use bloomkit_testkit::redis_server::RedisServer;
@@ -233,6 +234,69 @@ fn a_filter_built_offline_uploads_merges_and_downloads_bit_for_bit() {
         .unwrap();
     match shared.merge(&other) {
         Err(Error::Mismatch { field: "seed", .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A classic filter created before the probe scheme was recorded in Redis (no `probes`
+/// field: the enhanced scheme) is opened as it is, by `open` and by `open_or_create` with
+/// today's options, and answers as a local filter of that scheme; a local filter of the
+/// other scheme is refused by name, not merged into the wrong bits.
+#[test]
+fn a_classic_filter_from_before_the_probe_scheme_keeps_its_positions() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let options = Options::new(300, 0.02);
+    let name = fresh_name();
+    let created: RedisFilter<BloomFilter<str>> =
+        RedisFilter::open_or_create(connect(&server), &name, &options).unwrap();
+    assert_eq!(created.shape().probes, Some(ProbeScheme::Wide));
+    let cfg = created.keys()[0].0.to_owned();
+    // As an earlier release left it.
+    assert_eq!(server.command(&["HDEL", &cfg, "probes"]), ":1");
+    let mut old = BloomFilter::<str>::builder(300, 0.02)
+        .probe_scheme(ProbeScheme::Enhanced)
+        .build()
+        .unwrap();
+    let members: Vec<String> = (0..300).map(key).collect();
+    for k in &members {
+        old.insert(k);
+    }
+    let reopened: Vec<RedisFilter<BloomFilter<str>>> = vec![
+        RedisFilter::open_or_create(connect(&server), &name, &options).unwrap(),
+        RedisFilter::open(connect(&server), &name).unwrap(),
+    ];
+    for mut shared in reopened {
+        assert_eq!(shared.shape().probes, Some(ProbeScheme::Enhanced));
+        shared.upload(&old).unwrap();
+        for k in &members {
+            assert!(shared.contains(k).unwrap(), "{k}");
+        }
+        shared.insert("one more").unwrap();
+        let mut expected = old.clone();
+        expected.insert("one more");
+        assert_eq!(shared.download().unwrap(), expected);
+        let wide = BloomFilter::<str>::new(300, 0.02).unwrap();
+        match shared.upload(&wide) {
+            Err(Error::Mismatch {
+                field: "probes",
+                expected,
+                found,
+                ..
+            }) => assert_eq!((expected.as_str(), found.as_str()), ("2", "1")),
+            other => panic!("{other:?}"),
+        }
+        shared.clear().unwrap();
+    }
+    // Nothing rewrote the configuration: it still has no `probes` field.
+    assert_eq!(server.command(&["HEXISTS", &cfg, "probes"]), ":0");
+    // An id no build knows is refused when opening.
+    server.command(&["HSET", &cfg, "probes", "9"]);
+    match RedisFilter::<BloomFilter<str>>::open(connect(&server), &name) {
+        Err(Error::Mismatch {
+            field: "probes", ..
+        }) => {}
         other => panic!("{other:?}"),
     }
 }

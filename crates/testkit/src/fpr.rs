@@ -5,7 +5,8 @@
 //! Keys and seeds are fixed, so every run measures the same numbers; the tolerance is there
 //! so that a model or hashing defect, not chance, is what fails a test.
 
-use bloomkit_core::sizing::{fpr_model, hashing_floor};
+use bloomkit_core::hash::ProbeScheme;
+use bloomkit_core::sizing::{fpr_model, hashing_floor_with};
 use bloomkit_core::Filter;
 
 use crate::{measure_fpr, member, non_member, FprMeasurement};
@@ -30,9 +31,16 @@ pub struct Subject<F> {
 }
 
 /// The fill-implied rate of a classic-layout filter (m bits or counters, k probes spread
-/// over all of them): `(X/m)^k` from `estimated_fpr`, combined with the hashing floor.
-pub fn classic_conditional<F: Filter<Key = u64>>(f: &F, n: u64, m: u64, k: u32) -> f64 {
-    let floor = hashing_floor(n, m, k).expect("valid shape");
+/// over all of them, placed by `probes`): `(X/m)^k` from `estimated_fpr`, combined with the
+/// scheme's hashing floor.
+pub fn classic_conditional<F: Filter<Key = u64>>(
+    f: &F,
+    n: u64,
+    m: u64,
+    k: u32,
+    probes: ProbeScheme,
+) -> f64 {
+    let floor = hashing_floor_with(n, m, k, probes).expect("valid shape");
     1.0 - (1.0 - f.estimated_fpr()) * (1.0 - floor)
 }
 
