@@ -33,9 +33,11 @@
 //! # What cannot go wrong
 //!
 //! - **The configuration cannot drift.** The parameters (layout, bits, k, hasher id, seed,
-//!   design items and rate, shard count, format version) live in a hash next to the bits,
-//!   created atomically with them. Opening a filter with other parameters is
-//!   [`Error::Mismatch`], naming the field.
+//!   design items and rate, shard count, format version, and for the classic layout the
+//!   probe scheme) live in a hash next to the bits, created atomically with them. Opening a
+//!   filter with other parameters is [`Error::Mismatch`], naming the field. A filter created
+//!   by an earlier release (hasher id 1; a classic filter without the `probes` field, which
+//!   uses `ProbeScheme::Enhanced`) is opened as it is, by `open` and `open_or_create`.
 //! - **Every operation checks the configuration first, atomically with its work**: a
 //!   server-side guard script checks the creation id the client opened and the bits' type
 //!   and length. Inserts are a transaction (`MULTI`: the guard, then native `BITFIELD`
