@@ -473,13 +473,7 @@ impl Probes {
     /// As [`new`](Probes::new).
     #[inline]
     pub fn with_second_hash(hash: u64, second: u64, m: u64, k: u32) -> Probes {
-        // Checked in release too: past 2^63, `add_mod` would overflow and give positions
-        // outside [0, m). Free where it matters: callgrind counted the same instructions per
-        // classic and counting lookup with and without it (the check leaves the loop).
-        assert!(
-            m.wrapping_sub(1) < 1 << 63,
-            "a filter of {m} bits: probes need 1..=2^63"
-        );
+        check_probe_bits(m);
         debug_assert_eq!(second, second_hash(hash));
         Probes {
             x: reduce(hash, m),
@@ -489,6 +483,18 @@ impl Probes {
             left: k,
         }
     }
+}
+
+/// Panics unless `m` is in `1..=2^63`, the sizes a filter can have. Checked in release too:
+/// past 2^63, `add_mod` would overflow and give positions outside [0, m). Free where it
+/// matters: callgrind counted the same instructions per classic and counting lookup with and
+/// without it (the check leaves the loop).
+#[inline]
+fn check_probe_bits(m: u64) {
+    assert!(
+        m.wrapping_sub(1) < 1 << 63,
+        "a filter of {m} bits: probes need 1..=2^63"
+    );
 }
 
 /// `(a + b) mod m` for `a, b < m <= 2^63`.
@@ -687,10 +693,7 @@ impl WideProbes {
     /// As [`new`](WideProbes::new).
     #[inline]
     pub fn with_second_hash(hash: u64, second: u64, m: u64, k: u32) -> WideProbes {
-        assert!(
-            m.wrapping_sub(1) < 1 << 63,
-            "a filter of {m} bits: probes need 1..=2^63"
-        );
+        check_probe_bits(m);
         debug_assert_eq!(second, second_hash(hash));
         WideProbes {
             next: hash,
@@ -1004,7 +1007,13 @@ mod tests {
                 std::panic::catch_unwind(|| Probes::new(7, m, 3)).is_err(),
                 "m = {m}"
             );
+            assert!(
+                std::panic::catch_unwind(|| WideProbes::new(7, m, 3)).is_err(),
+                "m = {m}"
+            );
         }
+        let edge: Vec<u64> = WideProbes::new(u64::MAX, 1 << 63, 20).collect();
+        assert!(edge.iter().all(|&p| p < 1 << 63) && edge.len() == 20);
         assert!(std::panic::catch_unwind(|| BlockProbe::new(7, 0, 3)).is_err());
     }
 
