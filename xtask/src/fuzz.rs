@@ -71,10 +71,14 @@ pub fn main(args: &Args) -> ExitCode {
     } else {
         args.targets.iter().map(String::as_str).collect()
     };
-    let seeds = [
-        root.join("crates/bloomkit/tests/data/v1"),
-        root.join("crates/bloomkit/tests/data/v2"),
-    ];
+    // Every format version's golden files (`tests/data/v<N>`).
+    let data = root.join("crates/bloomkit/tests/data");
+    let mut seeds: Vec<_> = std::fs::read_dir(&data)
+        .expect("the golden files' directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    seeds.sort();
     let mut failed = Vec::new();
     let mut report = Vec::new();
     for target in targets {
