@@ -2,7 +2,9 @@
 //! false-positive rate that honours the target it was sized for.
 //!
 //! A key is hashed once (XXH3-64 with a seed by default) and its k bit positions derived
-//! from that hash by enhanced double hashing ([`bloomkit_core::hash::Probes`]). The filter
+//! from that hash by enhanced double hashing in 64-bit arithmetic
+//! ([`bloomkit_core::hash::ProbeScheme::Wide`]; filters written before format version 3 keep
+//! the scheme they were built with, `ProbeScheme::Enhanced`). The filter
 //! is sized with [`bloomkit_core::sizing::plan`], which picks an integer k and the smallest
 //! m whose predicted FPR is at most the target. Measured from one item to 10^8 and from
 //! p = 0.5 down to 1e-7, rates averaged over key sets are at or under the target and single

@@ -2,7 +2,9 @@
 //!
 //! Every bloomkit filter hashes a key exactly once, with a [`BuildHasher`] (by default
 //! [`Xxh3Builder`]: XXH3-64 with a seed), and derives all k bit positions from that one
-//! value with [`Probes`]. Callers who query several filters with the same key can hash it
+//! value: a classic-layout filter by its [`ProbeScheme`] ([`WideProbes`], or [`Probes`] for
+//! filters written before format version 3), a blocked filter with [`BlockProbe`]. Callers
+//! who query several filters with the same key can hash it
 //! once with [`Filter::hash_key`](crate::Filter::hash_key) and reuse the value.
 //!
 //! # Portability

@@ -8,7 +8,7 @@
 //!   variants; [`Remove`], [`Union`] and [`Intersection`] for what only some can do.
 //! - [`hash`]: one 64-bit hash per key (XXH3-64 with a seed by default, any
 //!   [`BuildHasher`](core::hash::BuildHasher) if you bring one) and the k probe positions
-//!   derived from it by enhanced double hashing.
+//!   derived from it by enhanced double hashing ([`hash::ProbeScheme`]).
 //! - [`sizing`]: bits and probes from (items, FPR), FPR from (items, bits, probes),
 //!   capacity, and cardinality from a filter's fill, each checked and documented with its
 //!   source.
@@ -37,7 +37,7 @@
 //!
 //! ```
 //! use bloomkit_core::sizing::{fpr_model, plan};
-//! use bloomkit_core::hash::{Probes, Xxh3Builder};
+//! use bloomkit_core::hash::{ProbeScheme, Xxh3Builder};
 //! use std::hash::BuildHasher;
 //!
 //! // How big must a filter for 1M items at 1% be?
@@ -48,7 +48,9 @@
 //!
 //! // Where does a key go? One hash, seven positions.
 //! let hash = Xxh3Builder::default().hash_one("https://example.com/");
-//! let positions: Vec<u64> = Probes::new(hash, plan.bits, plan.hashes).collect();
+//! let positions: Vec<u64> = ProbeScheme::Wide
+//!     .positions(hash, plan.bits, plan.hashes)
+//!     .collect();
 //! assert_eq!(positions.len(), 7);
 //! # Ok::<(), bloomkit_core::Error>(())
 //! ```
