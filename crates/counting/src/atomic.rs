@@ -237,12 +237,12 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     #[inline]
     pub fn insert_hash(&self, hash: u64) -> bool {
         let mut new = false;
-        for i in self.probes(hash) {
+        self.probes.for_each(hash, self.counters, self.hashes, |i| {
             // `if`, not `new |= old == 0` cast to an integer (rust-lang/rust#158206).
             if self.increment(i) == 0 {
                 new = true;
             }
-        }
+        });
         new
     }
 

@@ -260,19 +260,23 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// [`insert`](Self::insert) by hash.
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let mut new = false;
-        for i in self.probes(hash) {
-            let c = self.counters.get(i);
-            if c == 0 {
-                new = true;
-                self.nonzero += 1;
-            }
-            if c < C::MAX {
-                self.counters.set(i, c + 1);
-                if c + 1 == C::MAX {
-                    self.saturated += 1;
+        let (counters, nonzero, saturated) =
+            (&mut self.counters, &mut self.nonzero, &mut self.saturated);
+        // The scheme matched once for the key, not per probe.
+        self.probes
+            .for_each(hash, counters.len(), self.hashes, |i| {
+                let c = counters.get(i);
+                if c == 0 {
+                    new = true;
+                    *nonzero += 1;
                 }
-            }
-        }
+                if c < C::MAX {
+                    counters.set(i, c + 1);
+                    if c + 1 == C::MAX {
+                        *saturated += 1;
+                    }
+                }
+            });
         new
     }
 

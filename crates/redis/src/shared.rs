@@ -154,6 +154,15 @@ fn stored(field: &str, value: &str) -> bool {
     field != "probes" || !(value.is_empty() || value == "1")
 }
 
+/// The hasher id a configuration records, when hasher type `H` reads it (the XXH3 builder
+/// reads ids 1 and 2).
+fn recorded_hasher<H: PortableHasher>(found: &HashMap<String, String>) -> Option<u8> {
+    found
+        .get("hasher")
+        .and_then(|v| v.parse::<u8>().ok())
+        .filter(|&id| H::from_spec(HasherSpec { id, seed: 0 }).is_ok())
+}
+
 /// The probe scheme a configuration records for `layout`, or why it cannot be read.
 fn recorded_probes(
     layout: Layout,
@@ -367,16 +376,15 @@ impl<F: SharedLayout> Core<F> {
         if found.is_empty() {
             return;
         }
-        let id = found.get("hasher").and_then(|v| v.parse::<u8>().ok());
-        if let Some((id, hasher)) = id.and_then(|id| {
+        if let Some(id) = recorded_hasher::<F::Hasher>(found) {
             let spec = HasherSpec {
                 id,
                 seed: self.shape.seed,
             };
-            F::Hasher::from_spec(spec).ok().map(|h| (id, h))
-        }) {
-            self.shape.hasher_id = id;
-            self.hasher = hasher;
+            if let Ok(hasher) = F::Hasher::from_spec(spec) {
+                self.shape.hasher_id = id;
+                self.hasher = hasher;
+            }
         }
         if let Ok(probes) = recorded_probes(self.shape.layout, found) {
             self.shape.probes = probes;
@@ -541,14 +549,10 @@ impl<F: SharedLayout> Core<F> {
         if get("layout")? != F::LAYOUT.name() {
             return Err(mismatch("layout", F::LAYOUT.name().into(), get("layout")?));
         }
-        // Any id this hasher type reads (the XXH3 builder reads ids 1 and 2).
-        let hasher_id = u8::try_from(num("hasher")?)
-            .ok()
-            .filter(|&id| F::Hasher::from_spec(HasherSpec { id, seed: 0 }).is_ok())
-            .ok_or_else(|| {
-                let expected = <F::Hasher as PortableHasher>::ID.to_string();
-                mismatch("hasher", expected, get("hasher").map_or("", |s| s))
-            })?;
+        let hasher_id = recorded_hasher::<F::Hasher>(&found).ok_or_else(|| {
+            let expected = <F::Hasher as PortableHasher>::ID.to_string();
+            mismatch("hasher", expected, get("hasher").map_or("", |s| s))
+        })?;
         let fpr = get("fpr")?.parse::<f64>().map_err(|_| corrupt("fpr"))?;
         let shape = Shape {
             layout: F::LAYOUT,
