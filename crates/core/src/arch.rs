@@ -101,6 +101,34 @@ pub fn block_contains_fast(block: &[u64; 8], hash: u64, k: u32) -> bool {
     crate::hash::block_contains_all(block, hash, k)
 }
 
+/// Runs `f` compiled with AVX2 enabled when the CPU has it, so that the SIMD block tests it
+/// calls ([`block_contains_fast`], [`split_block_contains`], [`split_block_insert`]) are
+/// inlined into its loop instead of being called once per key. Without AVX2 (or under
+/// miri) `f` runs as it is; the answers are the same either way.
+///
+/// A single AVX2 test cannot be inlined into code built for baseline x86-64: each lookup
+/// then pays a call. Batched calls pay it once per batch through this scope.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::batch::with_simd;
+/// use bloomkit_core::hash::split_block_contains;
+///
+/// let block = [!0u32; 8];
+/// let found = with_simd(|| (0..100u32).filter(|&x| split_block_contains(&block, x)).count());
+/// assert_eq!(found, 100);
+/// ```
+#[inline]
+pub fn with_simd<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(target_feature = "avx2")))]
+    if avx2::available() {
+        // SAFETY: the CPU has AVX2 (just checked), all the function needs.
+        return unsafe { avx2::scope(f) };
+    }
+    f()
+}
+
 /// [`split_block_contains`] without SIMD: what runs without AVX2, and under miri.
 #[inline(always)]
 pub fn portable_split_block_contains(block: &[u32; 8], x: u32) -> bool {
@@ -155,6 +183,18 @@ mod avx2 {
         {
             std::arch::is_x86_feature_detected!("avx2")
         }
+    }
+
+    /// Runs `f` in a function compiled with AVX2, so the AVX2 functions it calls can be
+    /// inlined into it.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(not(target_feature = "avx2"))]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
+        f()
     }
 
     /// The key's mask in one register: lane i is `1 << ((x * SALT[i]) >> 27)`.
@@ -232,17 +272,18 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn seven(low: __m256i, high: __m256i, word: u64, count: u32) -> __m256i {
-        // A lane past `count` shifts its bit by 32 or more: `vpsllvd` gives 0 there.
-        // Lanes hold positions in the order 0 1 4 5 2 3 6 7 (see below).
-        const PAST: [[i32; 8]; 8] = {
+        // Row `count`: 1 in the lanes of the first `count` positions, 0 in the others, so
+        // shifting it by a lane's bit gives the bit, or nothing past `count`. Lanes hold
+        // positions in the order 0 1 4 5 2 3 6 7 (see below).
+        const ONES: [[i32; 8]; 8] = {
             let order = [0, 1, 4, 5, 2, 3, 6, 7];
             let mut table = [[0; 8]; 8];
             let mut count = 0;
             while count < 8 {
                 let mut lane = 0;
                 while lane < 8 {
-                    if order[lane] >= count {
-                        table[count][lane] = 32;
+                    if order[lane] < count {
+                        table[count][lane] = 1;
                     }
                     lane += 1;
                 }
@@ -253,7 +294,7 @@ mod avx2 {
         // SAFETY: register-only AVX2 arithmetic, and a 32-byte load from a constant table
         // row (`count` is at most 7, checked by the index); the caller guarantees AVX2.
         unsafe {
-            let past = _mm256_loadu_si256(PAST[count as usize].as_ptr().cast::<__m256i>());
+            let ones = _mm256_loadu_si256(ONES[count as usize].as_ptr().cast::<__m256i>());
             let w = _mm256_set1_epi64x(word as i64);
             // Positions 0-3 and 4-7 in the low halves of 64-bit lanes (position 7 is junk,
             // never valid), then packed to 32-bit lanes in the order 0 1 4 5 2 3 6 7.
@@ -273,8 +314,7 @@ mod avx2 {
                 _mm256_castsi256_ps(from_high),
                 _mm256_castsi256_ps(_mm256_slli_epi32::<23>(p)),
             ));
-            let shift = _mm256_or_si256(_mm256_and_si256(p, _mm256_set1_epi32(31)), past);
-            let bit = _mm256_sllv_epi32(_mm256_set1_epi32(1), shift);
+            let bit = _mm256_sllv_epi32(ones, _mm256_and_si256(p, _mm256_set1_epi32(31)));
             _mm256_andnot_si256(words, bit)
         }
     }
