@@ -5,7 +5,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
-use bloomkit_core::batch::{insert_counting, pipeline, prefetch};
+use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch, with_simd};
 use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
 use bloomkit_core::hash::{block_contains_fast, block_positions, reduce, BlockProbe, BLOCK_BITS};
 use bloomkit_core::sizing::{self, check_hashes, Design};
@@ -60,15 +60,40 @@ impl<'a> BlockLookup<'a> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        pipeline(
+        pipeline_groups(
             out,
             keys,
             |_, key| self.locate(hasher.hash_one(key.borrow())),
-            |out, (hash, block)| {
-                out.push(block_contains_fast(&self.blocks[block], hash, self.hashes));
+            |out, group| {
+                test_group(
+                    out,
+                    group,
+                    #[inline(always)]
+                    |hash, block| block_contains_fast(&self.blocks[block], hash, self.hashes),
+                );
             },
         );
     }
+}
+
+/// Appends `test(hash, block)` for each staged key of `group` to `out`, in one SIMD scope
+/// ([`with_simd`]): the block tests are inlined into the loop instead of being called once
+/// per key. The finish of the blocked and split-block filters' batched lookups.
+#[inline(always)]
+pub(crate) fn test_group(
+    out: &mut Vec<bool>,
+    group: &[(u64, usize)],
+    test: impl Fn(u64, usize) -> bool,
+) {
+    with_simd(
+        #[inline(always)]
+        || {
+            out.reserve(group.len());
+            for &(hash, block) in group {
+                out.push(test(hash, block));
+            }
+        },
+    );
 }
 
 /// One 64-byte block, aligned to a cache line.

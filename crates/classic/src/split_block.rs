@@ -5,12 +5,12 @@ use core::convert::Infallible;
 use core::fmt;
 use core::marker::PhantomData;
 
-use bloomkit_core::batch::{insert_counting, pipeline, prefetch};
+use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch};
 use bloomkit_core::hash::{split_block_contains, split_block_insert, xxh64};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Intersection, Parameter, Union};
 
-use crate::blocked::combine_words;
+use crate::blocked::{combine_words, test_group};
 use crate::thrift;
 
 /// Bytes in one block: eight 32-bit words.
@@ -473,12 +473,17 @@ impl<K: ParquetValue + ?Sized> SplitBlockFilter<K> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        pipeline(
+        pipeline_groups(
             out,
             keys,
             |_, key| self.locate(key.borrow().parquet_hash()),
-            |out, (hash, block)| {
-                out.push(split_block_contains(&self.blocks[block].0, hash as u32));
+            |out, group| {
+                test_group(
+                    out,
+                    group,
+                    #[inline(always)]
+                    |hash, block| split_block_contains(&self.blocks[block].0, hash as u32),
+                );
             },
         );
     }
