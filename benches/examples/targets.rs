@@ -171,6 +171,20 @@ fn sbbf_parquet_lookups(f: &sbbf_rs_safe::Filter, keys: &[u64]) -> usize {
         .count()
 }
 
+/// An sbbf-rs filter of `bits_per_key * keys_hint` bits holding `keys`, hashed by `hash`.
+fn sbbf_of(
+    bits_per_key: usize,
+    keys_hint: usize,
+    keys: &[u64],
+    hash: impl Fn(&u64) -> u64,
+) -> sbbf_rs_safe::Filter {
+    let mut f = sbbf_rs_safe::Filter::new(bits_per_key, keys_hint);
+    for k in keys {
+        f.insert_hash(hash(k));
+    }
+    f
+}
+
 fn fuse_lookups(f: &xorf::BinaryFuse8, keys: &[u64]) -> usize {
     use xorf::Filter as _;
     keys.iter().filter(|k| f.contains(k)).count()
@@ -246,23 +260,18 @@ fn bloom_filters(n: u64) {
         fast.insert(k);
     }
     // sbbf-rs at 10 bits/key, as the issue measured it (its own sizing has no rate).
-    let mut sbbf = sbbf_rs_safe::Filter::new(10, n as usize);
     let hasher = bloomkit::core::Xxh3Builder::default();
-    for k in &keys {
-        sbbf.insert_hash(hasher.hash_one(k));
-    }
+    let xxh3 = |k: &u64| hasher.hash_one(k);
+    let sbbf = sbbf_of(10, n as usize, &keys, xxh3);
     let fuse = xorf::BinaryFuse8::try_from(&keys).expect("distinct keys");
     let mut split = SplitBlockFilter::new(n, 0.01).expect("valid");
     split.insert_batch(&keys);
     // sbbf-rs at exactly the split-block filter's size: equal memory, same layout.
-    let mut sbbf_equal = sbbf_rs_safe::Filter::new(1, split.num_bits() as usize);
-    for k in &keys {
-        sbbf_equal.insert_hash(hasher.hash_one(k));
-    }
-    let mut sbbf_parquet = sbbf_rs_safe::Filter::new(1, split.num_bits() as usize);
-    for k in &keys {
-        sbbf_parquet.insert_hash(bloomkit::core::hash::xxh64(0, &k.to_le_bytes()));
-    }
+    let split_bits = split.num_bits() as usize;
+    let sbbf_equal = sbbf_of(1, split_bits, &keys, xxh3);
+    let sbbf_parquet = sbbf_of(1, split_bits, &keys, |k| {
+        bloomkit::core::hash::xxh64(0, &k.to_le_bytes())
+    });
     drop(keys);
     let per_key = |bytes: usize| bytes as f64 * 8.0 / n as f64;
     let count = 1u64 << 20;

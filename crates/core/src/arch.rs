@@ -18,6 +18,9 @@
 //! positions spread over eight 64-bit words: seven positions per round, one 32-bit lane
 //! each, the lane's word fetched with two permutes and a blend.
 //!
+//! [`with_simd`] runs a closure in a function compiled with AVX2 (when the CPU has it), so
+//! those tests inline into a batch's loop instead of being called once per key.
+//!
 //! Tested under miri (`cargo +nightly miri test -p bloomkit-core --lib -- arch batch`).
 #![allow(unsafe_code)]
 
@@ -107,7 +110,8 @@ pub fn block_contains_fast(block: &[u64; 8], hash: u64, k: u32) -> bool {
 /// miri) `f` runs as it is; the answers are the same either way.
 ///
 /// A single AVX2 test cannot be inlined into code built for baseline x86-64: each lookup
-/// then pays a call. Batched calls pay it once per batch through this scope.
+/// then pays a call. The blocked and split-block filters' batched lookups pay it once per
+/// group of [`LANES`](crate::batch::LANES) keys through this scope.
 ///
 /// # Examples
 ///

@@ -8,7 +8,7 @@
 //! time the lines are arriving. Two groups are in flight: the next group is staged before
 //! the current one is finished, so the first keys of a group do not wait for lines requested
 //! just before them (at 10^7 keys, out of cache, this took the blocked filter's batched
-//! lookups from 8.6 to 5.5 ns a key; `docs/performance.md`). Every Bloom variant's
+//! lookups from 8.5-8.7 to 5.4-6.6 ns a key; `docs/performance.md`). Every Bloom variant's
 //! `contains_batch` and `insert_batch` is built on it.
 
 pub use crate::arch::{prefetch, with_simd};
