@@ -16,10 +16,45 @@
 //! one process answer identically in another ([`PortableHasher`] records the hasher and
 //! seed in the serialized bytes).
 
-use core::hash::{BuildHasher, Hasher};
+use core::hash::{BuildHasher, Hash, Hasher};
 
-use crate::xxh3::xxh3;
 pub use crate::xxh3::xxh64;
+use crate::xxh3::{load_word, xxh3, xxh3_word, WORD};
+
+/// The integer writes of bloomkit's hashers: little-endian on every platform, `usize` and
+/// `isize` as 64 bits, so 32- and 64-bit, little- and big-endian machines agree.
+macro_rules! little_endian_writes {
+    () => {
+        #[inline(always)]
+        fn write_u8(&mut self, i: u8) {
+            self.write(&[i]);
+        }
+        #[inline(always)]
+        fn write_u16(&mut self, i: u16) {
+            self.write(&i.to_le_bytes());
+        }
+        #[inline(always)]
+        fn write_u32(&mut self, i: u32) {
+            self.write(&i.to_le_bytes());
+        }
+        #[inline(always)]
+        fn write_u64(&mut self, i: u64) {
+            self.write(&i.to_le_bytes());
+        }
+        #[inline(always)]
+        fn write_u128(&mut self, i: u128) {
+            self.write(&i.to_le_bytes());
+        }
+        #[inline(always)]
+        fn write_usize(&mut self, i: usize) {
+            self.write(&(i as u64).to_le_bytes());
+        }
+        #[inline(always)]
+        fn write_isize(&mut self, i: isize) {
+            self.write(&(i as i64).to_le_bytes());
+        }
+    };
+}
 
 pub use crate::arch::{
     block_contains_fast, portable_split_block_contains, portable_split_block_insert,
@@ -212,7 +247,79 @@ impl BuildHasher for Xxh3Builder {
             spill: Vec::new(),
         }
     }
+
+    /// The hash [`build_hasher`](BuildHasher::build_hasher)'s hasher gives `x`, computed
+    /// first with a hasher that lives in registers ([`WordHasher`]): no 128-byte buffer to
+    /// zero and no byte stored only to be read back. A key that writes more than 16 short
+    /// bytes before finishing (a tuple of three `u64`s) is hashed again with the full
+    /// hasher; `Hash` impls are deterministic, so the answer is the same either way.
+    #[inline(always)]
+    // This is `hash_one`: the lint's suggestion would recurse.
+    #[allow(clippy::manual_hash_one)]
+    fn hash_one<T: Hash>(&self, x: T) -> u64 {
+        if self.scheme == Xxh3Scheme::Chained {
+            let mut word = WordHasher {
+                seed: self.seed,
+                word: 0,
+                len: 0,
+                overflowed: false,
+            };
+            x.hash(&mut word);
+            if !word.overflowed {
+                return word.finish();
+            }
+        }
+        let mut full = self.build_hasher();
+        x.hash(&mut full);
+        full.finish()
+    }
 }
+
+/// [`Xxh3Scheme::Chained`]'s hasher for keys that buffer at most 16 bytes at a time: the
+/// buffer is one `u128`, so the whole state stays in registers. It gives what
+/// [`Xxh3Hasher`] gives, or says it cannot (`overflowed`) and the caller starts over.
+struct WordHasher {
+    /// The builder's seed; after a long write, the chain's value.
+    seed: u64,
+    /// The buffered bytes, byte i in bits `8i..8i+8`.
+    word: u128,
+    len: usize,
+    /// More than [`WORD`] bytes were to be buffered: the answer is [`Xxh3Hasher`]'s to give.
+    overflowed: bool,
+}
+
+impl Hasher for WordHasher {
+    #[inline(always)]
+    fn write(&mut self, bytes: &[u8]) {
+        // As `Xxh3Hasher::write` in the chained scheme (CHAIN_MIN is WORD).
+        if bytes.len() > CHAIN_MIN {
+            if self.len > 0 {
+                self.seed = xxh3_word(self.seed, self.word, self.len);
+                self.word = 0;
+                self.len = 0;
+            }
+            self.seed = xxh3(self.seed, bytes);
+            return;
+        }
+        let end = self.len + bytes.len();
+        if end > WORD {
+            self.overflowed = true;
+        } else if !bytes.is_empty() {
+            // `self.len` is below 16 here (`bytes` is not empty), so the shift is in range.
+            self.word |= load_word(bytes) << (8 * self.len);
+            self.len = end;
+        }
+    }
+
+    #[inline(always)]
+    fn finish(&self) -> u64 {
+        xxh3_word(self.seed, self.word, self.len)
+    }
+
+    little_endian_writes!();
+}
+
+const _: () = assert!(CHAIN_MIN == WORD);
 
 impl PortableHasher for Xxh3Builder {
     /// The id of [`Xxh3Scheme::Chained`], what new builders use; a builder's own id is in
@@ -349,35 +456,7 @@ impl Hasher for Xxh3Hasher {
         }
     }
 
-    #[inline(always)]
-    fn write_u8(&mut self, i: u8) {
-        self.write(&[i]);
-    }
-    #[inline(always)]
-    fn write_u16(&mut self, i: u16) {
-        self.write(&i.to_le_bytes());
-    }
-    #[inline(always)]
-    fn write_u32(&mut self, i: u32) {
-        self.write(&i.to_le_bytes());
-    }
-    #[inline(always)]
-    fn write_u64(&mut self, i: u64) {
-        self.write(&i.to_le_bytes());
-    }
-    #[inline(always)]
-    fn write_u128(&mut self, i: u128) {
-        self.write(&i.to_le_bytes());
-    }
-    #[inline(always)]
-    fn write_usize(&mut self, i: usize) {
-        // 64 bits on every platform, so 32- and 64-bit machines agree.
-        self.write(&(i as u64).to_le_bytes());
-    }
-    #[inline(always)]
-    fn write_isize(&mut self, i: isize) {
-        self.write(&(i as i64).to_le_bytes());
-    }
+    little_endian_writes!();
 }
 
 /// Maps a 64-bit value to `[0, n)` with Lemire's multiply-shift ("fastrange"): the high 64
@@ -1017,6 +1096,55 @@ mod tests {
         let edge: Vec<u64> = WideProbes::new(u64::MAX, 1 << 63, 20).collect();
         assert!(edge.iter().all(|&p| p < 1 << 63) && edge.len() == 20);
         assert!(std::panic::catch_unwind(|| BlockProbe::new(7, 0, 3)).is_err());
+    }
+
+    /// `hash_one` (the register hasher, and the full one again when a key buffers more than
+    /// 16 bytes) gives what the full hasher gives, for keys of many shapes around the limits:
+    /// strings and slices of 0 to 200 bytes, alone and in tuples, and integer tuples of 8 to
+    /// 40 bytes, in both schemes.
+    #[test]
+    fn hash_one_agrees_with_the_full_hasher() {
+        // The hasher `hash_one` stands in for, by hand.
+        #[allow(clippy::manual_hash_one)]
+        fn full<T: Hash>(b: &Xxh3Builder, x: T) -> u64 {
+            let mut h = b.build_hasher();
+            x.hash(&mut h);
+            h.finish()
+        }
+        let text: String = (0..200u8).map(|i| char::from(b'a' + i % 26)).collect();
+        for seed in [0, 7, u64::MAX] {
+            for scheme in [Xxh3Scheme::Buffered, Xxh3Scheme::Chained] {
+                let b = Xxh3Builder::with_scheme(seed, scheme);
+                macro_rules! check {
+                    ($key:expr) => {{
+                        let key = $key;
+                        assert_eq!(b.hash_one(&key), full(&b, &key), "{key:?}, {scheme:?}");
+                    }};
+                }
+                for len in 0..=text.len() {
+                    let s = &text[..len];
+                    check!(s);
+                    check!(s.as_bytes());
+                    check!((len as u8, s));
+                    check!((s, len as u64));
+                    check!((len as u64, len as u32, s));
+                    check!((s, s));
+                    check!(vec![s; 3]);
+                    // Buffered bytes, a long write that chains them, then more buffered.
+                    let x = splitmix(len as u64);
+                    check!((x, s, x));
+                }
+                for x in (0..200u64).map(splitmix) {
+                    check!(x);
+                    check!(u128::from(x));
+                    check!((x, x));
+                    check!((x, x, x));
+                    check!((x as u8, x as u16, x as u32, x));
+                    check!([x; 5]);
+                    check!(());
+                }
+            }
+        }
     }
 
     /// Through the `Hash` trait, integer keys of every width hash to XXH3 of their

@@ -95,9 +95,15 @@ fn avalanche(mut h: u64) -> u64 {
 pub(crate) fn xxh3_1to3(seed: u64, bytes: &[u8]) -> u64 {
     let len = bytes.len();
     debug_assert!((1..=3).contains(&len));
-    let combined = (u32::from(bytes[0]) << 16)
-        | (u32::from(bytes[len >> 1]) << 24)
-        | u32::from(bytes[len - 1])
+    from_1to3(seed, len, bytes[0], bytes[len >> 1], bytes[len - 1])
+}
+
+/// XXH3-64 of 1 to 3 bytes from the ones it reads: the first, the middle and the last.
+#[inline(always)]
+fn from_1to3(seed: u64, len: usize, first: u8, middle: u8, last: u8) -> u64 {
+    let combined = (u32::from(first) << 16)
+        | (u32::from(middle) << 24)
+        | u32::from(last)
         | ((len as u32) << 8);
     let bitflip = u64::from(SECRET[0] as u32 ^ (SECRET[0] >> 32) as u32);
     xxh64_avalanche(u64::from(combined) ^ bitflip.wrapping_add(seed))
@@ -108,8 +114,12 @@ pub(crate) fn xxh3_1to3(seed: u64, bytes: &[u8]) -> u64 {
 pub(crate) fn xxh3_4to8(seed: u64, bytes: &[u8]) -> u64 {
     let len = bytes.len();
     debug_assert!((4..=8).contains(&len));
-    let first = read32(bytes, 0);
-    let last = read32(bytes, len - 4);
+    from_4to8(seed, len, read32(bytes, 0), read32(bytes, len - 4))
+}
+
+/// XXH3-64 of 4 to 8 bytes from the first four and the last four.
+#[inline(always)]
+fn from_4to8(seed: u64, len: usize, first: u32, last: u32) -> u64 {
     let seed = seed ^ (u64::from((seed as u32).swap_bytes()) << 32);
     let combined = u64::from(last) | (u64::from(first) << 32);
     let mut v = (SECRET[1] ^ SECRET[2]).wrapping_sub(seed) ^ combined;
@@ -125,13 +135,64 @@ pub(crate) fn xxh3_4to8(seed: u64, bytes: &[u8]) -> u64 {
 fn xxh3_9to16(seed: u64, bytes: &[u8]) -> u64 {
     let len = bytes.len();
     debug_assert!((9..=16).contains(&len));
-    let low = read64(bytes, 0) ^ (SECRET[3] ^ SECRET[4]).wrapping_add(seed);
-    let high = read64(bytes, len - 8) ^ (SECRET[5] ^ SECRET[6]).wrapping_sub(seed);
+    from_9to16(seed, len, read64(bytes, 0), read64(bytes, len - 8))
+}
+
+/// XXH3-64 of 9 to 16 bytes from the first eight and the last eight.
+#[inline(always)]
+fn from_9to16(seed: u64, len: usize, first: u64, last: u64) -> u64 {
+    let low = first ^ (SECRET[3] ^ SECRET[4]).wrapping_add(seed);
+    let high = last ^ (SECRET[5] ^ SECRET[6]).wrapping_sub(seed);
     let acc = (len as u64)
         .wrapping_add(low.swap_bytes())
         .wrapping_add(high)
         .wrapping_add(fold_mul(low, high));
     avalanche(acc)
+}
+
+/// The at most 16 `bytes` as one little-endian number (byte i in bits `8i..8i+8`), read
+/// without a copy to memory: the form [`xxh3_word`] hashes.
+#[inline(always)]
+pub(crate) fn load_word(bytes: &[u8]) -> u128 {
+    let len = bytes.len();
+    debug_assert!(len <= WORD);
+    // Two reads that overlap in the middle; the overlapping bytes agree, so `|` joins them.
+    // Up to 8 bytes in 64-bit arithmetic: a `u128` shift by a variable costs a few
+    // instructions more.
+    match len {
+        0 => 0,
+        1..=3 => u128::from(
+            u64::from(bytes[0])
+                | u64::from(bytes[len >> 1]) << (8 * (len >> 1))
+                | u64::from(bytes[len - 1]) << (8 * (len - 1)),
+        ),
+        4..=8 => u128::from(
+            u64::from(read32(bytes, 0)) | u64::from(read32(bytes, len - 4)) << (8 * (len - 4)),
+        ),
+        _ => u128::from(read64(bytes, 0)) | u128::from(read64(bytes, len - 8)) << (8 * (len - 8)),
+    }
+}
+
+/// The most bytes [`load_word`] and [`xxh3_word`] take.
+pub(crate) const WORD: usize = 16;
+
+/// XXH3-64 of the first `len` (at most 16) bytes of `word` in little-endian order: what
+/// [`xxh3`] gives for them, computed from the register with shifts instead of reads.
+#[inline(always)]
+pub(crate) fn xxh3_word(seed: u64, word: u128, len: usize) -> u64 {
+    debug_assert!(len <= WORD);
+    // Up to 8 bytes, the low half alone (as in `load_word`).
+    let low = word as u64;
+    let byte = |at: usize| (low >> (8 * at)) as u8;
+    match len {
+        0 => xxh3(seed, &[]),
+        // The one byte a string's `Hash` writes after its contents (0xff), alone after a
+        // long write was chained: no shifts by a variable.
+        1 => from_1to3(seed, 1, low as u8, low as u8, low as u8),
+        2..=3 => from_1to3(seed, len, byte(0), byte(len >> 1), byte(len - 1)),
+        4..=8 => from_4to8(seed, len, low as u32, (low >> (8 * (len - 4))) as u32),
+        _ => from_9to16(seed, len, word as u64, (word >> (8 * (len - 8))) as u64),
+    }
 }
 
 /// One 16-byte lane of the 17-to-128-byte path: input at `at`, secret words `s` and `s + 1`.
@@ -242,6 +303,33 @@ mod tests {
                     let input = &bytes[..len];
                     assert_eq!(
                         xxh3(seed, input),
+                        XxHash3_64::oneshot_with_seed(seed, input),
+                        "seed {seed:#x}, length {len}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The register path: every length 0..=16, the bytes read into a word and hashed from
+    /// it, against the bytes hashed where they lie and against twox-hash.
+    #[test]
+    fn words_hash_as_their_bytes() {
+        let mut state = 5;
+        for seed in SEEDS {
+            for _ in 0..if cfg!(miri) { 1 } else { 50 } {
+                let bytes = random_bytes(&mut state, WORD);
+                for len in 0..=WORD {
+                    let input = &bytes[..len];
+                    let mut padded = [0; WORD];
+                    padded[..len].copy_from_slice(input);
+                    assert_eq!(
+                        load_word(input),
+                        u128::from_le_bytes(padded),
+                        "length {len}"
+                    );
+                    assert_eq!(
+                        xxh3_word(seed, load_word(input), len),
                         XxHash3_64::oneshot_with_seed(seed, input),
                         "seed {seed:#x}, length {len}"
                     );
