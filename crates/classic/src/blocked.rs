@@ -537,6 +537,10 @@ impl<K: Hash + ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
     }
 
     /// Whether `key` (or a form it borrows as) may be in the filter.
+    ///
+    /// For many keys, [`contains_batch`](Self::contains_batch) answers the same several times
+    /// faster once the filter is out of cache (its blocks are requested a group at a time;
+    /// about 4x at 10^7 keys, see `docs/performance.md`).
     #[inline(always)]
     pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
     where
