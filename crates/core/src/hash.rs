@@ -249,10 +249,10 @@ impl BuildHasher for Xxh3Builder {
     }
 
     /// The hash [`build_hasher`](BuildHasher::build_hasher)'s hasher gives `x`, computed
-    /// first with a hasher that lives in registers ([`WordHasher`]): no 128-byte buffer to
-    /// zero and no byte stored only to be read back. A key that writes more than 16 short
-    /// bytes before finishing (a tuple of three `u64`s) is hashed again with the full
-    /// hasher; `Hash` impls are deterministic, so the answer is the same either way.
+    /// first with a hasher that lives in registers: no 128-byte buffer to zero and no byte
+    /// stored only to be read back. A key that writes more than 16 short bytes before
+    /// finishing (a tuple of three `u64`s) is hashed again with the full hasher; `Hash`
+    /// impls are deterministic, so the answer is the same either way.
     #[inline(always)]
     // This is `hash_one`: the lint's suggestion would recurse.
     #[allow(clippy::manual_hash_one)]
