@@ -291,7 +291,11 @@ struct WordHasher {
 impl Hasher for WordHasher {
     #[inline(always)]
     fn write(&mut self, bytes: &[u8]) {
-        // As `Xxh3Hasher::write` in the chained scheme (CHAIN_MIN is WORD).
+        // As `Xxh3Hasher::write` in the chained scheme (CHAIN_MIN is WORD). Once overflowed,
+        // nothing more is worth hashing: the full hasher starts over.
+        if self.overflowed {
+            return;
+        }
         if bytes.len() > CHAIN_MIN {
             if self.len > 0 {
                 self.seed = xxh3_word(self.seed, self.word, self.len);
@@ -1135,6 +1139,8 @@ mod tests {
                     // Buffered bytes, a long write that chains them, then more buffered.
                     let x = splitmix(len as u64);
                     check!((x, s, x));
+                    // Past 16 buffered bytes (the full hasher's case), then a long write.
+                    check!((x, x, x, s));
                 }
                 for x in (0..if cfg!(miri) { 10 } else { 200 }).map(splitmix) {
                     check!(x);
