@@ -328,8 +328,10 @@ mod tests {
                         u128::from_le_bytes(padded),
                         "length {len}"
                     );
+                    let word = xxh3_word(seed, load_word(input), len);
+                    assert_eq!(word, xxh3(seed, input), "seed {seed:#x}, length {len}");
                     assert_eq!(
-                        xxh3_word(seed, load_word(input), len),
+                        word,
                         XxHash3_64::oneshot_with_seed(seed, input),
                         "seed {seed:#x}, length {len}"
                     );
