@@ -327,6 +327,47 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
         })
     }
 
+    /// An empty filter of exactly `blocks` blocks, `hashes` probes per key, hashing with
+    /// `hasher`, sized for `design` (what [`design`](Self::design) reports): the shape of a
+    /// filter whose bits arrive later, through [`or_words`](Self::or_words).
+    ///
+    /// # Errors
+    /// As [`with_blocks`](Self::with_blocks), and the errors of [`Design::new`].
+    pub fn empty(
+        blocks: u64,
+        hashes: u32,
+        hasher: S,
+        design: Option<Design>,
+    ) -> Result<Self, Error> {
+        Self::from_blocks(zeroed_blocks(blocks)?, hashes, hasher, design)
+    }
+
+    /// ORs `words` into the filter's words from word `at` on (eight words a block, in the
+    /// order [`words`](Self::words) lists them): a union with part of a filter of the same
+    /// shape, for loading one piece at a time (a filter streamed from a network or a file)
+    /// without a second copy of the whole.
+    ///
+    /// # Errors
+    /// [`Error::WordCount`] when the words run past the filter's end; `self` is then
+    /// unchanged.
+    pub fn or_words(&mut self, at: usize, words: &[u64]) -> Result<(), Error> {
+        let all = bytemuck::cast_slice_mut::<Block, u64>(&mut self.blocks);
+        let end = at
+            .checked_add(words.len())
+            .filter(|&end| end <= all.len())
+            .ok_or(Error::WordCount {
+                bits: all.len() as u64 * 64,
+                expected: all.len() as u64,
+                found: at as u64 + words.len() as u64,
+            })?;
+        for (w, &o) in all[at..end].iter_mut().zip(words) {
+            let before = w.count_ones();
+            *w |= o;
+            self.ones += u64::from(w.count_ones() - before);
+        }
+        Ok(())
+    }
+
     /// A filter over existing blocks given as words (eight per block, as
     /// [`to_words`](Self::to_words) returns them), with `hashes` probes and `hasher`.
     ///

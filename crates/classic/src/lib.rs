@@ -312,6 +312,15 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
         })
     }
 
+    /// ORs `words` into the filter's bit array from word `at` on: see
+    /// [`BitArray::or_words`].
+    ///
+    /// # Errors
+    /// As there; `self` is then unchanged.
+    pub fn or_words(&mut self, at: usize, words: &[u64]) -> Result<(), Error> {
+        self.bits.or_words(at, words)
+    }
+
     /// Inserts the key whose hash (from [`hash_key`](Self::hash_key)) is `hash`; returns as
     /// [`insert`](Self::insert).
     #[inline]

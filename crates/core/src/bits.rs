@@ -260,6 +260,38 @@ impl BitArray {
         self.words.capacity() * 8
     }
 
+    /// ORs `words` into the array's words from word `at` on: a union with part of an array
+    /// of the same length, for loading one piece at a time (bytes streamed from a network
+    /// or a file) without a second copy of the whole.
+    ///
+    /// # Errors
+    /// [`Error::WordCount`] when the words run past the array's end, [`Error::StrayBits`]
+    /// when they set a bit at or past `len`; `self` is then unchanged.
+    pub fn or_words(&mut self, at: usize, words: &[u64]) -> Result<(), Error> {
+        let end = at
+            .checked_add(words.len())
+            .filter(|&end| end <= self.words.len())
+            .ok_or(Error::WordCount {
+                bits: self.len,
+                expected: self.words.len() as u64,
+                found: at as u64 + words.len() as u64,
+            })?;
+        let tail = self.len % 64;
+        if tail != 0 && end == self.words.len() {
+            if let Some(&last) = words.last() {
+                if last >> tail != 0 {
+                    return Err(Error::StrayBits { bits: self.len });
+                }
+            }
+        }
+        for (w, &o) in self.words[at..end].iter_mut().zip(words) {
+            let before = w.count_ones();
+            *w |= o;
+            self.ones += u64::from(w.count_ones() - before);
+        }
+        Ok(())
+    }
+
     /// `self |= other`, word by word.
     ///
     /// # Errors

@@ -39,7 +39,7 @@ fn links(w: u64) -> impl Iterator<Item = String> {
 /// One worker: returns the URLs it fetched.
 fn work(url: &str, w: u64) -> Result<Vec<String>, bloomkit_redis::Error> {
     let mut seen: RedisFilter<BlockedBloomFilter<str>> =
-        RedisFilter::connect(url, "crawler:seen", &options())?;
+        RedisFilter::connect_or_create(url, "crawler:seen", &options())?;
     let mut fetched = Vec::new();
     let mut new = Vec::with_capacity(BATCH);
     let links: Vec<String> = links(w).collect();
@@ -76,10 +76,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let workers: u64 = args.get(2).map_or(Ok(4), |w| w.parse())?;
     // A fresh filter for this run.
-    if let Ok(f) = RedisFilter::<BlockedBloomFilter<str>>::connect(&url, "crawler:seen", &options())
-    {
-        f.delete()?;
-    }
+    let mut con = redis::Client::open(url.as_str())?.get_connection()?;
+    RedisFilter::<BlockedBloomFilter<str>>::destroy(&mut con, "crawler:seen", None)?;
     let started = std::time::Instant::now();
     let children: Vec<_> = (0..workers)
         .map(|w| {
@@ -100,7 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let links: HashSet<String> = (0..workers).flat_map(links).collect();
     let mut seen: RedisFilter<BlockedBloomFilter<str>> =
-        RedisFilter::connect(&url, "crawler:seen", &options())?;
+        RedisFilter::connect_or_create(&url, "crawler:seen", &options())?;
     let info = seen.info()?;
     println!(
         "{workers} workers, {} links, {} distinct: fetched {total} ({} twice), skipped {} \

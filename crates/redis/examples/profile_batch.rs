@@ -9,7 +9,7 @@ use std::time::Instant;
 fn main() {
     let server = RedisServer::start(&[]).expect("redis-server");
     let mut f: RedisFilter<BlockedBloomFilter<str>> =
-        RedisFilter::connect(&server.url(), "p", &Options::new(1_000_000, 0.01)).unwrap();
+        RedisFilter::connect_or_create(&server.url(), "p", &Options::new(1_000_000, 0.01)).unwrap();
     let keys: Vec<String> = (0..1000)
         .map(|i| format!("https://example.com/{i}"))
         .collect();

@@ -28,13 +28,59 @@ pub enum Error {
         reason: String,
     },
 
-    /// [`open`](crate::RedisFilter::open) of a filter that does not exist.
-    #[error("filter {name} does not exist (no key {key})")]
+    /// [`open`](crate::RedisFilter::open) of a filter that does not exist (or whose creation
+    /// never finished).
+    #[error("filter {name} does not exist: {detail}")]
     NotFound {
         /// The filter.
         name: String,
-        /// The configuration key looked for.
-        key: String,
+        /// What was looked for.
+        detail: String,
+    },
+
+    /// [`create`](crate::RedisFilter::create) of a filter that exists.
+    #[error("filter {name} exists already: open it, or destroy it first")]
+    AlreadyExists {
+        /// The filter.
+        name: String,
+    },
+
+    /// A filter larger than the client accepts ([`Options::max_bytes`](crate::Options::max_bytes)),
+    /// asked for or reported by the server: refused before anything is allocated.
+    #[error("filter {name}: {bits} bits is over this client's limit of {max_bytes} bytes (Options::max_bytes)")]
+    TooLarge {
+        /// The filter.
+        name: String,
+        /// Its size in bits.
+        bits: u64,
+        /// The limit, in bytes.
+        max_bytes: u64,
+    },
+
+    /// The server would not allocate the filter's bits (`proto-max-bulk-len`, `maxmemory`):
+    /// nothing was written.
+    #[error("filter {name}: the server refused to allocate its bits: {detail}")]
+    Refused {
+        /// The filter.
+        name: String,
+        /// The server's words.
+        detail: String,
+    },
+
+    /// The call's deadline ([`Options::timeout`](crate::Options::timeout)) passed before it
+    /// finished. A lookup changed nothing; of an insert, the keys in `inserted` are certainly
+    /// in the filter, and the others may or may not be: insert them again (inserting is
+    /// idempotent).
+    #[error("filter {name}: no answer within {limit:?} ({detail})")]
+    Timeout {
+        /// The filter.
+        name: String,
+        /// The deadline, from the start of the call.
+        limit: std::time::Duration,
+        /// Indices in the batch of the keys an insert certainly put in (ascending).
+        inserted: Vec<usize>,
+        /// How far the call got.
+        detail: String,
     },
 
     /// The filter exists with other parameters than the ones asked for (or than the local
@@ -137,7 +183,8 @@ impl Error {
         Some(match code {
             "BKMISSING" => Error::Missing { name, detail },
             "BKRECREATED" => Error::Recreated { name, detail },
-            "BKWRONGTYPE" => Error::WrongType { name, detail },
+            "BKWRONGTYPE" | "WRONGTYPE" => Error::WrongType { name, detail },
+            "BKREFUSED" => Error::Refused { name, detail },
             "BKCORRUPT" => Error::Corrupt { name, detail },
             "OOM" => Error::OutOfMemory { name, detail },
             "NOPERM" => Error::NoPermission { name, detail },
@@ -148,5 +195,10 @@ impl Error {
     /// Whether the error says the filter's keys are gone.
     pub fn is_missing(&self) -> bool {
         matches!(self, Error::Missing { .. } | Error::NotFound { .. })
+    }
+
+    /// Whether the call's deadline passed ([`Error::Timeout`]).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout { .. })
     }
 }

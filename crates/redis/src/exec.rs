@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use redis::{Cmd, RedisResult, Value};
 
@@ -118,8 +119,59 @@ impl Batch {
         })
     }
 
+    /// How many groups the batch holds.
+    pub fn groups(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// The groups `which` of this batch, in that order, with each `EVALSHA` of a script that
+    /// `code` knows by its SHA-1 sent whole, as `EVAL`: what a node that answered `NOSCRIPT`
+    /// runs instead, and caches (Redis keeps the scripts `EVAL` runs), whichever node of a
+    /// cluster the group's keys route it to.
+    pub(crate) fn inlined(&self, which: &[usize], code: impl Fn(&[u8]) -> Option<&str>) -> Batch {
+        let mut firsts = Vec::with_capacity(self.sizes.len());
+        let mut command = 0;
+        for &n in &self.sizes {
+            firsts.push(command);
+            command += n;
+        }
+        let mut out = Batch::new();
+        for &g in which {
+            out.group();
+            for c in firsts[g]..firsts[g] + self.sizes[g] {
+                let start = if c == 0 { 0 } else { self.ends[c - 1] };
+                let bytes = &self.packed[start..self.ends[c]];
+                let args = command_args(bytes);
+                match args.as_slice() {
+                    [name, sha, rest @ ..] if name.eq_ignore_ascii_case(b"EVALSHA") => {
+                        match code(sha) {
+                            Some(code) => {
+                                out.start(args.len());
+                                out.arg(b"EVAL");
+                                out.arg(code.as_bytes());
+                                for a in rest {
+                                    out.arg(a);
+                                }
+                                out.end_command();
+                            }
+                            None => out.raw_command(bytes),
+                        }
+                    }
+                    _ => out.raw_command(bytes),
+                }
+            }
+        }
+        out
+    }
+
+    /// Appends one command already in the wire format.
+    fn raw_command(&mut self, bytes: &[u8]) {
+        self.packed.extend_from_slice(bytes);
+        self.end_command();
+    }
+
     /// The groups as [`redis::Cmd`]s, for connections that take only those.
-    pub fn into_cmds(self) -> Vec<Vec<Cmd>> {
+    pub fn to_cmds(&self) -> Vec<Vec<Cmd>> {
         let mut commands = Vec::with_capacity(self.ends.len());
         let mut start = 0;
         for &end in &self.ends {
@@ -165,28 +217,89 @@ fn decimal(value: u64) -> ([u8; 20], usize) {
     }
 }
 
-/// The command one RESP array of bulk strings (as [`Batch`] writes them) encodes.
-fn parse_command(mut bytes: &[u8]) -> Cmd {
+/// The arguments of one RESP array of bulk strings, as [`Batch`] writes them.
+fn command_args(mut bytes: &[u8]) -> Vec<&[u8]> {
     fn number(bytes: &mut &[u8]) -> usize {
         let end = bytes
             .iter()
             .position(|&b| b == b'\r')
             .unwrap_or(bytes.len());
-        let n = std::str::from_utf8(&bytes[1..end])
+        let n = std::str::from_utf8(&bytes[1.min(end)..end])
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
         *bytes = &bytes[(end + 2).min(bytes.len())..];
         n
     }
-    let args = number(&mut bytes);
+    let count = number(&mut bytes);
+    let mut args = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = number(&mut bytes).min(bytes.len());
+        args.push(&bytes[..len]);
+        bytes = &bytes[(len + 2).min(bytes.len())..];
+    }
+    args
+}
+
+/// The command one RESP array of bulk strings (as [`Batch`] writes them) encodes.
+fn parse_command(bytes: &[u8]) -> Cmd {
     let mut cmd = Cmd::new();
-    for _ in 0..args {
-        let len = number(&mut bytes);
-        cmd.arg(&bytes[..len]);
-        bytes = &bytes[len + 2..];
+    for arg in command_args(bytes) {
+        cmd.arg(arg);
     }
     cmd
+}
+
+/// The limits of one round trip: its deadline, and the replies of earlier round trips that the
+/// connection has not read yet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Round {
+    /// When the round trip must end, answered or not.
+    pub deadline: Option<Instant>,
+    /// Replies that earlier round trips on this connection left unread when their deadline
+    /// passed: a [`Connection`] that reads replies in order reads (and drops) these first,
+    /// and adds the ones it leaves unread itself.
+    pub unread: usize,
+}
+
+impl Round {
+    /// The time left before the deadline: `None` without one, `Some(ZERO)` once passed.
+    pub fn left(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// Whether the deadline has passed.
+    pub fn expired(&self) -> bool {
+        self.left() == Some(Duration::ZERO)
+    }
+}
+
+/// What a round trip got back: per group, one value per command, for the groups answered
+/// before the deadline, in order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Replies {
+    /// The answered groups' values, server errors included as [`Value::ServerError`].
+    pub groups: Vec<Vec<Value>>,
+    /// Whether the deadline passed before every group was answered (the ones missing from
+    /// [`Self::groups`] may or may not have run on the server).
+    pub timed_out: bool,
+}
+
+impl Replies {
+    fn answered(groups: Vec<Vec<Value>>) -> Replies {
+        Replies {
+            groups,
+            timed_out: false,
+        }
+    }
+
+    fn cut(groups: Vec<Vec<Value>>) -> Replies {
+        Replies {
+            groups,
+            timed_out: true,
+        }
+    }
 }
 
 /// A connection the filter can send pipelines of commands through: implemented for
@@ -197,12 +310,35 @@ fn parse_command(mut bytes: &[u8]) -> Cmd {
 /// gets each group as one pipeline to the node that serves its slot. The reply holds, per
 /// group, one value per command, server errors included as [`Value::ServerError`] so the
 /// caller can tell which command failed.
+///
+/// # Deadlines
+///
+/// [`redis::Connection`] reads reply by reply, each with the time left as its socket timeout,
+/// and stops at the deadline: a stalled server costs the time left, not a timeout per reply.
+/// Replies it did not read are counted in [`Round::unread`] and read first by the next round
+/// trip, so no late reply is ever taken for another command's. The tokio connections stop at
+/// the deadline exactly (their runtime needs timers: `enable_time`). A
+/// [`redis::cluster::ClusterConnection`] gets the time left as its read and write timeouts
+/// before each group and stops between groups; inside one group the redis crate's own
+/// retries run (set `ClusterClientBuilder::retries` low where deadlines matter).
 pub trait Connection {
-    /// Sends `batch` and returns, per group, one value per command.
-    fn run(&mut self, batch: Batch) -> impl Future<Output = RedisResult<Vec<Vec<Value>>>>;
+    /// Sends `batch` and returns, per group, one value per command, for the groups answered
+    /// before `round.deadline`.
+    fn run(
+        &mut self,
+        batch: &Batch,
+        round: &mut Round,
+    ) -> impl Future<Output = RedisResult<Replies>>;
+}
 
-    /// Loads a script (`SCRIPT LOAD`; in a cluster, on every primary).
-    fn load(&mut self, code: &str) -> impl Future<Output = RedisResult<()>>;
+impl<C: Connection> Connection for &mut C {
+    fn run(
+        &mut self,
+        batch: &Batch,
+        round: &mut Round,
+    ) -> impl Future<Output = RedisResult<Replies>> {
+        (**self).run(batch, round)
+    }
 }
 
 /// One pipeline of `cmds` that keeps server errors as values.
@@ -216,46 +352,122 @@ fn pipeline(cmds: impl IntoIterator<Item = Cmd>) -> redis::Pipeline {
     pipe
 }
 
-impl Connection for redis::Connection {
-    fn run(&mut self, batch: Batch) -> impl Future<Output = RedisResult<Vec<Vec<Value>>>> {
-        use redis::ConnectionLike;
-        let out = if batch.is_empty() {
-            Ok(Vec::new())
-        } else {
-            self.req_packed_commands(batch.packed(), 0, batch.len())
-        };
-        std::future::ready(out.and_then(|flat| batch.regroup(flat)))
-    }
-
-    fn load(&mut self, code: &str) -> impl Future<Output = RedisResult<()>> {
-        std::future::ready(script_load(code).query::<Value>(self).map(drop))
+/// Sets both socket timeouts of a connection to the time `round` leaves; `false` when none
+/// is left. Without a deadline the connection's own timeouts stay.
+fn arm(round: &Round, set: impl Fn(Option<Duration>) -> RedisResult<()>) -> RedisResult<bool> {
+    match round.left() {
+        None => Ok(true),
+        Some(Duration::ZERO) => Ok(false),
+        Some(left) => set(Some(left)).map(|()| true),
     }
 }
 
-/// `SCRIPT LOAD code`.
-fn script_load(code: &str) -> Cmd {
-    let mut cmd = redis::cmd("SCRIPT");
-    cmd.arg("LOAD").arg(code);
-    cmd
+impl Connection for redis::Connection {
+    /// Writes the whole batch, then reads reply by reply, each with the time left as its read
+    /// timeout.
+    fn run(
+        &mut self,
+        batch: &Batch,
+        round: &mut Round,
+    ) -> impl Future<Output = RedisResult<Replies>> {
+        std::future::ready(run_plain(self, batch, round))
+    }
+}
+
+fn run_plain(
+    con: &mut redis::Connection,
+    batch: &Batch,
+    round: &mut Round,
+) -> RedisResult<Replies> {
+    let timeouts = |con: &redis::Connection, left| {
+        con.set_read_timeout(left)?;
+        con.set_write_timeout(left)
+    };
+    // A reply that times out is skipped by the redis crate itself when it comes; the rest of
+    // a cut round trip are ours to count.
+    while round.unread > 0 {
+        if !arm(round, |left| timeouts(con, left))? {
+            return Ok(Replies::cut(Vec::new()));
+        }
+        round.unread -= 1;
+        match con.recv_response() {
+            Ok(_) => {}
+            Err(e) if e.is_timeout() => return Ok(Replies::cut(Vec::new())),
+            Err(e) => return Err(e),
+        }
+    }
+    if batch.is_empty() {
+        return Ok(Replies::answered(Vec::new()));
+    }
+    if !arm(round, |left| timeouts(con, left))? {
+        return Ok(Replies::cut(Vec::new()));
+    }
+    con.send_packed_command(batch.packed())?;
+    let mut groups = Vec::with_capacity(batch.sizes.len());
+    let mut left_unread = batch.len();
+    for &n in &batch.sizes {
+        let mut values = Vec::with_capacity(n);
+        for _ in 0..n {
+            if !arm(round, |left| con.set_read_timeout(left))? {
+                round.unread += left_unread;
+                return Ok(Replies::cut(groups));
+            }
+            left_unread -= 1;
+            match con.recv_response() {
+                Ok(v) => values.push(v),
+                Err(e) if e.is_timeout() => {
+                    round.unread += left_unread;
+                    return Ok(Replies::cut(groups));
+                }
+                Err(e) => {
+                    round.unread += left_unread;
+                    return Err(e);
+                }
+            }
+        }
+        groups.push(values);
+    }
+    Ok(Replies::answered(groups))
 }
 
 impl Connection for redis::cluster::ClusterConnection {
     /// One group after the other, each a pipeline the cluster connection sends to the node
     /// of its first key (past a leading `MULTI`), with redirections followed.
-    fn run(&mut self, batch: Batch) -> impl Future<Output = RedisResult<Vec<Vec<Value>>>> {
+    fn run(
+        &mut self,
+        batch: &Batch,
+        round: &mut Round,
+    ) -> impl Future<Output = RedisResult<Replies>> {
         use redis::ConnectionLike;
-        let out = batch
-            .group_ranges()
-            .map(|(bytes, n)| match n {
-                0 => Ok(Vec::new()),
-                n => self.req_packed_commands(&batch.packed()[bytes], 0, n),
-            })
-            .collect();
-        std::future::ready(out)
-    }
-
-    fn load(&mut self, code: &str) -> impl Future<Output = RedisResult<()>> {
-        std::future::ready(script_load(code).query::<Value>(self).map(drop))
+        let mut run = || {
+            let mut groups = Vec::with_capacity(batch.sizes.len());
+            for (bytes, n) in batch.group_ranges() {
+                if n == 0 {
+                    groups.push(Vec::new());
+                    continue;
+                }
+                let armed = arm(round, |left| {
+                    self.set_read_timeout(left)?;
+                    self.set_write_timeout(left)
+                })?;
+                if !armed {
+                    return Ok(Replies::cut(groups));
+                }
+                match self.req_packed_commands(&batch.packed()[bytes], 0, n) {
+                    Ok(values) => groups.push(values),
+                    Err(e) if e.is_timeout() => return Ok(Replies::cut(groups)),
+                    // The cluster connection turns a server's error reply in a pipeline into
+                    // an error of the whole group: which command it was is lost, so it stands
+                    // for every command of the group (a group is safe to send again whole).
+                    Err(e) => match redis::ServerError::try_from(e) {
+                        Ok(refused) => groups.push(vec![Value::ServerError(refused); n]),
+                        Err(e) => return Err(e),
+                    },
+                }
+            }
+            Ok(Replies::answered(groups))
+        };
+        std::future::ready(run())
     }
 }
 
@@ -263,34 +475,48 @@ impl Connection for redis::cluster::ClusterConnection {
 mod tokio_impls {
     use super::*;
 
-    impl Connection for redis::aio::MultiplexedConnection {
-        async fn run(&mut self, batch: Batch) -> RedisResult<Vec<Vec<Value>>> {
-            if batch.is_empty() {
-                return Ok(Vec::new());
-            }
-            let flat = pipeline(batch.clone().into_cmds().into_iter().flatten())
-                .query_async(self)
-                .await?;
-            batch.regroup(flat)
+    /// `future`, cut at `round`'s deadline.
+    async fn within(
+        round: &Round,
+        future: impl Future<Output = RedisResult<Vec<Vec<Value>>>>,
+    ) -> RedisResult<Replies> {
+        match round.deadline {
+            None => future.await.map(Replies::answered),
+            Some(deadline) => match tokio::time::timeout_at(deadline.into(), future).await {
+                Ok(out) => out.map(Replies::answered),
+                Err(_) => Ok(Replies::cut(Vec::new())),
+            },
         }
+    }
 
-        async fn load(&mut self, code: &str) -> RedisResult<()> {
-            script_load(code).query_async::<Value>(self).await.map(drop)
+    impl Connection for redis::aio::MultiplexedConnection {
+        async fn run(&mut self, batch: &Batch, round: &mut Round) -> RedisResult<Replies> {
+            if batch.is_empty() {
+                return Ok(Replies::answered(Vec::new()));
+            }
+            let send = async {
+                let flat = pipeline(batch.to_cmds().into_iter().flatten())
+                    .query_async(self)
+                    .await?;
+                batch.regroup(flat)
+            };
+            within(round, send).await
         }
     }
 
     impl Connection for redis::cluster_async::ClusterConnection {
         /// The groups at once, each a pipeline to the node of its slot.
-        async fn run(&mut self, batch: Batch) -> RedisResult<Vec<Vec<Value>>> {
-            let sends = batch.into_cmds().into_iter().map(|group| {
+        async fn run(&mut self, batch: &Batch, round: &mut Round) -> RedisResult<Replies> {
+            let sends = batch.to_cmds().into_iter().map(|group| {
                 let mut con = self.clone();
-                async move { pipeline(group).query_async(&mut con).await }
+                async move {
+                    if group.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    pipeline(group).query_async(&mut con).await
+                }
             });
-            futures_util::future::try_join_all(sends).await
-        }
-
-        async fn load(&mut self, code: &str) -> RedisResult<()> {
-            script_load(code).query_async::<Value>(self).await.map(drop)
+            within(round, futures_util::future::try_join_all(sends)).await
         }
     }
 }
@@ -343,7 +569,7 @@ mod tests {
         assert_eq!(ranges[1], (first..first, 0));
         assert_eq!(ranges[2], (first..expected.len(), 2));
 
-        let back = from.clone().into_cmds();
+        let back = from.to_cmds();
         let packed = |g: &Vec<Vec<Cmd>>| -> Vec<Vec<Vec<u8>>> {
             g.iter()
                 .map(|c| c.iter().map(Cmd::get_packed_command).collect())

@@ -89,15 +89,18 @@ pub trait SharedLayout: Sized {
     /// The bit array, as words (bit `i` is bit `i % 64` of word `i / 64`).
     fn words(&self) -> &[u64];
 
-    /// A filter over `words`, of `shape`, hashing with `hasher`.
+    /// An empty filter of `shape`, hashing with `hasher`.
     ///
     /// # Errors
-    /// When the words do not make a filter of this shape.
-    fn from_words(
-        words: &[u64],
-        shape: &Shape,
-        hasher: Self::Hasher,
-    ) -> Result<Self, bloomkit_core::Error>;
+    /// When no filter of this type has this shape, or it cannot be allocated.
+    fn zeroed(shape: &Shape, hasher: Self::Hasher) -> Result<Self, bloomkit_core::Error>;
+
+    /// ORs `words` into the bit array's words from word `at` on (bit `i` is bit `i % 64` of
+    /// word `i / 64`).
+    ///
+    /// # Errors
+    /// When the words run past the end of the array (or set bits past it).
+    fn or_words(&mut self, at: usize, words: &[u64]) -> Result<(), bloomkit_core::Error>;
 
     /// Appends the `k` bit positions in `[0, m)` of the key whose hash is `hash` in a
     /// filter of `shape` to `out`.
@@ -137,8 +140,17 @@ impl<K: Hash + ?Sized, S: PortableHasher + Clone> SharedLayout for BlockedBloomF
         BlockedBloomFilter::words(self)
     }
 
-    fn from_words(words: &[u64], shape: &Shape, hasher: S) -> Result<Self, bloomkit_core::Error> {
-        BlockedBloomFilter::from_words(words, shape.hashes, hasher, Some(shape.design))
+    fn zeroed(shape: &Shape, hasher: S) -> Result<Self, bloomkit_core::Error> {
+        BlockedBloomFilter::empty(
+            shape.bits / BLOCK_BITS,
+            shape.hashes,
+            hasher,
+            Some(shape.design),
+        )
+    }
+
+    fn or_words(&mut self, at: usize, words: &[u64]) -> Result<(), bloomkit_core::Error> {
+        BlockedBloomFilter::or_words(self, at, words)
     }
 
     #[inline]
@@ -174,15 +186,18 @@ impl<K: Hash + ?Sized, S: PortableHasher + Clone> SharedLayout for BloomFilter<K
         self.bits().words()
     }
 
-    fn from_words(words: &[u64], shape: &Shape, hasher: S) -> Result<Self, bloomkit_core::Error> {
-        let bits = BitArray::from_words(words.to_vec(), shape.bits)?;
+    fn zeroed(shape: &Shape, hasher: S) -> Result<Self, bloomkit_core::Error> {
         BloomFilter::from_bit_array(
-            bits,
+            BitArray::new(shape.bits)?,
             shape.hashes,
             classic_probes(shape),
             hasher,
             Some(shape.design),
         )
+    }
+
+    fn or_words(&mut self, at: usize, words: &[u64]) -> Result<(), bloomkit_core::Error> {
+        BloomFilter::or_words(self, at, words)
     }
 
     #[inline]

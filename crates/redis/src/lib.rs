@@ -80,11 +80,14 @@ pub use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
 pub use bloomkit_core::sizing::Design;
 pub use error::Error;
 pub use exec::{Batch, Connection};
+pub use exec::{Replies, Round};
 pub use layout::{Layout, Shape, SharedLayout};
-pub use shared::{MAX_SHARDS, MAX_SHARD_BYTES};
+pub use shared::{DEFAULT_MAX_BYTES, MAX_SHARDS, MAX_SHARD_BYTES};
+
+use std::time::Duration;
 
 use exec::block_on;
-use shared::{Core, KeyOp};
+use shared::{Core, KeyOp, Link};
 
 /// The accessors the synchronous and the tokio front ends share (both hold `core` and `con`).
 macro_rules! accessors {
@@ -112,32 +115,91 @@ macro_rules! accessors {
             self.core.keys()
         }
 
-        /// The connection, for other commands.
+        /// The deadline of each call ([`Limits::timeout`]).
+        pub fn timeout(&self) -> Option<Duration> {
+            self.core.timeout()
+        }
+
+        /// Changes the deadline of each call from now on ([`Limits::timeout`]).
+        pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+            self.core.set_timeout(timeout);
+        }
+
+        /// The connection, for other commands. After a call that ended at its deadline on a
+        /// [`redis::Connection`], the replies it did not read are still on their way: the
+        /// filter's next call reads them first, but a command sent here directly would take
+        /// one of them for its own. Send other commands on another connection, or only after
+        /// a call of the filter has succeeded.
         pub fn connection(&mut self) -> &mut C {
-            &mut self.con
+            &mut self.link.con
         }
     };
 }
 
+/// What a client accepts from a call: how long it may take, and how large a filter it opens.
+///
+/// The defaults: a [`DEFAULT_TIMEOUT`] deadline per call, filters up to
+/// [`DEFAULT_MAX_BYTES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    timeout: Option<Duration>,
+    max_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            timeout: Some(DEFAULT_TIMEOUT),
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+impl Limits {
+    /// The default limits.
+    pub fn new() -> Limits {
+        Limits::default()
+    }
+
+    /// The deadline of each call, from its start to its end, all its round trips together
+    /// ([`Error::Timeout`] past it); `None`: no deadline (a stalled server stalls the call).
+    /// Moving a whole filter ([`RedisFilter::download`], [`RedisFilter::upload`]) is one
+    /// call: give large filters the time they need.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Limits {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The largest filter, in bytes of bits, this client creates or opens
+    /// ([`Error::TooLarge`] past it): a server (or a proxy) that reports a larger one cannot
+    /// make the client allocate it.
+    pub fn max_bytes(mut self, max_bytes: u64) -> Limits {
+        self.max_bytes = max_bytes;
+        self
+    }
+}
+
 /// How to create a shared filter: the items and rate it is sized for, the hasher's seed, the
-/// number of shards.
+/// number of shards, and the client's [`Limits`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     items: u64,
     fpr: f64,
     seed: u64,
     shards: Option<u32>,
+    limits: Limits,
 }
 
 impl Options {
-    /// A filter for `items` keys at false-positive rate `fpr`, seed 0, as few shards as fit.
-    /// Checked when the filter is opened ([`Error::Filter`]).
+    /// A filter for `items` keys at false-positive rate `fpr`, seed 0, as few shards as fit,
+    /// the default limits. Checked when the filter is opened ([`Error::Filter`]).
     pub fn new(items: u64, fpr: f64) -> Options {
         Options {
             items,
             fpr,
             seed: bloomkit_core::Xxh3Builder::DEFAULT_SEED,
             shards: None,
+            limits: Limits::default(),
         }
     }
 
@@ -153,7 +215,28 @@ impl Options {
         self.shards = Some(shards);
         self
     }
+
+    /// The client's limits ([`Limits`]).
+    pub fn limits(mut self, limits: Limits) -> Options {
+        self.limits = limits;
+        self
+    }
+
+    /// The deadline of each call: see [`Limits::timeout`].
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Options {
+        self.limits.timeout = timeout;
+        self
+    }
+
+    /// The largest filter this client accepts: see [`Limits::max_bytes`].
+    pub fn max_bytes(mut self, max_bytes: u64) -> Options {
+        self.limits.max_bytes = max_bytes;
+        self
+    }
 }
+
+/// The deadline of a call unless [`Limits::timeout`] says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What [`RedisFilter::info`] reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,7 +270,7 @@ pub struct Info {
 /// own connection.
 pub struct RedisFilter<F: SharedLayout, C = redis::Connection> {
     core: Core<F>,
-    con: C,
+    link: Link<C>,
 }
 
 impl<F: SharedLayout, C> fmt::Debug for RedisFilter<F, C> {
@@ -197,41 +280,98 @@ impl<F: SharedLayout, C> fmt::Debug for RedisFilter<F, C> {
 }
 
 impl<F: SharedLayout> RedisFilter<F> {
-    /// Connects to `url` and opens the filter `name` if it exists with these parameters, or
-    /// creates it. `url` is any URL the redis crate accepts: `redis://user:password@host:port/db`
-    /// (a password, an ACL user), `rediss://` with the `tls` feature, `unix:///path`.
+    /// Connects to `url` and opens the existing filter `name` (default [`Limits`]): never
+    /// creates one. `url` is any URL the redis crate accepts:
+    /// `redis://user:password@host:port/db` (a password, an ACL user), `rediss://` with the
+    /// `tls` feature, `unix:///path`.
     ///
     /// # Errors
     /// [`Error::Auth`] for refused credentials, [`Error::Redis`] for a bad URL or a server
-    /// that cannot be reached, and as [`open_or_create`](Self::open_or_create).
-    pub fn connect(url: &str, name: &str, options: &Options) -> Result<Self, Error> {
+    /// that cannot be reached, and as [`open`](RedisFilter::open).
+    pub fn connect(url: &str, name: &str) -> Result<Self, Error> {
+        let con = redis::Client::open(url)?.get_connection()?;
+        Self::open(con, name)
+    }
+
+    /// Connects to `url` and opens the filter `name` if it exists with these parameters, or
+    /// creates it: see [`open_or_create`](RedisFilter::open_or_create).
+    ///
+    /// # Errors
+    /// As [`connect`](RedisFilter::connect) and
+    /// [`open_or_create`](RedisFilter::open_or_create).
+    pub fn connect_or_create(url: &str, name: &str, options: &Options) -> Result<Self, Error> {
         let con = redis::Client::open(url)?.get_connection()?;
         Self::open_or_create(con, name, options)
     }
 }
 
 impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
-    /// Opens the filter `name` if it exists with these parameters, or creates it (both keys
-    /// of every shard, atomically per shard).
+    /// Opens the filter `name` if it exists with these parameters, or creates it (every
+    /// shard, each atomically; the filter is marked complete once every shard exists, and a
+    /// creation that fails half way takes back what it made).
+    ///
+    /// A server restarted without persistence, flushed or evicted has lost the filter: this
+    /// creates it again, empty, and every key inserted before is gone. Where that must not
+    /// happen silently, [`open`](Self::open) the filter (an error when it is gone) and
+    /// [`create`](Self::create) it only on purpose.
     ///
     /// # Errors
     /// [`Error::Filter`] for invalid options, [`Error::InvalidName`],
-    /// [`Error::InvalidShards`], [`Error::Mismatch`] when it exists with other parameters,
-    /// [`Error::WrongType`] when a key of another type is in the way, [`Error::Missing`]
-    /// when a shard of an existing filter is gone, and connection errors.
-    pub fn open_or_create(mut con: C, name: &str, options: &Options) -> Result<Self, Error> {
-        let core = block_on(Core::open_or_create(&mut con, name, options))?;
-        Ok(RedisFilter { core, con })
+    /// [`Error::InvalidShards`], [`Error::TooLarge`] past [`Limits::max_bytes`],
+    /// [`Error::Mismatch`] when it exists with other parameters, [`Error::WrongType`] when
+    /// a key of another type is in the way, [`Error::Missing`] when a key of an existing
+    /// filter is gone, [`Error::Refused`] when the server will not allocate the bits,
+    /// [`Error::Timeout`], and connection errors.
+    pub fn open_or_create(con: C, name: &str, options: &Options) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let (core, _) = block_on(Core::open_or_create(&mut link, name, options))?;
+        Ok(RedisFilter { core, link })
     }
 
-    /// Opens the existing filter `name` with the parameters Redis holds.
+    /// Creates the filter `name`, empty.
     ///
     /// # Errors
-    /// [`Error::NotFound`], [`Error::Mismatch`] when it has another layout or hasher than
-    /// `F`, and as [`open_or_create`](Self::open_or_create).
-    pub fn open(mut con: C, name: &str) -> Result<Self, Error> {
-        let core = block_on(Core::open(&mut con, name))?;
-        Ok(RedisFilter { core, con })
+    /// [`Error::AlreadyExists`] when a filter of that name exists, and as
+    /// [`open_or_create`](Self::open_or_create).
+    pub fn create(con: C, name: &str, options: &Options) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let core = block_on(Core::create(&mut link, name, options))?;
+        Ok(RedisFilter { core, link })
+    }
+
+    /// Opens the existing filter `name` with the parameters Redis holds (each checked
+    /// before it is used) and the default [`Limits`]. Every shard's configuration and bits
+    /// are checked to be there.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when there is no such filter, [`Error::Missing`] naming a key of
+    /// it that is gone, [`Error::Mismatch`] when it has another layout or hasher than `F`,
+    /// [`Error::TooLarge`], [`Error::Corrupt`] for a configuration that cannot be, and as
+    /// [`open_or_create`](Self::open_or_create).
+    pub fn open(con: C, name: &str) -> Result<Self, Error> {
+        Self::open_with(con, name, &Limits::default())
+    }
+
+    /// [`open`](Self::open) with these limits.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with(con: C, name: &str, limits: &Limits) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let core = block_on(Core::open(&mut link, name, limits))?;
+        Ok(RedisFilter { core, link })
+    }
+
+    /// Removes every key of the filter `name` that can be found, whatever state it is in (a
+    /// lost configuration, lost bits, an unfinished creation), without opening it: the way
+    /// out for a filter [`open`](Self::open) refuses. Returns how many keys were removed (0:
+    /// there was nothing). Other clients of the filter get [`Error::Missing`] from then on.
+    ///
+    /// # Errors
+    /// [`Error::InvalidName`], [`Error::Timeout`] past `timeout`, and connection errors.
+    pub fn destroy(con: &mut C, name: &str, timeout: Option<Duration>) -> Result<u64, Error> {
+        let mut link = Link::new(con);
+        block_on(shared::destroy(&mut link, name, timeout))
     }
 
     /// Inserts `key`. Returns `true` if it was certainly not present before.
@@ -284,7 +424,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
-        block_on(self.core.per_key(&mut self.con, KeyOp::Insert, keys, out))
+        block_on(self.core.per_key(&mut self.link, KeyOp::Insert, keys, out))
     }
 
     /// Appends to `out`, for each of `keys` in order, whether it may be in the filter: one
@@ -298,8 +438,11 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         I::Item: Borrow<F::Key>,
     {
         let len = out.len();
-        block_on(self.core.per_key(&mut self.con, KeyOp::Contains, keys, out))
-            .inspect_err(|_| out.truncate(len))
+        block_on(
+            self.core
+                .per_key(&mut self.link, KeyOp::Contains, keys, out),
+        )
+        .inspect_err(|_| out.truncate(len))
     }
 
     /// Bits, k, bytes, set bits, and the estimated items and rate.
@@ -307,7 +450,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// # Errors
     /// As [`contains`](Self::contains).
     pub fn info(&mut self) -> Result<Info, Error> {
-        block_on(self.core.info(&mut self.con))
+        block_on(self.core.info(&mut self.link))
     }
 
     /// Removes every key (zeroes the bits, each shard atomically), keeping the filter.
@@ -315,7 +458,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// # Errors
     /// As [`insert`](Self::insert).
     pub fn clear(&mut self) -> Result<(), Error> {
-        block_on(self.core.clear(&mut self.con))
+        block_on(self.core.clear(&mut self.link))
     }
 
     /// Deletes the filter: both keys of every shard (each shard atomically). Other clients
@@ -324,8 +467,8 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// # Errors
     /// As [`insert`](Self::insert).
     pub fn delete(mut self) -> Result<C, Error> {
-        block_on(self.core.delete(&mut self.con))?;
-        Ok(self.con)
+        block_on(self.core.delete(&mut self.link))?;
+        Ok(self.link.con)
     }
 
     /// The whole filter as a local one, bit-identical to the shared bits (moved in 4 MiB
@@ -334,7 +477,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// # Errors
     /// As [`contains`](Self::contains).
     pub fn download(&mut self) -> Result<F, Error> {
-        block_on(self.core.download(&mut self.con))
+        block_on(self.core.download(&mut self.link))
     }
 
     /// Makes the shared bits equal to `local`'s (same parameters required). The bytes are
@@ -346,7 +489,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// [`Error::Mismatch`] when `local` has other parameters, and as
     /// [`insert`](Self::insert).
     pub fn upload(&mut self, local: &F) -> Result<(), Error> {
-        block_on(self.core.put(&mut self.con, local, false))
+        block_on(self.core.put(&mut self.link, local, false))
     }
 
     /// ORs `local`'s bits into the shared ones (same parameters required): afterwards the
@@ -356,7 +499,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// # Errors
     /// As [`upload`](Self::upload).
     pub fn merge(&mut self, local: &F) -> Result<(), Error> {
-        block_on(self.core.put(&mut self.con, local, true))
+        block_on(self.core.put(&mut self.link, local, true))
     }
 
     accessors!();

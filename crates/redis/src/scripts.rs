@@ -1,8 +1,7 @@
-//! The server-side scripts. Every operation on a filter's keys is one of these, or a
-//! transaction (`MULTI` ... `EXEC`) that opens with a guard script and goes on with native
-//! commands (`GETRANGE`, `BITFIELD`), so the checks and the reads or writes after them run
-//! as one, at the speed of the native commands. Each script checks the filter's
-//! configuration before it touches a bit.
+//! The server-side scripts. Every write to a filter's keys is one of these, and each checks
+//! the filter's configuration before it touches a bit; lookups are a guard script, native
+//! reads (`GETRANGE`, `BITFIELD_RO`) and a closing guard, so a filter deleted or re-created
+//! while the reads ran is caught.
 //!
 //! Every script gets `KEYS[1]` (the shard's configuration hash) and `KEYS[2]` (its bits,
 //! named after the filter's creation id); the checked scripts get `ARGV[1]` (the creation id
@@ -11,7 +10,8 @@
 //!
 //! Errors are replies whose first word is a code the client maps to a typed error:
 //! `BKMISSING` (a key is gone), `BKWRONGTYPE` (a key of another type), `BKRECREATED` (another
-//! creation id), `BKCORRUPT` (the bits have another length).
+//! creation id), `BKCORRUPT` (the bits have another length), `BKREFUSED` (the server would not
+//! allocate the bits).
 
 use std::sync::LazyLock;
 
@@ -33,8 +33,9 @@ impl Lua {
 #[derive(Debug)]
 pub(crate) struct Scripts {
     pub(crate) guard_read: Lua,
-    pub(crate) guard_write: Lua,
+    pub(crate) insert: Lua,
     pub(crate) create: Lua,
+    pub(crate) check: Lua,
     pub(crate) read_config: Lua,
     pub(crate) set_field: Lua,
     pub(crate) count: Lua,
@@ -46,12 +47,13 @@ pub(crate) struct Scripts {
 }
 
 impl Scripts {
-    /// The ones sent by `EVALSHA`, for loading after a `NOSCRIPT` reply. The write guard is
-    /// sent whole, by `EVAL`: it opens transactions whose writes must not run unguarded.
-    pub(crate) fn by_sha(&self) -> [&Lua; 10] {
+    /// Every script, for finding one's text by its SHA-1 after a `NOSCRIPT` reply.
+    fn all(&self) -> [&Lua; 12] {
         [
             &self.guard_read,
+            &self.insert,
             &self.create,
+            &self.check,
             &self.read_config,
             &self.set_field,
             &self.count,
@@ -62,13 +64,22 @@ impl Scripts {
             &self.commit_stage,
         ]
     }
+
+    /// The text of the script whose SHA-1 (in hex) is `sha`.
+    pub(crate) fn code(&self, sha: &[u8]) -> Option<&str> {
+        self.all()
+            .into_iter()
+            .find(|s| s.sha.as_bytes() == sha)
+            .map(|s| s.code.as_str())
+    }
 }
 
 /// The scripts.
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     guard_read: script(" flags=no-writes", "return 1"),
-    guard_write: guard_write(),
+    insert: insert(),
     create: create(),
+    check: script(" flags=no-writes", "return 1"),
     read_config: read_config(),
     set_field: set_field(),
     count: count(),
@@ -81,8 +92,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
 
 /// The check every script but `create` makes: returns an error reply, or nothing. Two
 /// commands when all is well (`HGET` of the id, `STRLEN` of the bits); the rest only to say
-/// what is wrong. A bits key that is a tombstone (see [`guard_write`]) is a missing one; an
-/// empty string is too (Redis never keeps one).
+/// what is wrong. A bits key that is a tombstone (an earlier release's writers left one where
+/// a filter's bits had gone) is a missing one; an empty string is too (Redis never keeps one).
 const GUARD: &str = r"
 local function guard()
   local id = redis.pcall('HGET', KEYS[1], 'id')
@@ -120,31 +131,48 @@ fn script(flags: &str, body: &str) -> Lua {
     ))
 }
 
-/// The guard of a transaction that sets bits: the `BITFIELD` commands queued after it run
-/// whatever it answers, so when it fails and the bits key (named after the creation id the
-/// client holds) is gone, it leaves a short-lived tombstone of another type there. The
-/// writes then fail with `WRONGTYPE` instead of creating a stray string in the place of a
-/// filter that was deleted, flushed or re-created under a new id.
-fn guard_write() -> Lua {
-    Lua::new(format!(
-        r"#!lua
-{GUARD}
-local failed = guard()
-if failed then
-  if redis.call('TYPE', KEYS[2])['ok'] == 'none' then
-    redis.call('HSET', KEYS[2], 'tombstone', '1')
-    redis.call('PEXPIRE', KEYS[2], 60000)
+/// Sets bits: `ARGV[3]` is k, `ARGV[4..]` the keys' Redis bit offsets, k per key. Answers
+/// one byte per key, `1` where one of its bits was 0 (the key was certainly new), `0` where
+/// all were set. The guard runs first, so a filter deleted, lost or re-created is an error
+/// reply and nothing is written. `BITFIELD` takes the offsets in runs short enough for Lua's
+/// argument stack.
+fn insert() -> Lua {
+    script(
+        "",
+        r"
+local k = tonumber(ARGV[3])
+local per = k * math.max(1, math.floor(1500 / k))
+local out = {}
+local i = 4
+while i <= #ARGV do
+  local last = math.min(i + per - 1, #ARGV)
+  local args = {}
+  for j = i, last do
+    args[#args + 1] = 'SET'
+    args[#args + 1] = 'u1'
+    args[#args + 1] = ARGV[j]
+    args[#args + 1] = 1
   end
-  return failed
+  local olds = redis.call('BITFIELD', KEYS[2], unpack(args))
+  for key = 0, (last - i + 1) / k - 1 do
+    local new = '0'
+    for p = 1, k do
+      if olds[key * k + p] == 0 then new = '1' end
+    end
+    out[#out + 1] = new
+  end
+  i = last + 1
 end
-return 1
-"
-    ))
+return table.concat(out)
+",
+    )
 }
 
 /// Creates the shard if neither key exists (`ARGV[3..]`: the configuration's field, value
 /// pairs; the bits get `ARGV[2]` zero bytes). Returns the configuration as it now is, ours or
-/// the one found, as field, value pairs.
+/// the one found, as field, value pairs. The bits are made first: when the server refuses
+/// them (`proto-max-bulk-len`, `maxmemory`), nothing is written. Bits without a
+/// configuration are a filter whose configuration was lost: an error, never overwritten.
 fn create() -> Lua {
     Lua::new(
         r"#!lua
@@ -154,11 +182,18 @@ if t ~= 'none' then
   return redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' .. t .. ', not a hash')
 end
 t = redis.call('TYPE', KEYS[2])['ok']
+if t == 'string' then
+  return redis.error_reply('BKMISSING the configuration ' .. KEYS[1] .. ' is gone but the bits ' ..
+    KEYS[2] .. ' remain')
+end
 if t ~= 'none' then
   return redis.error_reply('BKWRONGTYPE ' .. KEYS[2] .. ' holds a ' .. t .. ' with no configuration next to it')
 end
+local made = redis.pcall('SETRANGE', KEYS[2], tonumber(ARGV[2]) - 1, string.char(0))
+if type(made) == 'table' and made['err'] then
+  return redis.error_reply('BKREFUSED ' .. ARGV[2] .. ' bytes for ' .. KEYS[2] .. ': ' .. made['err'])
+end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
-redis.call('SETRANGE', KEYS[2], tonumber(ARGV[2]) - 1, string.char(0))
 return redis.call('HGETALL', KEYS[1])
 "
         .to_owned(),
@@ -200,17 +235,58 @@ fn read_range() -> Lua {
     )
 }
 
-/// Zeroes the bits, keeping their length.
+/// The part of `clear` and `delete` that lets them work on a broken shard: passes when the
+/// configuration is ours or gone, and a bits key of another type is not in the way.
+const OWNED: &str = r"
+local function owned()
+  local id = redis.pcall('HGET', KEYS[1], 'id')
+  if type(id) == 'table' then
+    return redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' ..
+      redis.call('TYPE', KEYS[1])['ok'] .. ', not a hash')
+  end
+  if id and id ~= ARGV[1] then
+    return redis.error_reply('BKRECREATED ' .. KEYS[1] .. ' now has creation id ' .. id)
+  end
+  local t = redis.call('TYPE', KEYS[2])['ok']
+  if t ~= 'string' and t ~= 'none' and
+      not (t == 'hash' and redis.call('HEXISTS', KEYS[2], 'tombstone') == 1) then
+    return redis.error_reply('BKWRONGTYPE ' .. KEYS[2] .. ' holds a ' .. t .. ', not a string')
+  end
+  return nil
+end
+";
+
+/// Zeroes the bits, keeping their length, and writes the configuration again (`ARGV[3..]`,
+/// field, value pairs): a shard whose bits or configuration were lost is whole again, empty,
+/// which is what clearing asks for.
 fn clear() -> Lua {
-    script(
-        "",
-        "redis.call('DEL', KEYS[2])\nredis.call('SETRANGE', KEYS[2], tonumber(ARGV[2]) - 1, string.char(0))\nreturn 1",
-    )
+    Lua::new(format!(
+        r"#!lua
+{OWNED}
+local failed = owned()
+if failed then return failed end
+redis.call('DEL', KEYS[2])
+local made = redis.pcall('SETRANGE', KEYS[2], tonumber(ARGV[2]) - 1, string.char(0))
+if type(made) == 'table' and made['err'] then
+  return redis.error_reply('BKREFUSED ' .. ARGV[2] .. ' bytes for ' .. KEYS[2] .. ': ' .. made['err'])
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+return 1
+"
+    ))
 }
 
-/// Deletes both keys.
+/// Deletes both keys of a shard whose configuration is ours or gone.
 fn delete() -> Lua {
-    script("", "return redis.call('DEL', KEYS[1], KEYS[2])")
+    Lua::new(format!(
+        r"#!lua
+{OWNED}
+local failed = owned()
+if failed then return failed end
+return redis.call('DEL', KEYS[1], KEYS[2])
+"
+    ))
 }
 
 /// Staging a whole shard for `upload` or `merge`: `KEYS[3]` is the staging key. With

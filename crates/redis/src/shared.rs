@@ -1,51 +1,74 @@
 //! Every operation of a shared filter, written once as an `async fn` over [`Connection`]: the
 //! synchronous [`crate::RedisFilter`] drives them with [`crate::exec::block_on`], the tokio
 //! one awaits them.
+//!
+//! Each public operation is one or a few round trips ([`Core::round`]); each round trip
+//! recovers by itself from a lost script cache (a restart, a failover, `SCRIPT FLUSH`) and
+//! ends at the call's deadline. Every number the server sends is checked before it is used.
 
 use core::borrow::Borrow;
 use core::hash::BuildHasher;
 use core::marker::PhantomData;
 use std::collections::HashMap;
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use bloomkit_core::hash::{ProbeScheme, BLOCK_BITS};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{HasherSpec, PortableHasher};
 use redis::{Cmd, Value};
 
-use crate::exec::{Batch, Connection};
+use crate::exec::{Batch, Connection, Replies, Round};
 use crate::layout::{Layout, Shape, SharedLayout};
 use crate::scripts::{Lua, SCRIPTS};
-use crate::{Error, Info, Options};
+use crate::{Error, Info, Limits, Options};
 
-/// The version of the keys' layout (configuration fields, key names, bit order).
+/// The version of the keys' layout (configuration fields, key names, bit order) that new
+/// filters get.
 ///
-/// 2: the bits key is named after the creation id (`bloomkit:{name#s}:bits:<id>`), so
-/// batches run as transactions of native commands behind a guard. A filter of format 1 is
-/// refused with [`Error::Mismatch`] on the field `format`: download it with the version that
-/// made it and upload it to a new one.
-pub(crate) const FORMAT: u64 = 2;
+/// 3: the bits key of a shard is `bloomkit:{name#s}:bits`, so a filter whose configuration
+/// was lost leaves its bits where they can be found and removed. 2 (still read and written):
+/// the bits key is named after the creation id (`bloomkit:{name#s}:bits:<id>`). A filter of
+/// format 1 is refused with [`Error::Mismatch`] on the field `format`.
+pub(crate) const FORMAT: u64 = 3;
+/// The formats this release opens.
+const FORMATS: [u64; 2] = [2, 3];
 /// Redis's largest string: one shard's bits at most.
 pub const MAX_SHARD_BYTES: u64 = 512 << 20;
 /// The most shards a filter has: one per Redis Cluster hash slot.
 pub const MAX_SHARDS: u32 = 16_384;
-/// Keys per transaction (or lookup group): larger batches become several in one pipeline, so
+/// The largest filter a client opens unless told otherwise ([`Options::max_bytes`]): 4 GiB of
+/// bits, a blocked filter of about 3.4 billion keys at 1%.
+pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
+/// Keys per script call (or lookup group): larger batches become several in one pipeline, so
 /// no single one holds the server for long.
 const KEYS_PER_CALL: usize = 4096;
-/// Keys per `BITFIELD` command in a transaction.
-const KEYS_PER_BITFIELD: usize = 256;
 /// Bytes per `GETRANGE` / `SETRANGE` when a whole filter moves.
-const RANGE_BYTES: u64 = 4 << 20;
-/// Range calls per pipeline when a whole filter moves (64 MiB in flight).
-const RANGES_PER_PIPELINE: usize = 16;
+const RANGE_BYTES: u64 = 1 << 20;
+/// Bytes of ranges in flight when a whole filter moves: at most this much (or an eighth of
+/// the filter, if more) is held in replies on top of the filter itself.
+const BYTES_IN_FLIGHT: u64 = 16 << 20;
 
-/// The two operations on keys, each one script answering one byte per key.
-#[derive(Debug, Clone, Copy)]
+/// The two operations on keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum KeyOp {
     /// Set the keys' bits.
     Insert,
     /// Test them.
     Contains,
+}
+
+/// A connection and the replies earlier round trips on it left unread (see [`Round`]).
+#[derive(Debug)]
+pub(crate) struct Link<C> {
+    pub(crate) con: C,
+    unread: usize,
+}
+
+impl<C> Link<C> {
+    pub(crate) fn new(con: C) -> Link<C> {
+        Link { con, unread: 0 }
+    }
 }
 
 /// One shard: its keys and the bits it holds.
@@ -54,8 +77,7 @@ struct Shard {
     /// The hash tag's prefix, `bloomkit:{name#s}`.
     tag: String,
     cfg: String,
-    /// `{tag}:bits:{creation id}`: a filter re-created under the same name has other bits
-    /// keys, which a client that opened the old one never writes to.
+    /// The bits key (see [`bits_key`]).
     bits: String,
     /// The filter's bit where this shard starts (a block boundary).
     first_bit: u64,
@@ -63,13 +85,15 @@ struct Shard {
     bytes: u64,
 }
 
-/// A shared filter's state on the client: its name, shape, keys and creation id.
+/// A shared filter's state on the client: its name, shape, keys, creation id and limits.
 pub(crate) struct Core<F: SharedLayout> {
     name: String,
     shape: Shape,
     shards: Vec<Shard>,
     id: String,
+    format: u64,
     hasher: F::Hasher,
+    timeout: Option<Duration>,
     local: PhantomData<fn() -> F>,
 }
 
@@ -80,6 +104,8 @@ impl<F: SharedLayout> fmt::Debug for Core<F> {
             .field("shape", &self.shape)
             .field("shards", &self.shards.len())
             .field("id", &self.id)
+            .field("format", &self.format)
+            .field("timeout", &self.timeout)
             .finish()
     }
 }
@@ -113,9 +139,14 @@ fn shard_tag(name: &str, s: u32) -> String {
     format!("bloomkit:{{{name}#{s}}}")
 }
 
-/// The bits key of the shard with tag `tag` of the creation `id`.
-fn bits_key(tag: &str, id: &str) -> String {
-    format!("{tag}:bits:{id}")
+/// The bits key of the shard with tag `tag`: fixed in format 3, named after the creation
+/// `id` in format 2.
+fn bits_key(tag: &str, id: &str, format: u64) -> String {
+    if format == 2 {
+        format!("{tag}:bits:{id}")
+    } else {
+        format!("{tag}:bits")
+    }
 }
 
 /// A fresh random creation id, 32 hex digits.
@@ -180,42 +211,126 @@ fn recorded_probes(
     }
 }
 
-/// The command that runs `script` on shard keys `keys` with arguments `id, bytes` first.
+/// The command that runs `script` on shard keys `keys`.
 fn eval(script: &Lua, keys: &[&str]) -> Cmd {
     let mut cmd = redis::cmd("EVALSHA");
     cmd.arg(&script.sha).arg(keys.len()).arg(keys);
     cmd
 }
 
-/// Sends `cmds` (each naming a shard's keys first) as one pipeline per shard's slot, one
-/// round trip on a single server; loads the scripts and resends what a `NOSCRIPT` refused (a
-/// restarted server, a failover, `SCRIPT FLUSH`); turns the first error reply into a typed
-/// error.
-pub(crate) async fn call<C: Connection>(
+/// Whether `v` is a server's refusal for want of a script.
+fn noscript(v: &Value) -> bool {
+    matches!(v, Value::ServerError(e) if e.code() == "NOSCRIPT")
+}
+
+/// The deadline of a call that starts now.
+fn deadline(timeout: Option<Duration>) -> Option<Instant> {
+    timeout.map(|t| Instant::now() + t)
+}
+
+/// One round trip of `batch`, ended at `deadline`. The groups a server refused for want of
+/// a script (`NOSCRIPT`: a restart, a failover, `SCRIPT FLUSH`) go again in a second round
+/// trip with their scripts sent whole (`EVAL`), which runs them, and caches them, on the node
+/// that refused them, wherever a cluster routes the group. A refused command ran nothing, and
+/// every group is safe to send again whole: lookups only read, and a script that writes is
+/// alone in its group.
+async fn round<C: Connection>(
     name: &str,
-    con: &mut C,
+    link: &mut Link<C>,
+    batch: &Batch,
+    deadline: Option<Instant>,
+) -> Result<Replies, Error> {
+    let mut replies = send(name, link, batch, deadline).await?;
+    let refused: Vec<usize> = (0..replies.groups.len())
+        .filter(|&g| replies.groups[g].iter().any(noscript))
+        .collect();
+    if refused.is_empty() {
+        return Ok(replies);
+    }
+    let again = batch.inlined(&refused, |sha| SCRIPTS.code(sha));
+    let more = send(name, link, &again, deadline).await?;
+    if more.timed_out {
+        // Answers stay a prefix of the groups: cut at the first refused group not answered.
+        replies.groups.truncate(refused[more.groups.len()]);
+        replies.timed_out = true;
+    }
+    for (g, values) in refused.into_iter().zip(more.groups) {
+        if g < replies.groups.len() {
+            replies.groups[g] = values;
+        }
+    }
+    Ok(replies)
+}
+
+async fn send<C: Connection>(
+    name: &str,
+    link: &mut Link<C>,
+    batch: &Batch,
+    deadline: Option<Instant>,
+) -> Result<Replies, Error> {
+    let mut state = Round {
+        deadline,
+        unread: link.unread,
+    };
+    let out = link.con.run(batch, &mut state).await;
+    link.unread = state.unread;
+    out.map_err(|e| typed(name, e))
+}
+
+/// Sends script calls `cmds` (each naming a shard's keys first) in one round trip, one group
+/// per shard, and returns one value per command; the first error reply is a typed error, and
+/// a deadline passed is [`Error::Timeout`].
+async fn call<C: Connection>(
+    name: &str,
+    link: &mut Link<C>,
     cmds: &[Cmd],
+    deadline: Option<Instant>,
+    timeout: Option<Duration>,
 ) -> Result<Vec<Value>, Error> {
     if cmds.is_empty() {
         return Ok(Vec::new());
     }
-    let noscript = |v: &Value| matches!(v, Value::ServerError(e) if e.code() == "NOSCRIPT");
-    let all: Vec<usize> = (0..cmds.len()).collect();
-    let mut out = match send(con, cmds, &all).await {
-        Ok(out) => out,
-        Err(e) if refused_script(&e) => {
-            load_scripts(con).await?;
-            send(con, cmds, &all).await.map_err(|e| typed(name, e))?
-        }
-        Err(e) => return Err(typed(name, e)),
+    let first_key = |cmd: &Cmd| match cmd.args_iter().nth(3) {
+        Some(redis::Arg::Simple(key)) => key.to_vec(),
+        _ => Vec::new(),
     };
-    let refused: Vec<usize> = (0..out.len()).filter(|&i| noscript(&out[i])).collect();
-    if !refused.is_empty() {
-        load_scripts(con).await?;
-        let answers = send(con, cmds, &refused)
-            .await
-            .map_err(|e| typed(name, e))?;
-        for (i, v) in refused.into_iter().zip(answers) {
+    let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
+    for (i, cmd) in cmds.iter().enumerate() {
+        let key = first_key(cmd);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((key, vec![i])),
+        }
+    }
+    let mut batch = Batch::new();
+    for (_, members) in &groups {
+        batch.group();
+        for &i in members {
+            batch.cmd(&cmds[i]);
+        }
+    }
+    let replies = round(name, link, &batch, deadline).await?;
+    if replies.timed_out {
+        return Err(timed_out_error(
+            name,
+            timeout,
+            Vec::new(),
+            format!(
+                "{} of {} shard calls answered",
+                replies.groups.len(),
+                groups.len()
+            ),
+        ));
+    }
+    let mut out = vec![Value::Nil; cmds.len()];
+    for ((_, members), values) in groups.iter().zip(replies.groups) {
+        if values.len() != members.len() {
+            return Err(corrupt(
+                name,
+                "a reply has another number of values than commands",
+            ));
+        }
+        for (&i, v) in members.iter().zip(values) {
             out[i] = v;
         }
     }
@@ -225,51 +340,33 @@ pub(crate) async fn call<C: Connection>(
     Ok(out)
 }
 
-/// Sends `cmds[i]` for each `i` in `which`, grouped by their first key (a shard's keys share
-/// a slot); the answers in `which`'s order.
-async fn send<C: Connection>(
-    con: &mut C,
-    cmds: &[Cmd],
-    which: &[usize],
-) -> redis::RedisResult<Vec<Value>> {
-    let first_key = |cmd: &Cmd| match cmd.args_iter().nth(3) {
-        Some(redis::Arg::Simple(key)) => key.to_vec(),
-        _ => Vec::new(),
-    };
-    let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
-    for (at, &i) in which.iter().enumerate() {
-        let key = first_key(&cmds[i]);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, members)) => members.push(at),
-            None => groups.push((key, vec![at])),
-        }
+fn timed_out_error(
+    name: &str,
+    timeout: Option<Duration>,
+    inserted: Vec<usize>,
+    detail: String,
+) -> Error {
+    Error::Timeout {
+        name: name.to_owned(),
+        limit: timeout.unwrap_or_default(),
+        inserted,
+        detail,
     }
-    let sent = groups
-        .iter()
-        .map(|(_, members)| members.iter().map(|&at| cmds[which[at]].clone()).collect())
-        .collect();
-    let mut out = vec![Value::Nil; which.len()];
-    for ((_, members), values) in groups.iter().zip(con.run(Batch::from_cmds(sent)).await?) {
-        for (&at, v) in members.iter().zip(values) {
-            out[at] = v;
-        }
-    }
-    Ok(out)
 }
 
-async fn load_scripts<C: Connection>(con: &mut C) -> Result<(), Error> {
-    for script in SCRIPTS.by_sha() {
-        con.load(&script.code).await?;
+fn corrupt(name: &str, detail: impl Into<String>) -> Error {
+    Error::Corrupt {
+        name: name.to_owned(),
+        detail: detail.into(),
     }
-    Ok(())
 }
 
-/// Whether `e` says a script was not loaded (alone, or among a pipeline's errors).
-fn refused_script(e: &redis::RedisError) -> bool {
-    e.code() == Some("NOSCRIPT")
-        || e.clone()
-            .into_server_errors()
-            .is_some_and(|items| items.iter().any(|(_, e)| e.code() == "NOSCRIPT"))
+/// A reply that must be a non-negative integer at most `max`.
+fn bounded_int(name: &str, v: Value, what: &str, max: u64) -> Result<u64, Error> {
+    match v {
+        Value::Int(n) if n >= 0 && n as u64 <= max => Ok(n as u64),
+        other => Err(corrupt(name, format!("{what}: {other:?}, not 0..={max}"))),
+    }
 }
 
 /// The typed error for a server's error reply.
@@ -304,24 +401,37 @@ fn config_map(name: &str, v: Value) -> Result<HashMap<String, String>, Error> {
 }
 
 impl<F: SharedLayout> Core<F> {
-    /// The client state for `name` of `shape`, split in `shards` (or as few as fit).
-    fn new(name: &str, shape: Shape, shards: Option<u32>, id: String) -> Result<Self, Error> {
+    /// The client state for `name` of `shape`, split in `shards` (or as few as fit), refused
+    /// past `max_bytes`.
+    fn new(
+        name: &str,
+        shape: Shape,
+        shards: Option<u32>,
+        id: String,
+        format: u64,
+        limits: &Limits,
+    ) -> Result<Self, Error> {
         check_name(name)?;
         let hasher = F::Hasher::from_spec(HasherSpec {
             id: shape.hasher_id,
             seed: shape.seed,
         })
-        .map_err(|e| Error::Corrupt {
-            name: name.to_owned(),
-            detail: e.to_string(),
-        })?;
+        .map_err(|e| corrupt(name, e.to_string()))?;
         let invalid = |reason: String| Error::InvalidShards {
             name: name.to_owned(),
             reason,
         };
         let unit = shape.layout.unit_bits();
         let units = shape.bits.div_ceil(unit);
-        let bytes = units * (unit / 8);
+        if units == 0 {
+            return Err(corrupt(name, "a filter of 0 bits"));
+        }
+        let too_large = || Error::TooLarge {
+            name: name.to_owned(),
+            bits: shape.bits,
+            max_bytes: limits.max_bytes,
+        };
+        let bytes = units.checked_mul(unit / 8).ok_or_else(too_large)?;
         let count = match shards {
             Some(0) => return Err(invalid("zero shards".into())),
             Some(s) if s > MAX_SHARDS => {
@@ -339,6 +449,9 @@ impl<F: SharedLayout> Core<F> {
         if count > units {
             return Err(invalid(format!("{count} shards for {units} blocks")));
         }
+        if bytes > limits.max_bytes {
+            return Err(too_large());
+        }
         let start = |s: u64| ((u128::from(s) * u128::from(units)) / u128::from(count)) as u64;
         let mut out = Vec::with_capacity(count as usize);
         for s in 0..count {
@@ -353,7 +466,7 @@ impl<F: SharedLayout> Core<F> {
             let tag = shard_tag(name, s as u32);
             out.push(Shard {
                 cfg: format!("{tag}:cfg"),
-                bits: bits_key(&tag, &id),
+                bits: bits_key(&tag, &id, format),
                 tag,
                 first_bit: start(s) * unit,
                 bytes: shard_bytes,
@@ -364,7 +477,9 @@ impl<F: SharedLayout> Core<F> {
             shape,
             shards: out,
             id,
+            format,
             hasher,
+            timeout: limits.timeout,
             local: PhantomData,
         })
     }
@@ -373,9 +488,6 @@ impl<F: SharedLayout> Core<F> {
     /// them: a filter created by an earlier release (hasher id 1, the enhanced probe
     /// scheme) is opened as it is by `open_or_create`, instead of refused as a mismatch.
     fn adopt_scheme(&mut self, found: &HashMap<String, String>) {
-        if found.is_empty() {
-            return;
-        }
         if let Some(id) = recorded_hasher::<F::Hasher>(found) {
             let spec = HasherSpec {
                 id,
@@ -391,19 +503,34 @@ impl<F: SharedLayout> Core<F> {
         }
     }
 
-    /// Takes `id`, the creation id found in Redis, as the filter's: it names the bits keys,
-    /// so one that is not what [`fresh_id`] makes (edited by hand) is refused.
-    fn adopt(&mut self, id: String) -> Result<(), Error> {
+    /// Takes the creation id and format found in Redis as the filter's: the id names the
+    /// bits keys in format 2, so one that is not what [`fresh_id`] makes (edited by hand) is
+    /// refused.
+    fn adopt(&mut self, found: &HashMap<String, String>) -> Result<(), Error> {
+        let format = found.get("format").map_or("(none)", String::as_str);
+        let format = match format.parse::<u64>() {
+            Ok(f) if FORMATS.contains(&f) => f,
+            _ => {
+                return Err(Error::Mismatch {
+                    name: self.name.clone(),
+                    field: "format",
+                    expected: "2 or 3".into(),
+                    found: format.to_owned(),
+                })
+            }
+        };
+        let id = found.get("id").cloned().unwrap_or_default();
         if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            return Err(Error::Corrupt {
-                name: self.name.clone(),
-                detail: format!("creation id {id:?} is not 1 to 64 ASCII letters and digits"),
-            });
+            return Err(corrupt(
+                &self.name,
+                format!("creation id {id:?} is not 1 to 64 ASCII letters and digits"),
+            ));
         }
         for shard in &mut self.shards {
-            shard.bits = bits_key(&shard.tag, &id);
+            shard.bits = bits_key(&shard.tag, &id, format);
         }
         self.id = id;
+        self.format = format;
         Ok(())
     }
 
@@ -426,9 +553,18 @@ impl<F: SharedLayout> Core<F> {
         self.shards.len() as u32
     }
 
-    /// The configuration fields of shard `s`, as written at creation.
-    fn fields(&self, s: usize) -> Vec<(&'static str, String)> {
-        let mut f = vec![("format", FORMAT.to_string())];
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    pub(crate) fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
+    }
+
+    /// The configuration fields of shard `s`, as written at creation (`complete` as given,
+    /// on shard 0).
+    fn fields(&self, s: usize, complete: bool) -> Vec<(&'static str, String)> {
+        let mut f = vec![("format", self.format.to_string())];
         f.extend(
             shape_fields(&self.shape)
                 .into_iter()
@@ -440,15 +576,15 @@ impl<F: SharedLayout> Core<F> {
             ("id", self.id.clone()),
         ]);
         if s == 0 {
-            f.push(("complete", u8::from(self.shards.len() == 1).to_string()));
+            f.push(("complete", u8::from(complete).to_string()));
         }
         f
     }
 
     /// The first field where `found` (a shard's configuration in Redis) differs from ours.
     fn compare(&self, s: usize, found: &HashMap<String, String>) -> Result<(), Error> {
-        for (field, expected) in self.fields(s) {
-            if matches!(field, "id" | "complete") {
+        for (field, expected) in self.fields(s, true) {
+            if matches!(field, "id" | "complete" | "format") {
                 continue;
             }
             let got = found.get(field).map_or("(none)", String::as_str);
@@ -480,21 +616,33 @@ impl<F: SharedLayout> Core<F> {
         cmd
     }
 
-    fn create_cmd(&self, s: usize) -> Cmd {
-        let mut cmd = eval(&SCRIPTS.create, &self.shard_keys(s));
-        cmd.arg(&self.id).arg(self.shards[s].bytes);
-        for (field, value) in self.fields(s) {
+    /// `script` on shard `s` with the shard's whole configuration after the guard's
+    /// arguments (creating, clearing).
+    fn with_fields(&self, script: &Lua, s: usize, complete: bool) -> Cmd {
+        let mut cmd = self.checked(script, s);
+        for (field, value) in self.fields(s, complete) {
             cmd.arg(field).arg(value);
         }
         cmd
     }
 
-    /// Opens `name` if it exists with these parameters, or creates it.
+    /// Script calls, in one round trip, ended at `deadline`.
+    async fn call<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        cmds: &[Cmd],
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Value>, Error> {
+        call(&self.name, link, cmds, deadline, self.timeout).await
+    }
+
+    /// Opens `name` if it exists with these parameters, or creates it; says which.
     pub(crate) async fn open_or_create<C: Connection>(
-        con: &mut C,
+        link: &mut Link<C>,
         name: &str,
         options: &Options,
-    ) -> Result<Self, Error> {
+    ) -> Result<(Self, bool), Error> {
+        let deadline = deadline(options.limits.timeout);
         let (bits, hashes) = F::plan(options.items, options.fpr)?;
         let shape = Shape {
             layout: F::LAYOUT,
@@ -508,44 +656,97 @@ impl<F: SharedLayout> Core<F> {
             },
             design: Design::new(options.items, options.fpr)?,
         };
-        let mut core = Core::new(name, shape, options.shards, fresh_id())?;
-        let found = call(name, con, &[core.create_cmd(0)]).await?;
+        let mut core = Core::new(
+            name,
+            shape,
+            options.shards,
+            fresh_id(),
+            FORMAT,
+            &options.limits,
+        )?;
+        let single = core.shards.len() == 1;
+        let create = core.with_fields(&SCRIPTS.create, 0, single);
+        let found = core.call(link, &[create], deadline).await?;
         let found = config_map(name, found.into_iter().next().unwrap_or(Value::Nil))?;
-        core.adopt_scheme(&found);
-        core.compare(0, &found)?;
-        core.adopt(found.get("id").cloned().unwrap_or_default())?;
+        let ours = found.get("id") == Some(&core.id);
+        if !ours {
+            core.adopt_scheme(&found);
+            core.compare(0, &found)?;
+            core.adopt(&found)?;
+        }
         let complete = found.get("complete").is_some_and(|c| c == "1");
-        core.ensure_shards(con, complete).await?;
-        Ok(core)
+        let made = async {
+            if !complete {
+                core.finish(link, deadline).await?;
+            }
+            core.verify(link, deadline).await
+        }
+        .await;
+        if let Err(e) = made {
+            if ours {
+                // Our own creation failed half way: take back what it made, so the name is
+                // free (best effort: the error says what went wrong).
+                let _ = core.delete(link).await;
+            }
+            return Err(e);
+        }
+        Ok((core, ours))
     }
 
-    /// Opens the existing filter `name`, with the parameters Redis holds.
-    pub(crate) async fn open<C: Connection>(con: &mut C, name: &str) -> Result<Self, Error> {
+    /// Creates the filter `name`, refusing one that exists.
+    pub(crate) async fn create<C: Connection>(
+        link: &mut Link<C>,
+        name: &str,
+        options: &Options,
+    ) -> Result<Self, Error> {
+        match Self::open_or_create(link, name, options).await {
+            Ok((core, true)) => Ok(core),
+            Ok((_, false)) | Err(Error::Mismatch { .. }) => Err(Error::AlreadyExists {
+                name: name.to_owned(),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens the existing filter `name`, with the parameters Redis holds, each checked
+    /// before it is used.
+    pub(crate) async fn open<C: Connection>(
+        link: &mut Link<C>,
+        name: &str,
+        limits: &Limits,
+    ) -> Result<Self, Error> {
         check_name(name)?;
+        let deadline = deadline(limits.timeout);
         let cfg = format!("{}:cfg", shard_tag(name, 0));
-        let found = call(name, con, &[eval(&SCRIPTS.read_config, &[&cfg])]).await?;
+        let found = call(
+            name,
+            link,
+            &[eval(&SCRIPTS.read_config, &[&cfg])],
+            deadline,
+            limits.timeout,
+        )
+        .await?;
         let found = config_map(name, found.into_iter().next().unwrap_or(Value::Nil))?;
         if found.is_empty() {
             return Err(Error::NotFound {
                 name: name.to_owned(),
-                key: cfg,
+                detail: format!("no key {cfg}"),
             });
         }
-        let corrupt = |field: &str| Error::Corrupt {
-            name: name.to_owned(),
-            detail: format!("configuration field {field} is missing or does not parse"),
+        let bad = |field: &str| {
+            corrupt(
+                name,
+                format!("configuration field {field} is missing or does not parse"),
+            )
         };
-        let get = |field: &'static str| found.get(field).ok_or_else(|| corrupt(field));
-        let num = |field: &'static str| get(field)?.parse::<u64>().map_err(|_| corrupt(field));
+        let get = |field: &'static str| found.get(field).ok_or_else(|| bad(field));
+        let num = |field: &'static str| get(field)?.parse::<u64>().map_err(|_| bad(field));
         let mismatch = |field, expected: String, found: &str| Error::Mismatch {
             name: name.to_owned(),
             field,
             expected,
             found: found.to_owned(),
         };
-        if num("format")? != FORMAT {
-            return Err(mismatch("format", FORMAT.to_string(), get("format")?));
-        }
         if get("layout")? != F::LAYOUT.name() {
             return Err(mismatch("layout", F::LAYOUT.name().into(), get("layout")?));
         }
@@ -553,55 +754,57 @@ impl<F: SharedLayout> Core<F> {
             let expected = <F::Hasher as PortableHasher>::ID.to_string();
             mismatch("hasher", expected, get("hasher").map_or("", |s| s))
         })?;
-        let fpr = get("fpr")?.parse::<f64>().map_err(|_| corrupt("fpr"))?;
+        let fpr = get("fpr")?.parse::<f64>().map_err(|_| bad("fpr"))?;
+        let bits = num("bits")?;
+        if F::LAYOUT == Layout::Blocked && bits % BLOCK_BITS != 0 {
+            return Err(corrupt(
+                name,
+                format!("{bits} bits is not whole 512-bit blocks"),
+            ));
+        }
         let shape = Shape {
             layout: F::LAYOUT,
-            bits: num("bits")?,
-            hashes: sizing::check_hashes(num("hashes")?).map_err(|_| corrupt("hashes"))?,
+            bits,
+            hashes: sizing::check_hashes(num("hashes")?).map_err(|_| bad("hashes"))?,
             hasher_id,
             seed: num("seed")?,
             probes: recorded_probes(F::LAYOUT, &found)
                 .map_err(|v| mismatch("probes", "1 or 2".into(), &v))?,
-            design: Design::new(num("items")?, fpr).map_err(|_| corrupt("items"))?,
+            design: Design::new(num("items")?, fpr).map_err(|_| bad("items"))?,
         };
-        let shards = u32::try_from(num("shards")?).map_err(|_| corrupt("shards"))?;
-        let mut core =
-            Core::new(name, shape, Some(shards), String::new()).map_err(|e| Error::Corrupt {
-                name: name.to_owned(),
-                detail: e.to_string(),
+        let shards = u32::try_from(num("shards")?).map_err(|_| bad("shards"))?;
+        let mut core = Core::new(name, shape, Some(shards), String::new(), FORMAT, limits)
+            .map_err(|e| match e {
+                Error::TooLarge { .. } => e,
+                e => corrupt(name, e.to_string()),
             })?;
-        core.adopt(get("id")?.clone())?;
+        core.adopt(&found)?;
         core.compare(0, &found)?;
-        let complete = found.get("complete").is_some_and(|c| c == "1");
-        core.ensure_shards(con, complete).await?;
+        if found.get("complete").is_none_or(|c| c != "1") {
+            return Err(Error::NotFound {
+                name: name.to_owned(),
+                detail:
+                    "its creation never finished: open_or_create finishes it, destroy removes it"
+                        .into(),
+            });
+        }
+        core.verify(link, deadline).await?;
         Ok(core)
     }
 
-    /// Checks that every shard exists with our creation id. A filter whose creation did not
-    /// finish (`complete` is not set) gets its missing shards created first: no key was
-    /// inserted before completion, so nothing is lost. Once complete, a missing shard is an
-    /// error, never re-created empty.
-    async fn ensure_shards<C: Connection>(&self, con: &mut C, complete: bool) -> Result<(), Error> {
-        if self.shards.len() == 1 {
-            return Ok(());
-        }
+    /// Creates the shards after the first of a filter whose creation did not finish
+    /// (`complete` not set: no key was inserted before completion, so nothing is lost), then
+    /// marks it complete.
+    async fn finish<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        deadline: Option<Instant>,
+    ) -> Result<(), Error> {
         let cmds: Vec<Cmd> = (1..self.shards.len())
-            .map(|s| {
-                if complete {
-                    eval(&SCRIPTS.read_config, &[&self.shards[s].cfg])
-                } else {
-                    self.create_cmd(s)
-                }
-            })
+            .map(|s| self.with_fields(&SCRIPTS.create, s, false))
             .collect();
-        for (s, v) in (1..).zip(call(&self.name, con, &cmds).await?) {
+        for (s, v) in (1..).zip(self.call(link, &cmds, deadline).await?) {
             let found = config_map(&self.name, v)?;
-            if found.is_empty() {
-                return Err(Error::Missing {
-                    name: self.name.clone(),
-                    detail: format!("the configuration {} is gone", self.shards[s].cfg),
-                });
-            }
             self.compare(s, &found)?;
             if found.get("id") != Some(&self.id) {
                 return Err(Error::Recreated {
@@ -610,12 +813,22 @@ impl<F: SharedLayout> Core<F> {
                 });
             }
         }
-        if !complete {
-            let mut cmd = self.checked(&SCRIPTS.set_field, 0);
-            cmd.arg("complete").arg("1");
-            call(&self.name, con, &[cmd]).await?;
-        }
-        Ok(())
+        let mut cmd = self.checked(&SCRIPTS.set_field, 0);
+        cmd.arg("complete").arg("1");
+        self.call(link, &[cmd], deadline).await.map(drop)
+    }
+
+    /// Checks that every shard has its configuration, with our creation id, and its bits,
+    /// of the right length: a filter with a lost key is an error that names it, at open.
+    async fn verify<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        deadline: Option<Instant>,
+    ) -> Result<(), Error> {
+        let cmds: Vec<Cmd> = (0..self.shards.len())
+            .map(|s| self.checked(&SCRIPTS.check, s))
+            .collect();
+        self.call(link, &cmds, deadline).await.map(drop)
     }
 
     /// The shard of bit `bit`, and the Redis bit offset of `bit` in that shard's string.
@@ -635,55 +848,41 @@ impl<F: SharedLayout> Core<F> {
         (s, (bit - self.shards[s].first_bit) ^ 7)
     }
 
-    /// The commands that apply `op` to keys of shard `s` whose positions are `positions`
-    /// (`k` per key). Inserts are a transaction: `MULTI`, the guard, `BITFIELD` sets,
-    /// `EXEC`. Lookups are the guard and the reads, in one pipeline but not a transaction
-    /// (under `maxmemory` Redis refuses every queued command, and lookups must go on there).
-    /// That is safe because the bits key is named after the creation id and only our own
-    /// atomic scripts replace it: a blocked filter reads each key's whole block with
-    /// `GETRANGE`, and a key gone after the guard (deleted, flushed, evicted, re-created
-    /// under another id) reads as an empty string, an error here. A classic filter reads
-    /// bits with `BITFIELD_RO`, which reads a missing key as zeros, so a second guard after
-    /// the reads must pass too.
+    /// One group of commands that applies `op` to keys of shard `s` whose positions are
+    /// `positions` (`k` per key). An insert is one script call (guard, then `BITFIELD`
+    /// sets; one byte of answer per key). A lookup is the guard, native reads and the guard
+    /// again, in one pipeline but not a transaction (under `maxmemory` Redis refuses every
+    /// queued command, and lookups must go on there): a blocked filter reads each key's whole
+    /// block with `GETRANGE`, a classic one its bits with `BITFIELD_RO`. Bits deleted after
+    /// the first guard read as an empty string or as zeros; the closing guard, which sees
+    /// the configuration gone or of another creation, turns either into an error.
     fn commands(&self, batch: &mut Batch, op: KeyOp, s: usize, positions: &[u64]) {
         let k = self.shape.hashes as usize;
         let shard = &self.shards[s];
-        // Sent whole (EVAL) where native writes follow: an EVALSHA refused for want of the
-        // script inside a transaction would let them run unguarded.
-        let guard = |batch: &mut Batch, script: &Lua| {
-            batch.start(7);
-            match op {
-                KeyOp::Insert => {
-                    batch.arg(b"EVAL");
-                    batch.arg(script.code.as_bytes());
-                }
-                KeyOp::Contains => {
-                    batch.arg(b"EVALSHA");
-                    batch.arg(script.sha.as_bytes());
-                }
-            }
+        let script = |batch: &mut Batch, script: &Lua, extra: usize| {
+            batch.start(7 + extra);
+            batch.arg(b"EVALSHA");
+            batch.arg(script.sha.as_bytes());
             batch.int(2);
             batch.arg(shard.cfg.as_bytes());
             batch.arg(shard.bits.as_bytes());
             batch.arg(self.id.as_bytes());
             batch.int(shard.bytes);
-            batch.end_command();
-        };
-        let simple = |batch: &mut Batch, name: &[u8]| {
-            batch.start(1);
-            batch.arg(name);
-            batch.end_command();
         };
         batch.group();
-        match op {
-            KeyOp::Insert => {
-                simple(batch, b"MULTI");
-                guard(batch, &SCRIPTS.guard_write);
+        if op == KeyOp::Insert {
+            script(batch, &SCRIPTS.insert, 1 + positions.len());
+            batch.int(k as u64);
+            for &p in positions {
+                batch.int(self.locate(p).1);
             }
-            KeyOp::Contains => guard(batch, &SCRIPTS.guard_read),
+            batch.end_command();
+            return;
         }
-        match (op, self.shape.layout) {
-            (KeyOp::Contains, Layout::Blocked) => {
+        script(batch, &SCRIPTS.guard_read, 0);
+        batch.end_command();
+        match self.shape.layout {
+            Layout::Blocked => {
                 // A key's bits are in one block: read the block, test the bits here.
                 for key in positions.chunks(k) {
                     let at = (key[0] - shard.first_bit) / BLOCK_BITS * (BLOCK_BITS / 8);
@@ -695,148 +894,121 @@ impl<F: SharedLayout> Core<F> {
                     batch.end_command();
                 }
             }
-            (op, _) => {
-                // Inserts: each SET answers the bit's old value, and a key with an old 0 was
-                // new. Classic lookups: each GET answers the bit.
-                let (command, sub, value): (&[u8], &[u8], &[&[u8]]) = match op {
-                    KeyOp::Insert => (b"BITFIELD", b"SET", &[b"1"]),
-                    KeyOp::Contains => (b"BITFIELD_RO", b"GET", &[]),
-                };
-                for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
-                    batch.start(2 + (3 + value.len()) * keys.len());
-                    batch.arg(command);
+            Layout::Classic => {
+                for keys in positions.chunks(k * 256) {
+                    batch.start(2 + 3 * keys.len());
+                    batch.arg(b"BITFIELD_RO");
                     batch.arg(shard.bits.as_bytes());
                     for &p in keys {
-                        batch.arg(sub);
+                        batch.arg(b"GET");
                         batch.arg(b"u1");
                         batch.int(self.locate(p).1);
-                        for v in value {
-                            batch.arg(v);
-                        }
                     }
                     batch.end_command();
                 }
             }
         }
-        match (op, self.shape.layout) {
-            (KeyOp::Insert, _) => simple(batch, b"EXEC"),
-            (KeyOp::Contains, Layout::Classic) => guard(batch, &SCRIPTS.guard_read),
-            (KeyOp::Contains, Layout::Blocked) => {}
-        }
+        script(batch, &SCRIPTS.guard_read, 0);
+        batch.end_command();
     }
 
-    /// The answers to [`Self::commands`] (`values`, one per command): per key, for
-    /// [`KeyOp::Insert`] whether one of its bits was 0, for [`KeyOp::Contains`] whether all
-    /// are 1.
+    /// The answers to [`Self::commands`] (`values`, one per command), each checked: per key,
+    /// for [`KeyOp::Insert`] whether one of its bits was 0, for [`KeyOp::Contains`] whether
+    /// all are 1.
     fn answers(
         &self,
         op: KeyOp,
         s: usize,
         positions: &[u64],
-        values: Vec<Value>,
+        mut values: Vec<Value>,
         out: &mut Vec<bool>,
     ) -> Result<(), Error> {
         let k = self.shape.hashes as usize;
-        let corrupt = |detail: String| Error::Corrupt {
-            name: self.name.clone(),
-            detail,
-        };
-        let first_error = |values: &[Value]| {
-            values.iter().find_map(|v| match v {
-                Value::ServerError(e) => Some(server_error(&self.name, e)),
-                _ => None,
-            })
-        };
+        let keys = positions.len() / k;
+        let name = &self.name;
+        let start = out.len();
+        if op == KeyOp::Insert {
+            match values.pop() {
+                Some(Value::BulkString(news))
+                    if values.is_empty()
+                        && news.len() == keys
+                        && news.iter().all(|b| matches!(b, b'0' | b'1')) =>
+                {
+                    out.extend(news.iter().map(|&b| b == b'1'));
+                    return Ok(());
+                }
+                Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
+                other => {
+                    return Err(corrupt(
+                        name,
+                        format!("{keys} keys inserted, answered {other:?}"),
+                    ))
+                }
+            }
+        }
         let guard_passed = |v: Option<Value>| match v {
             Some(Value::Int(1)) => Ok(()),
-            Some(Value::ServerError(e)) => Err(server_error(&self.name, &e)),
-            other => Err(corrupt(format!("the guard answered {other:?}"))),
+            Some(Value::ServerError(e)) => Err(server_error(name, &e)),
+            other => Err(corrupt(name, format!("the guard answered {other:?}"))),
         };
-        let mut values = values;
-        let mut results = match op {
-            KeyOp::Insert => match values.pop() {
-                Some(Value::Array(results)) => results.into_iter(),
-                // EXEC refused: a queued command's error says why (maxmemory, ...).
-                exec => {
-                    values.extend(exec);
-                    return Err(first_error(&values)
-                        .unwrap_or_else(|| corrupt(format!("a transaction answered {values:?}"))));
+        let closing = values.pop();
+        let mut reads = values.into_iter();
+        guard_passed(reads.next())?;
+        // The closing guard first: if the filter went during the reads, that is the error.
+        guard_passed(closing)?;
+        match self.shape.layout {
+            Layout::Blocked => {
+                let shard = &self.shards[s];
+                for (key, v) in positions.chunks(k).zip(reads.by_ref()) {
+                    let block = match v {
+                        Value::BulkString(block) if block.len() as u64 == BLOCK_BITS / 8 => block,
+                        Value::ServerError(e) => return Err(server_error(name, &e)),
+                        other => return Err(corrupt(name, format!("a block read as {other:?}"))),
+                    };
+                    let base =
+                        shard.first_bit + (key[0] - shard.first_bit) / BLOCK_BITS * BLOCK_BITS;
+                    out.push(key.iter().all(|&p| {
+                        let i = (p - base) as usize;
+                        block[i / 8] >> (i % 8) & 1 == 1
+                    }));
                 }
-            },
-            KeyOp::Contains => {
-                let closing = match self.shape.layout {
-                    Layout::Classic => Some(values.pop()),
-                    Layout::Blocked => None,
-                };
-                let mut results = values.into_iter();
-                guard_passed(results.next())?;
-                if let Some(closing) = closing {
-                    guard_passed(closing)?;
-                }
-                results
             }
-        };
-        if let KeyOp::Insert = op {
-            guard_passed(results.next())?;
-        }
-        let start = out.len();
-        let int = |v: Value| match v {
-            Value::Int(b) => Ok(b),
-            other => Err(corrupt(format!("a bit read as {other:?}"))),
-        };
-        if let (KeyOp::Contains, Layout::Blocked) = (op, self.shape.layout) {
-            let shard = &self.shards[s];
-            for (key, v) in positions.chunks(k).zip(results.by_ref()) {
-                let block = match v {
-                    Value::BulkString(block) if block.len() as u64 == BLOCK_BITS / 8 => block,
-                    // Gone since the guard passed: the bits were deleted, flushed, evicted.
-                    Value::BulkString(block) if block.is_empty() => {
-                        return Err(Error::Missing {
-                            name: self.name.clone(),
-                            detail: format!("the bits {} went during the lookup", shard.bits),
-                        })
-                    }
-                    Value::ServerError(e) => return Err(server_error(&self.name, &e)),
-                    other => return Err(corrupt(format!("a block read as {other:?}"))),
-                };
-                let base = shard.first_bit + (key[0] - shard.first_bit) / BLOCK_BITS * BLOCK_BITS;
-                out.push(key.iter().all(|&p| {
-                    let i = (p - base) as usize;
-                    block[i / 8] >> (i % 8) & 1 == 1
-                }));
-            }
-        } else {
-            let mut bits = Vec::with_capacity(positions.len());
-            for v in results.by_ref() {
-                match v {
-                    Value::Array(olds) => {
-                        for b in olds {
-                            bits.push(int(b)?);
+            Layout::Classic => {
+                let mut bits = Vec::with_capacity(positions.len());
+                for v in reads.by_ref() {
+                    match v {
+                        Value::Array(read) => {
+                            for b in read {
+                                match b {
+                                    Value::Int(b @ (0 | 1)) => bits.push(b == 1),
+                                    other => {
+                                        return Err(corrupt(
+                                            name,
+                                            format!("a bit read as {other:?}"),
+                                        ))
+                                    }
+                                }
+                            }
                         }
+                        Value::ServerError(e) => return Err(server_error(name, &e)),
+                        other => return Err(corrupt(name, format!("bits read as {other:?}"))),
                     }
-                    Value::ServerError(e) => return Err(server_error(&self.name, &e)),
-                    other => return Err(corrupt(format!("bits read as {other:?}"))),
                 }
+                if bits.len() != positions.len() {
+                    return Err(corrupt(
+                        name,
+                        format!("{} bits for {} positions", bits.len(), positions.len()),
+                    ));
+                }
+                out.extend(bits.chunks(k).map(|key| key.iter().all(|&b| b)));
             }
-            if bits.len() != positions.len() {
-                return Err(corrupt(format!(
-                    "{} bits for {} positions",
-                    bits.len(),
-                    positions.len()
-                )));
-            }
-            let clear = |key: &[i64]| key.contains(&0);
-            out.extend(bits.chunks(k).map(|key| match op {
-                KeyOp::Insert => clear(key),
-                KeyOp::Contains => !clear(key),
-            }));
         }
-        if results.next().is_some() || out.len() - start != positions.len() / k {
+        if reads.next().is_some() || out.len() - start != keys {
             out.truncate(start);
-            return Err(corrupt(format!(
-                "{} keys sent, answers for another number",
-                positions.len() / k
-            )));
+            return Err(corrupt(
+                name,
+                format!("{keys} keys sent, answers for another number"),
+            ));
         }
         Ok(())
     }
@@ -844,11 +1016,11 @@ impl<F: SharedLayout> Core<F> {
     /// Runs `op` on `keys` and appends its answer for each, in order: for
     /// [`KeyOp::Insert`] whether the key was certainly new (had a clear bit before), for
     /// [`KeyOp::Contains`] whether it may be in the filter. Per shard, at most
-    /// [`KEYS_PER_CALL`] keys go in one transaction; all transactions go in one round trip
-    /// (per node of a cluster). On an error `out` is left as it was.
+    /// [`KEYS_PER_CALL`] keys go in one group; all groups go in one round trip (per node of
+    /// a cluster). On an error `out` is left as it was.
     pub(crate) async fn per_key<C, I>(
         &self,
-        con: &mut C,
+        link: &mut Link<C>,
         op: KeyOp,
         keys: I,
         out: &mut Vec<bool>,
@@ -858,6 +1030,7 @@ impl<F: SharedLayout> Core<F> {
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
+        let deadline = deadline(self.timeout);
         let k = self.shape.hashes as usize;
         let mut per_shard: Vec<(Vec<u64>, Vec<usize>)> =
             vec![Default::default(); self.shards.len()];
@@ -887,44 +1060,56 @@ impl<F: SharedLayout> Core<F> {
         if carried.is_empty() {
             return Ok(());
         }
-        let groups = || {
-            let mut batch = Batch::new();
-            for &(s, chunk, _) in &carried {
-                self.commands(&mut batch, op, s, chunk);
-            }
-            batch
-        };
-        let mut replies = con.run(groups()).await.map_err(|e| typed(&self.name, e))?;
-        // A lookup's guard goes by EVALSHA (its reads change nothing if it is refused): after
-        // a restart, failover or SCRIPT FLUSH, load the scripts and look up again.
-        let noscript = |values: &Vec<Value>| matches!(values.first(), Some(Value::ServerError(e)) if e.code() == "NOSCRIPT");
-        if replies.iter().any(noscript) {
-            load_scripts(con).await?;
-            replies = con.run(groups()).await.map_err(|e| typed(&self.name, e))?;
+        let mut batch = Batch::new();
+        for &(s, chunk, _) in &carried {
+            self.commands(&mut batch, op, s, chunk);
         }
+        let replies = round(&self.name, link, &batch, deadline).await?;
         let mut answered = vec![false; count];
         let mut these = Vec::with_capacity(KEYS_PER_CALL);
-        for (values, (s, chunk, idx)) in replies.into_iter().zip(carried) {
+        let mut inserted = Vec::new();
+        let timed_out = replies.timed_out;
+        let groups = replies.groups.len();
+        for (values, (s, chunk, idx)) in replies.groups.into_iter().zip(&carried) {
             these.clear();
-            self.answers(op, s, chunk, values, &mut these)?;
-            for (&answer, &i) in these.iter().zip(idx) {
+            self.answers(op, *s, chunk, values, &mut these)?;
+            for (&answer, &i) in these.iter().zip(*idx) {
                 answered[i] = answer;
             }
+            if op == KeyOp::Insert {
+                inserted.extend_from_slice(idx);
+            }
+        }
+        if timed_out {
+            inserted.sort_unstable();
+            return Err(timed_out_error(
+                &self.name,
+                self.timeout,
+                inserted,
+                format!("{groups} of {} groups of keys answered", carried.len()),
+            ));
         }
         out.extend(answered);
         Ok(())
     }
 
     /// Counts the set bits and estimates items and rate from them.
-    pub(crate) async fn info<C: Connection>(&self, con: &mut C) -> Result<Info, Error> {
+    pub(crate) async fn info<C: Connection>(&self, link: &mut Link<C>) -> Result<Info, Error> {
+        let deadline = deadline(self.timeout);
         let cmds: Vec<Cmd> = (0..self.shards.len())
             .map(|s| self.checked(&SCRIPTS.count, s))
             .collect();
         let mut ones = 0u64;
-        for v in call(&self.name, con, &cmds).await? {
-            ones += redis::from_redis_value::<u64>(v).map_err(redis::RedisError::from)?;
+        for (v, shard) in self
+            .call(link, &cmds, deadline)
+            .await?
+            .into_iter()
+            .zip(&self.shards)
+        {
+            ones += bounded_int(&self.name, v, "a count of set bits", shard.bytes * 8)?;
         }
         let sh = &self.shape;
+        let ones = ones.min(sh.bits);
         let estimated_items = sizing::estimate_cardinality(sh.bits, sh.hashes, ones)?;
         let estimated_fpr = match sh.layout {
             Layout::Classic => sizing::fpr_from_fill(sh.bits, sh.hashes, ones)?,
@@ -948,33 +1133,45 @@ impl<F: SharedLayout> Core<F> {
         })
     }
 
-    /// Zeroes every shard's bits (each shard atomically).
-    pub(crate) async fn clear<C: Connection>(&self, con: &mut C) -> Result<(), Error> {
+    /// Zeroes every shard's bits and writes its configuration again (each shard
+    /// atomically): works on a filter whose keys were lost, as long as no other filter was
+    /// created under the name since.
+    pub(crate) async fn clear<C: Connection>(&self, link: &mut Link<C>) -> Result<(), Error> {
+        let deadline = deadline(self.timeout);
         let cmds: Vec<Cmd> = (0..self.shards.len())
-            .map(|s| self.checked(&SCRIPTS.clear, s))
+            .map(|s| self.with_fields(&SCRIPTS.clear, s, true))
             .collect();
-        call(&self.name, con, &cmds).await.map(drop)
+        self.call(link, &cmds, deadline).await.map(drop)
     }
 
-    /// Deletes every shard's two keys (each shard atomically), the first shard last.
-    pub(crate) async fn delete<C: Connection>(&self, con: &mut C) -> Result<(), Error> {
+    /// Deletes every shard's two keys (each shard atomically), the first shard last: works on
+    /// a filter whose keys were lost, as long as no other filter was created under the name.
+    pub(crate) async fn delete<C: Connection>(&self, link: &mut Link<C>) -> Result<(), Error> {
+        let deadline = deadline(self.timeout);
         let cmds: Vec<Cmd> = (1..self.shards.len())
             .chain([0])
             .map(|s| self.checked(&SCRIPTS.delete, s))
             .collect();
-        call(&self.name, con, &cmds).await.map(drop)
+        self.call(link, &cmds, deadline).await.map(drop)
     }
 
-    /// The whole filter, as the local type: bit-identical to what Redis holds.
-    pub(crate) async fn download<C: Connection>(&self, con: &mut C) -> Result<F, Error> {
+    /// The whole filter, as the local type: bit-identical to what Redis holds. The bytes go
+    /// straight into the filter's words as they arrive, a few ranges at a time, so the peak
+    /// is the filter plus the ranges in flight.
+    pub(crate) async fn download<C: Connection>(&self, link: &mut Link<C>) -> Result<F, Error> {
+        let deadline = deadline(self.timeout);
         let total: u64 = self.shards.iter().map(|s| s.bytes).sum();
-        let mut bytes = Vec::with_capacity(total as usize);
+        let mut local = F::zeroed(&self.shape, self.hasher.clone())?;
+        let in_flight = BYTES_IN_FLIGHT.max(total / 8) / RANGE_BYTES;
+        let mut word = 0usize;
+        let mut words = Vec::with_capacity(1024);
         for s in 0..self.shards.len() {
-            let ranges: Vec<(u64, u64)> = (0..self.shards[s].bytes)
+            let bytes = self.shards[s].bytes;
+            let ranges: Vec<(u64, u64)> = (0..bytes)
                 .step_by(RANGE_BYTES as usize)
-                .map(|a| (a, (a + RANGE_BYTES).min(self.shards[s].bytes) - 1))
+                .map(|a| (a, (a + RANGE_BYTES).min(bytes) - 1))
                 .collect();
-            for group in ranges.chunks(RANGES_PER_PIPELINE) {
+            for group in ranges.chunks(in_flight.max(1) as usize) {
                 let cmds: Vec<Cmd> = group
                     .iter()
                     .map(|&(a, b)| {
@@ -983,34 +1180,50 @@ impl<F: SharedLayout> Core<F> {
                         cmd
                     })
                     .collect();
-                for (v, &(a, b)) in call(&self.name, con, &cmds).await?.into_iter().zip(group) {
-                    let chunk: Vec<u8> =
-                        redis::from_redis_value(v).map_err(redis::RedisError::from)?;
-                    if chunk.len() as u64 != b - a + 1 {
-                        return Err(Error::Corrupt {
-                            name: self.name.clone(),
-                            detail: format!("bytes {a}..={b} of shard {s}: {} came", chunk.len()),
-                        });
+                for (v, &(a, b)) in self
+                    .call(link, &cmds, deadline)
+                    .await?
+                    .into_iter()
+                    .zip(group)
+                {
+                    let chunk = match v {
+                        Value::BulkString(chunk) if chunk.len() as u64 == b - a + 1 => chunk,
+                        other => {
+                            let got = match other {
+                                Value::BulkString(c) => format!("{} bytes", c.len()),
+                                other => format!("{other:?}"),
+                            };
+                            return Err(corrupt(
+                                &self.name,
+                                format!("bytes {a}..={b} of shard {s}: {got} came"),
+                            ));
+                        }
+                    };
+                    for piece in chunk.chunks(8 * 1024) {
+                        words.clear();
+                        words.extend(
+                            piece
+                                .chunks_exact(8)
+                                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+                        );
+                        local.or_words(word, &words)?;
+                        word += words.len();
                     }
-                    bytes.extend_from_slice(&chunk);
                 }
             }
         }
-        let words: Vec<u64> = bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        Ok(F::from_words(&words, &self.shape, self.hasher.clone())?)
+        Ok(local)
     }
 
     /// Writes `local`'s bits over the filter's (`merge`: ORs them in), shard by shard: the
     /// bytes go to a staging key next to the shard, then one script swaps or ORs them in.
     pub(crate) async fn put<C: Connection>(
         &self,
-        con: &mut C,
+        link: &mut Link<C>,
         local: &F,
         merge: bool,
     ) -> Result<(), Error> {
+        let deadline = deadline(self.timeout);
         let ours = shape_fields(&self.shape);
         for ((field, found), (_, expected)) in ours.into_iter().zip(shape_fields(&local.shape())) {
             if found != expected {
@@ -1034,10 +1247,11 @@ impl<F: SharedLayout> Core<F> {
                 }
                 cmd
             };
-            call(&self.name, con, &[staged(&[b"init"])]).await?;
+            self.call(link, &[staged(&[b"init"])], deadline).await?;
             let first_word = (shard.first_bit / 64) as usize;
             let shard_words = &words[first_word..first_word + (shard.bytes / 8) as usize];
             let word_chunk = (RANGE_BYTES / 8) as usize;
+            let per_trip = (BYTES_IN_FLIGHT / RANGE_BYTES) as usize;
             let mut cmds = Vec::new();
             for (c, chunk) in shard_words.chunks(word_chunk).enumerate() {
                 if chunk.iter().all(|&w| w == 0) {
@@ -1046,19 +1260,131 @@ impl<F: SharedLayout> Core<F> {
                 let bytes: Vec<u8> = chunk.iter().flat_map(|w| w.to_le_bytes()).collect();
                 let at = (c * word_chunk * 8).to_string();
                 cmds.push(staged(&[at.as_bytes(), &bytes]));
-                if cmds.len() == RANGES_PER_PIPELINE {
-                    call(&self.name, con, &cmds).await?;
+                if cmds.len() == per_trip {
+                    self.call(link, &cmds, deadline).await?;
                     cmds.clear();
                 }
             }
-            call(&self.name, con, &cmds).await?;
+            self.call(link, &cmds, deadline).await?;
             let mut commit = eval(&SCRIPTS.commit_stage, &keys);
             commit
                 .arg(&self.id)
                 .arg(shard.bytes)
                 .arg(if merge { "merge" } else { "replace" });
-            call(&self.name, con, &[commit]).await?;
+            self.call(link, &[commit], deadline).await?;
         }
         Ok(())
     }
+}
+
+/// Removes every key of the filter `name` that can be found, whatever its state (lost
+/// configuration, lost bits, an unfinished creation): the way out for a broken filter.
+/// Returns the number of keys removed.
+pub(crate) async fn destroy<C: Connection>(
+    link: &mut Link<C>,
+    name: &str,
+    timeout: Option<Duration>,
+) -> Result<u64, Error> {
+    check_name(name)?;
+    let deadline = deadline(timeout);
+    // The configurations say how many shards there are; the bits of a format-3 filter are
+    // found by name even where its configuration is gone.
+    const WINDOW: u32 = 64;
+    let mut shards = 0u32;
+    let mut ids: Vec<(u32, String)> = Vec::new();
+    let mut window = 0;
+    loop {
+        let range = window..(window + WINDOW).min(MAX_SHARDS);
+        let mut cmds = Vec::new();
+        for s in range.clone() {
+            let tag = shard_tag(name, s);
+            cmds.push(eval(&SCRIPTS.read_config, &[&format!("{tag}:cfg")]));
+            let mut exists = redis::cmd("EXISTS");
+            exists.arg(bits_key(&tag, "", FORMAT));
+            cmds.push(exists);
+        }
+        let values = raw_calls(name, link, &cmds, deadline, timeout).await?;
+        let mut seen = false;
+        for (s, pair) in range.clone().zip(values.chunks(2)) {
+            let found = config_map(name, pair[0].clone())?;
+            let bits = matches!(pair[1], Value::Int(1));
+            if !found.is_empty() || bits {
+                seen = true;
+                shards = shards.max(s + 1);
+            }
+            if let Some(n) = found.get("shards").and_then(|n| n.parse::<u32>().ok()) {
+                shards = shards.max(n.min(MAX_SHARDS));
+            }
+            if let Some(id) = found.get("id") {
+                if found.get("format").is_some_and(|f| f == "2") {
+                    ids.push((s, id.clone()));
+                }
+            }
+        }
+        window = range.end;
+        if !seen || window >= MAX_SHARDS {
+            break;
+        }
+    }
+    let mut cmds = Vec::new();
+    for s in 0..shards {
+        let tag = shard_tag(name, s);
+        let mut del = redis::cmd("DEL");
+        del.arg(format!("{tag}:cfg"))
+            .arg(bits_key(&tag, "", FORMAT));
+        for (_, id) in ids.iter().filter(|(at, _)| *at == s) {
+            del.arg(bits_key(&tag, id, 2));
+        }
+        cmds.push(del);
+    }
+    let mut removed = 0;
+    for v in raw_calls(name, link, &cmds, deadline, timeout).await? {
+        removed += bounded_int(name, v, "keys deleted", u64::MAX)?;
+    }
+    Ok(removed)
+}
+
+/// Plain commands (their first argument a key), one group per key's shard tag, in one round
+/// trip: as [`call`], for commands that are not scripts.
+async fn raw_calls<C: Connection>(
+    name: &str,
+    link: &mut Link<C>,
+    cmds: &[Cmd],
+    deadline: Option<Instant>,
+    timeout: Option<Duration>,
+) -> Result<Vec<Value>, Error> {
+    // `call` groups by the argument after a script's key count; give plain commands the same
+    // shape by grouping them here, one group each.
+    let mut batch = Batch::new();
+    for cmd in cmds {
+        batch.group();
+        batch.cmd(cmd);
+    }
+    let replies = round(name, link, &batch, deadline).await?;
+    if replies.timed_out {
+        return Err(timed_out_error(
+            name,
+            timeout,
+            Vec::new(),
+            format!(
+                "{} of {} commands answered",
+                replies.groups.len(),
+                cmds.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(cmds.len());
+    for values in replies.groups {
+        match <[Value; 1]>::try_from(values) {
+            Ok([Value::ServerError(e)]) => return Err(server_error(name, &e)),
+            Ok([v]) => out.push(v),
+            Err(_) => {
+                return Err(corrupt(
+                    name,
+                    "a reply has another number of values than commands",
+                ))
+            }
+        }
+    }
+    Ok(out)
 }

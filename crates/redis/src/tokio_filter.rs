@@ -3,15 +3,17 @@
 use core::borrow::Borrow;
 use core::fmt;
 
-use crate::shared::{Core, KeyOp};
-use crate::{Connection, Error, Info, Options, Shape, SharedLayout};
+use std::time::Duration;
+
+use crate::shared::{Core, KeyOp, Link};
+use crate::{Connection, Error, Info, Limits, Options, Shape, SharedLayout};
 
 /// [`RedisFilter`](crate::RedisFilter) on an async connection
 /// ([`redis::aio::MultiplexedConnection`] or [`redis::cluster_async::ClusterConnection`]):
 /// the same operations, the same scripts and the same errors, awaited.
 pub struct AsyncRedisFilter<F: SharedLayout, C> {
     core: Core<F>,
-    con: C,
+    link: Link<C>,
 }
 
 impl<F: SharedLayout, C> fmt::Debug for AsyncRedisFilter<F, C> {
@@ -25,18 +27,47 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     ///
     /// # Errors
     /// As there.
-    pub async fn open_or_create(mut con: C, name: &str, options: &Options) -> Result<Self, Error> {
-        let core = Core::open_or_create(&mut con, name, options).await?;
-        Ok(AsyncRedisFilter { core, con })
+    pub async fn open_or_create(con: C, name: &str, options: &Options) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let (core, _) = Core::open_or_create(&mut link, name, options).await?;
+        Ok(AsyncRedisFilter { core, link })
+    }
+
+    /// See [`RedisFilter::create`](crate::RedisFilter::create).
+    ///
+    /// # Errors
+    /// As there.
+    pub async fn create(con: C, name: &str, options: &Options) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let core = Core::create(&mut link, name, options).await?;
+        Ok(AsyncRedisFilter { core, link })
     }
 
     /// See [`RedisFilter::open`](crate::RedisFilter::open).
     ///
     /// # Errors
     /// As there.
-    pub async fn open(mut con: C, name: &str) -> Result<Self, Error> {
-        let core = Core::open(&mut con, name).await?;
-        Ok(AsyncRedisFilter { core, con })
+    pub async fn open(con: C, name: &str) -> Result<Self, Error> {
+        Self::open_with(con, name, &Limits::default()).await
+    }
+
+    /// See [`RedisFilter::open_with`](crate::RedisFilter::open_with).
+    ///
+    /// # Errors
+    /// As there.
+    pub async fn open_with(con: C, name: &str, limits: &Limits) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let core = Core::open(&mut link, name, limits).await?;
+        Ok(AsyncRedisFilter { core, link })
+    }
+
+    /// See [`RedisFilter::destroy`](crate::RedisFilter::destroy).
+    ///
+    /// # Errors
+    /// As there.
+    pub async fn destroy(con: &mut C, name: &str, timeout: Option<Duration>) -> Result<u64, Error> {
+        let mut link = Link::new(con);
+        crate::shared::destroy(&mut link, name, timeout).await
     }
 
     /// See [`RedisFilter::insert`](crate::RedisFilter::insert).
@@ -87,7 +118,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         I::Item: Borrow<F::Key>,
     {
         self.core
-            .per_key(&mut self.con, KeyOp::Insert, keys, out)
+            .per_key(&mut self.link, KeyOp::Insert, keys, out)
             .await
     }
 
@@ -101,7 +132,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         I::Item: Borrow<F::Key>,
     {
         self.core
-            .per_key(&mut self.con, KeyOp::Contains, keys, out)
+            .per_key(&mut self.link, KeyOp::Contains, keys, out)
             .await
     }
 
@@ -110,7 +141,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     /// # Errors
     /// As there.
     pub async fn info(&mut self) -> Result<Info, Error> {
-        self.core.info(&mut self.con).await
+        self.core.info(&mut self.link).await
     }
 
     /// See [`RedisFilter::clear`](crate::RedisFilter::clear).
@@ -118,7 +149,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     /// # Errors
     /// As there.
     pub async fn clear(&mut self) -> Result<(), Error> {
-        self.core.clear(&mut self.con).await
+        self.core.clear(&mut self.link).await
     }
 
     /// See [`RedisFilter::delete`](crate::RedisFilter::delete).
@@ -126,8 +157,8 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     /// # Errors
     /// As there.
     pub async fn delete(mut self) -> Result<C, Error> {
-        self.core.delete(&mut self.con).await?;
-        Ok(self.con)
+        self.core.delete(&mut self.link).await?;
+        Ok(self.link.con)
     }
 
     /// See [`RedisFilter::download`](crate::RedisFilter::download).
@@ -135,7 +166,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     /// # Errors
     /// As there.
     pub async fn download(&mut self) -> Result<F, Error> {
-        self.core.download(&mut self.con).await
+        self.core.download(&mut self.link).await
     }
 
     /// See [`RedisFilter::upload`](crate::RedisFilter::upload).
@@ -143,7 +174,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     /// # Errors
     /// As there.
     pub async fn upload(&mut self, local: &F) -> Result<(), Error> {
-        self.core.put(&mut self.con, local, false).await
+        self.core.put(&mut self.link, local, false).await
     }
 
     /// See [`RedisFilter::merge`](crate::RedisFilter::merge).
@@ -151,7 +182,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     /// # Errors
     /// As there.
     pub async fn merge(&mut self, local: &F) -> Result<(), Error> {
-        self.core.put(&mut self.con, local, true).await
+        self.core.put(&mut self.link, local, true).await
     }
 
     accessors!();

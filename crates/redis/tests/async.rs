@@ -43,7 +43,8 @@ async fn async_filters_answer_as_the_sync_one_and_the_local_one() {
     assert!(f.download().await.unwrap() == local);
 
     // The sync front end sees the same filter.
-    let mut s: RedisFilter<Local> = RedisFilter::connect(&server.url(), "async", &options).unwrap();
+    let mut s: RedisFilter<Local> =
+        RedisFilter::connect_or_create(&server.url(), "async", &options).unwrap();
     assert!(s.contains("k42").unwrap());
     s.delete().unwrap();
     let err = f.contains("k1").await.unwrap_err();

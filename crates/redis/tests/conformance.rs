@@ -147,8 +147,7 @@ where
 
 /// An empty filter of the same shape as `f`.
 fn empty_like<F: SharedLayout>(f: &F) -> F {
-    let zeros = vec![0u64; f.words().len()];
-    F::from_words(&zeros, &f.shape(), F::Hasher::from_seed(f.shape().seed)).expect("same shape")
+    F::zeroed(&f.shape(), F::Hasher::from_seed(f.shape().seed)).expect("same shape")
 }
 
 #[test]

@@ -30,7 +30,7 @@ fn worker() {
     };
     let worker: u32 = worker.parse().unwrap();
     let mut f: RedisFilter<BlockedBloomFilter<str>> =
-        RedisFilter::connect(&url, "workers", &options()).unwrap();
+        RedisFilter::connect_or_create(&url, "workers", &options()).unwrap();
     let keys: Vec<String> = (0..PER_WORKER).map(|i| key(worker, i)).collect();
     for batch in keys.chunks(1_000) {
         f.insert_batch(batch[..990].iter().map(String::as_str))
@@ -60,7 +60,7 @@ fn four_processes_insert_at_once_and_every_key_is_found() {
         assert!(child.wait().unwrap().success(), "a worker failed");
     }
     let mut f: RedisFilter<BlockedBloomFilter<str>> =
-        RedisFilter::connect(&server.url(), "workers", &options()).unwrap();
+        RedisFilter::connect_or_create(&server.url(), "workers", &options()).unwrap();
     let all: Vec<String> = (0..WORKERS)
         .flat_map(|w| (0..PER_WORKER).map(move |i| key(w, i)))
         .collect();
