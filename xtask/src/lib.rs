@@ -4,6 +4,9 @@
 //! - [`compare`]: measure every structure on a workload (synthetic or your own keys) and
 //!   recommend one.
 //! - [`fuzz`]: run every cargo-fuzz target for a while and keep what they find.
+//! - [`redis_cluster`]: run a local Redis Cluster (primaries and replicas) until Ctrl-C, for
+//!   the cluster tests and examples.
 
 pub mod compare;
 pub mod fuzz;
+pub mod redis_cluster;

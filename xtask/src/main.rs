@@ -24,11 +24,14 @@ enum Task {
     Compare(xtask::compare::Args),
     /// Fuzz every decoder and operation sequence (nightly + cargo-fuzz), seeded with the golden files.
     Fuzz(xtask::fuzz::Args),
+    /// Run a local Redis Cluster (primaries and replicas) for the cluster tests and examples, until Ctrl-C.
+    RedisCluster(xtask::redis_cluster::Args),
 }
 
 fn main() -> ExitCode {
     match Cli::parse().task {
         Task::Compare(args) => xtask::compare::main(&args),
         Task::Fuzz(args) => xtask::fuzz::main(&args),
+        Task::RedisCluster(args) => xtask::redis_cluster::main(&args),
     }
 }

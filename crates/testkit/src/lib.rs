@@ -20,6 +20,8 @@ use quickcheck::{Arbitrary, Gen};
 
 pub mod fpr;
 pub mod redis_server;
+pub mod resp;
+pub mod resp_server;
 
 /// The outcome of one property case: `Err` carries what went wrong.
 pub type Outcome = Result<(), String>;
