@@ -67,6 +67,19 @@ pub enum Error {
         detail: String,
     },
 
+    /// Fewer replicas acknowledged an insert within the deadline than
+    /// [`Limits::wait_replicas`](crate::Limits::wait_replicas) asks: the primary has the
+    /// keys, but a failover now could lose them. Insert them again (inserting is idempotent).
+    #[error("filter {name}: {acked} replicas acknowledged the insert, {wanted} asked")]
+    Unreplicated {
+        /// The filter.
+        name: String,
+        /// Replicas that acknowledged (the fewest over the batch's groups).
+        acked: u64,
+        /// Replicas asked for.
+        wanted: u32,
+    },
+
     /// The call's deadline ([`Options::timeout`](crate::Options::timeout)) passed before it
     /// finished. A lookup changed nothing; of an insert, the keys in `inserted` are certainly
     /// in the filter, and the others may or may not be: insert them again (inserting is

@@ -164,6 +164,25 @@ impl Batch {
         out
     }
 
+    /// A key of group `g` (its keys share a slot): the first key of its first command.
+    pub(crate) fn group_key(&self, g: usize) -> Option<&[u8]> {
+        let first: usize = self.sizes[..g].iter().sum();
+        if self.sizes.get(g).is_none_or(|&n| n == 0) {
+            return None;
+        }
+        let start = if first == 0 { 0 } else { self.ends[first - 1] };
+        let args = command_args(&self.packed[start..self.ends[first]]);
+        let at = match args.first() {
+            Some(name)
+                if name.eq_ignore_ascii_case(b"EVALSHA") || name.eq_ignore_ascii_case(b"EVAL") =>
+            {
+                3
+            }
+            _ => 1,
+        };
+        args.get(at).copied()
+    }
+
     /// Appends one command already in the wire format.
     fn raw_command(&mut self, bytes: &[u8]) {
         self.packed.extend_from_slice(bytes);
@@ -453,7 +472,15 @@ impl Connection for redis::cluster::ClusterConnection {
                 if !armed {
                     return Ok(Replies::cut(groups));
                 }
-                match self.req_packed_commands(&batch.packed()[bytes], 0, n) {
+                let mut sent = self.req_packed_commands(&batch.packed()[bytes.clone()], 0, n);
+                if sent.as_ref().is_err_and(refused_connection) {
+                    // Nothing was sent: heal the slot map, then send the group once more.
+                    if let Some(key) = batch.group_key(groups.len()) {
+                        heal_slot_map(self, key);
+                    }
+                    sent = self.req_packed_commands(&batch.packed()[bytes], 0, n);
+                }
+                match sent {
                     Ok(values) => groups.push(values),
                     Err(e) if e.is_timeout() => return Ok(Replies::cut(groups)),
                     // The cluster connection turns a server's error reply in a pipeline into
@@ -468,6 +495,29 @@ impl Connection for redis::cluster::ClusterConnection {
             Ok(Replies::answered(groups))
         };
         std::future::ready(run())
+    }
+}
+
+/// Whether `e` says a connection could not be made: nothing was sent.
+fn refused_connection(e: &redis::RedisError) -> bool {
+    e.is_connection_refusal()
+}
+
+/// Makes a cluster connection learn the slots anew. The redis crate's synchronous cluster
+/// connection refreshes its slot map only on a `MOVED` reply, so after a primary dies it
+/// keeps dialling the dead node for that node's slots. A keyed command sent to a random
+/// primary of the old map draws a `MOVED` from any live one that does not own `key`'s slot
+/// (after a failover, none of the old primaries does, but the dead one, which fails at once),
+/// and the connection refreshes its map on it.
+fn heal_slot_map(con: &mut redis::cluster::ClusterConnection, key: &[u8]) {
+    use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+    let mut exists = redis::cmd("EXISTS");
+    exists.arg(key);
+    for _ in 0..8 {
+        let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::RandomPrimary);
+        if con.route_command(&exists, route).is_ok() {
+            return;
+        }
     }
 }
 

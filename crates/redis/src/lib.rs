@@ -144,6 +144,7 @@ macro_rules! accessors {
 pub struct Limits {
     timeout: Option<Duration>,
     max_bytes: u64,
+    replicas: u32,
 }
 
 impl Default for Limits {
@@ -151,6 +152,7 @@ impl Default for Limits {
         Limits {
             timeout: Some(DEFAULT_TIMEOUT),
             max_bytes: DEFAULT_MAX_BYTES,
+            replicas: 0,
         }
     }
 }
@@ -175,6 +177,17 @@ impl Limits {
     /// make the client allocate it.
     pub fn max_bytes(mut self, max_bytes: u64) -> Limits {
         self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Inserts succeed only once `replicas` replicas of each shard's primary hold them
+    /// (`WAIT`, within the deadline), [`Error::Unreplicated`] otherwise. Redis replicates
+    /// asynchronously: a primary that dies (a crash, a SIGKILL) before its replica has a
+    /// write loses it in the failover, and a key a client was told is in would then answer
+    /// "absent". With 1 here, an insert that succeeded survives the loss of any one node.
+    /// Default 0: inserts return as soon as the primary has them.
+    pub fn wait_replicas(mut self, replicas: u32) -> Limits {
+        self.replicas = replicas;
         self
     }
 }
@@ -231,6 +244,12 @@ impl Options {
     /// The largest filter this client accepts: see [`Limits::max_bytes`].
     pub fn max_bytes(mut self, max_bytes: u64) -> Options {
         self.limits.max_bytes = max_bytes;
+        self
+    }
+
+    /// Replicas that must hold an insert before it succeeds: see [`Limits::wait_replicas`].
+    pub fn wait_replicas(mut self, replicas: u32) -> Options {
+        self.limits.replicas = replicas;
         self
     }
 }

@@ -94,6 +94,7 @@ pub(crate) struct Core<F: SharedLayout> {
     format: u64,
     hasher: F::Hasher,
     timeout: Option<Duration>,
+    replicas: u32,
     local: PhantomData<fn() -> F>,
 }
 
@@ -480,6 +481,7 @@ impl<F: SharedLayout> Core<F> {
             format,
             hasher,
             timeout: limits.timeout,
+            replicas: limits.replicas,
             local: PhantomData,
         })
     }
@@ -856,7 +858,14 @@ impl<F: SharedLayout> Core<F> {
     /// block with `GETRANGE`, a classic one its bits with `BITFIELD_RO`. Bits deleted after
     /// the first guard read as an empty string or as zeros; the closing guard, which sees
     /// the configuration gone or of another creation, turns either into an error.
-    fn commands(&self, batch: &mut Batch, op: KeyOp, s: usize, positions: &[u64]) {
+    fn commands(
+        &self,
+        batch: &mut Batch,
+        op: KeyOp,
+        s: usize,
+        positions: &[u64],
+        deadline: Option<Instant>,
+    ) {
         let k = self.shape.hashes as usize;
         let shard = &self.shards[s];
         let script = |batch: &mut Batch, script: &Lua, extra: usize| {
@@ -877,6 +886,19 @@ impl<F: SharedLayout> Core<F> {
                 batch.int(self.locate(p).1);
             }
             batch.end_command();
+            if self.replicas > 0 {
+                // WAIT blocks for at most the time the call has left (0: no limit).
+                let ms = deadline.map_or(0, |d| {
+                    d.saturating_duration_since(Instant::now())
+                        .as_millis()
+                        .max(1) as u64
+                });
+                batch.start(3);
+                batch.arg(b"WAIT");
+                batch.int(u64::from(self.replicas));
+                batch.int(ms);
+                batch.end_command();
+            }
             return;
         }
         script(batch, &SCRIPTS.guard_read, 0);
@@ -928,14 +950,18 @@ impl<F: SharedLayout> Core<F> {
         let name = &self.name;
         let start = out.len();
         if op == KeyOp::Insert {
-            match values.pop() {
+            let waited = if self.replicas > 0 {
+                values.pop()
+            } else {
+                None
+            };
+            let news = match values.pop() {
                 Some(Value::BulkString(news))
                     if values.is_empty()
                         && news.len() == keys
                         && news.iter().all(|b| matches!(b, b'0' | b'1')) =>
                 {
-                    out.extend(news.iter().map(|&b| b == b'1'));
-                    return Ok(());
+                    news
                 }
                 Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
                 other => {
@@ -944,7 +970,22 @@ impl<F: SharedLayout> Core<F> {
                         format!("{keys} keys inserted, answered {other:?}"),
                     ))
                 }
+            };
+            match waited {
+                None => {}
+                Some(Value::Int(acked)) if acked >= i64::from(self.replicas) => {}
+                Some(Value::Int(acked)) => {
+                    return Err(Error::Unreplicated {
+                        name: name.clone(),
+                        acked: acked.max(0) as u64,
+                        wanted: self.replicas,
+                    })
+                }
+                Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
+                Some(other) => return Err(corrupt(name, format!("WAIT answered {other:?}"))),
             }
+            out.extend(news.iter().map(|&b| b == b'1'));
+            return Ok(());
         }
         let guard_passed = |v: Option<Value>| match v {
             Some(Value::Int(1)) => Ok(()),
@@ -1062,7 +1103,7 @@ impl<F: SharedLayout> Core<F> {
         }
         let mut batch = Batch::new();
         for &(s, chunk, _) in &carried {
-            self.commands(&mut batch, op, s, chunk);
+            self.commands(&mut batch, op, s, chunk, deadline);
         }
         let replies = round(&self.name, link, &batch, deadline).await?;
         let mut answered = vec![false; count];

@@ -59,3 +59,170 @@ fn a_six_shard_filter_spreads_over_three_nodes_and_answers_as_the_local_one() {
         .unwrap_err();
     assert!(matches!(err, Error::Missing { .. }), "{err:?}");
 }
+
+/// What one writer saw: per batch, when it ended and whether it succeeded.
+type Outcomes = Vec<(std::time::Instant, Result<(), String>)>;
+
+#[test]
+fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_negatives() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let Some(mut cluster) = RedisCluster::start_with_replicas(3, 1) else {
+        return;
+    };
+    let client = redis::cluster::ClusterClient::new(cluster.urls()).unwrap();
+    // Each insert is acknowledged by a replica before it succeeds: a primary killed after
+    // answering cannot take a key with it.
+    let options = Options::new(1_000_000, 0.01)
+        .shards(6)
+        .wait_replicas(1)
+        .timeout(Some(Duration::from_secs(5)));
+    let f: RedisFilter<BlockedBloomFilter<str>, _> =
+        RedisFilter::open_or_create(client.get_connection().unwrap(), "failover", &options)
+            .unwrap();
+    drop(f);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let stop = Arc::clone(&stop);
+        let client = client.clone();
+        let options = options.clone();
+        std::thread::spawn(move || {
+            let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
+                RedisFilter::open_or_create(client.get_connection().unwrap(), "failover", &options)
+                    .unwrap();
+            let mut confirmed = Vec::new();
+            let mut outcomes: Outcomes = Vec::new();
+            let mut batch = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                let keys: Vec<String> = (0..500).map(|i| format!("k:{batch}:{i}")).collect();
+                let out = f.insert_batch(keys.iter().map(String::as_str));
+                outcomes.push((
+                    Instant::now(),
+                    out.as_ref().map(drop).map_err(|e| e.to_string()),
+                ));
+                if out.is_ok() {
+                    confirmed.extend(keys);
+                }
+                batch += 1;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            (confirmed, outcomes)
+        })
+    };
+    let reader = {
+        let stop = Arc::clone(&stop);
+        let client = client.clone();
+        std::thread::spawn(move || {
+            let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
+                RedisFilter::open(client.get_connection().unwrap(), "failover").unwrap();
+            let probes: Vec<String> = (0..500).map(|i| format!("probe:{i}")).collect();
+            let mut outcomes: Outcomes = Vec::new();
+            let mut out = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                out.clear();
+                let r = f.contains_batch(probes.iter().map(String::as_str), &mut out);
+                outcomes.push((Instant::now(), r.map_err(|e| e.to_string())));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            outcomes
+        })
+    };
+
+    std::thread::sleep(Duration::from_secs(1));
+    // A manual failover: the replica of the first primary takes over (a new primary whose
+    // script cache is empty).
+    let primaries = cluster.primaries();
+    let replica = cluster.replica_of(primaries[0]).expect("a replica");
+    cluster.failover(replica);
+    std::thread::sleep(Duration::from_secs(1));
+    // A crash: another primary SIGKILLed; its replica is promoted.
+    let promoted = cluster.kill_primary(primaries[1]);
+    assert!(cluster.primaries().contains(&promoted));
+    // Until the dead node is back, the promoted one has no replica, and inserts that must
+    // reach one fail there (Error::Unreplicated): brought back, it rejoins as a replica.
+    cluster.nodes[primaries[1]].restart();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !cluster.replicas().contains(&primaries[1])
+        || !cluster.nodes[primaries[1]]
+            .command(&["INFO", "replication"])
+            .contains("master_link_status:up")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the restarted node did not rejoin"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The recovery window: errors inside it are allowed, none after.
+    let recovered = Instant::now() + Duration::from_secs(2);
+    std::thread::sleep(Duration::from_secs(5));
+    stop.store(true, Ordering::Relaxed);
+    let (confirmed, writes) = writer.join().expect("no panic in the writer");
+    let reads = reader.join().expect("no panic in the reader");
+
+    for (what, outcomes) in [("insert", &writes), ("lookup", &reads)] {
+        let late: Vec<&String> = outcomes
+            .iter()
+            .filter(|(at, _)| *at > recovered)
+            .filter_map(|(_, r)| r.as_ref().err())
+            .collect();
+        let after = outcomes.iter().filter(|(at, _)| *at > recovered).count();
+        assert!(
+            after > 10,
+            "the {what}s went on after the recovery window ({after})"
+        );
+        assert!(late.is_empty(), "{what} errors after recovery: {late:?}");
+    }
+    // Every key an insert confirmed is found: no write was lost with the killed primary.
+    assert!(
+        confirmed.len() > 10_000,
+        "{} keys confirmed",
+        confirmed.len()
+    );
+    let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
+        RedisFilter::open(client.get_connection().unwrap(), "failover").unwrap();
+    let mut out = Vec::new();
+    f.contains_batch(confirmed.iter().map(String::as_str), &mut out)
+        .unwrap();
+    let lost = out.iter().filter(|&&found| !found).count();
+    assert_eq!(
+        lost,
+        0,
+        "false negatives among {} confirmed keys",
+        confirmed.len()
+    );
+}
+
+#[test]
+fn flushed_scripts_on_every_node_are_loaded_again_by_every_call() {
+    let Some(cluster) = RedisCluster::start(3) else {
+        return;
+    };
+    let client = redis::cluster::ClusterClient::new(cluster.urls()).unwrap();
+    let options = Options::new(100_000, 0.01).shards(3);
+    let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
+        RedisFilter::open_or_create(client.get_connection().unwrap(), "flushed", &options).unwrap();
+    let keys: Vec<String> = (0..2_000).map(|i| format!("k:{i}")).collect();
+    let flush = || {
+        for node in &cluster.nodes {
+            assert_eq!(node.command(&["SCRIPT", "FLUSH"]), "+OK");
+        }
+    };
+    flush();
+    f.insert_batch(keys.iter().map(String::as_str)).unwrap();
+    flush();
+    let mut out = Vec::new();
+    f.contains_batch(keys.iter().map(String::as_str), &mut out)
+        .unwrap();
+    assert!(out.iter().all(|&x| x));
+    flush();
+    assert!(f.contains("k:1").unwrap());
+    flush();
+    assert!(f.info().unwrap().ones > 0);
+    flush();
+    f.clear().unwrap();
+    assert!(!f.contains("k:1").unwrap());
+}

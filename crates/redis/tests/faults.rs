@@ -374,3 +374,443 @@ fn flushed_scripts_are_loaded_again_and_every_call_goes_on() {
         assert!(f.contains("after a flush").unwrap());
     }
 }
+
+/// Sends `signal` (`STOP`, `CONT`) to the process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+#[test]
+fn a_stalled_server_ends_every_call_at_its_deadline_and_the_filter_goes_on_after() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let limit = Duration::from_millis(300);
+    let mut f = open(
+        &server,
+        "stalled",
+        &Options::new(100_000, 0.01).timeout(Some(limit)),
+    )
+    .unwrap();
+    let keys = keys(0..1_000);
+    f.insert_batch(keys.iter().map(String::as_str)).unwrap();
+    let absent = self::keys(1_000_000..1_001_000);
+
+    signal(server.pid(), "STOP");
+    let mut out = Vec::new();
+    let started = std::time::Instant::now();
+    let lookup = f.contains_batch(keys.iter().map(String::as_str), &mut out);
+    let lookup_took = started.elapsed();
+    let started = std::time::Instant::now();
+    let insert = f.insert_batch(absent.iter().map(String::as_str));
+    let insert_took = started.elapsed();
+    signal(server.pid(), "CONT");
+
+    match lookup {
+        Err(Error::Timeout {
+            limit: l, inserted, ..
+        }) => {
+            assert_eq!(l, limit);
+            assert!(inserted.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(out.is_empty(), "no answers on an error");
+    assert!(matches!(insert, Err(Error::Timeout { .. })), "{insert:?}");
+    for took in [lookup_took, insert_took] {
+        assert!(
+            took <= limit + limit / 10,
+            "a call took {took:?} with a deadline of {limit:?}"
+        );
+    }
+
+    // Once the server runs again, the replies the cut calls left unread are read first and
+    // dropped: every answer is this call's own.
+    for _ in 0..3 {
+        f.contains_batch(keys.iter().map(String::as_str), &mut out)
+            .unwrap();
+        assert!(out.iter().all(|&found| found), "no false negative");
+        out.clear();
+    }
+    // The cut insert may or may not have run: inserted again, every key is in.
+    f.insert_batch(absent.iter().map(String::as_str)).unwrap();
+    f.contains_batch(absent.iter().map(String::as_str), &mut out)
+        .unwrap();
+    assert!(out.iter().all(|&found| found), "no false negative");
+}
+
+#[test]
+fn a_server_that_answers_slowly_cannot_stretch_a_call_past_its_deadline() {
+    use bloomkit_testkit::resp_server::{default_reply, LyingServer, Reply};
+    // A server that answers every command right, but each reply a quarter second late: with
+    // a timeout per reply, a 100-key lookup (102 replies) would take 25 s.
+    let real = match RedisServer::start(&[]) {
+        Some(s) => s,
+        None => return,
+    };
+    let port = real.port();
+    let proxy = LyingServer::start(move |args| {
+        if let Some(reply) = default_reply(args) {
+            return reply;
+        }
+        use std::io::Write;
+        let mut con = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        con.write_all(&bloomkit_testkit::resp::encode_command(args))
+            .unwrap();
+        let value = bloomkit_testkit::resp::read_value(&mut std::io::BufReader::new(con))
+            .unwrap()
+            .unwrap();
+        let reply = Reply::value(&value);
+        if args[0] == b"GETRANGE" {
+            reply.after(Duration::from_millis(250))
+        } else {
+            reply
+        }
+    });
+    let limit = Duration::from_secs(1);
+    let mut f = open(&real, "slow", &Options::new(10_000, 0.01)).unwrap();
+    f.insert_batch(keys(0..100).iter().map(String::as_str))
+        .unwrap();
+    let con = redis::Client::open(proxy.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut slow: Shared = RedisFilter::open_with(
+        con,
+        "slow",
+        &bloomkit_redis::Limits::new().timeout(Some(limit)),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut out = Vec::new();
+    let err = slow
+        .contains_batch(keys(0..100).iter().map(String::as_str), &mut out)
+        .unwrap_err();
+    let took = started.elapsed();
+    assert!(err.is_timeout(), "{err:?}");
+    assert!(took <= limit + limit / 10, "took {took:?}");
+}
+
+#[test]
+fn lost_bits_are_a_typed_error_at_open_and_clear_delete_and_destroy_get_out() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let options = Options::new(10_000, 0.01).shards(4);
+    for how in ["DEL", "PEXPIRE"] {
+        let name = format!("lost-{how}");
+        let mut f = open(&server, &name, &options).unwrap();
+        f.insert_batch(keys(0..1_000).iter().map(String::as_str))
+            .unwrap();
+        let bits = f.keys()[2].1.to_owned();
+        match how {
+            "DEL" => server.command(&["DEL", &bits]),
+            _ => server.command(&["PEXPIRE", &bits, "1"]),
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        // Neither open nor open_or_create answers Ok over lost bits: the error names them.
+        for err in [
+            open(&server, &name, &options).unwrap_err(),
+            Shared::connect(&server.url(), &name).unwrap_err(),
+        ] {
+            match err {
+                Error::Missing { detail, .. } => assert!(detail.contains(&bits), "{detail}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        // The handle that was open says so on every call; clear() makes it whole (and
+        // empty, which is what clearing asks for).
+        let err = f
+            .insert_batch(keys(0..1_000).iter().map(String::as_str))
+            .unwrap_err();
+        assert!(err.is_missing(), "{err:?}");
+        f.clear().unwrap();
+        f.insert("url:1").unwrap();
+        assert!(f.contains("url:1").unwrap());
+        assert!(open(&server, &name, &options).is_ok());
+        // Lost again: delete() works too.
+        server.command(&["DEL", &bits]);
+        f.delete().unwrap();
+        assert_eq!(server.command(&["DBSIZE"]), ":0");
+    }
+    // Without a handle: destroy() removes whatever is left, and the name is free again.
+    let f = open(&server, "orphaned", &options).unwrap();
+    let bits = f.keys()[1].1.to_owned();
+    server.command(&["DEL", &bits]);
+    let mut con = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    assert_eq!(Shared::destroy(&mut con, "orphaned", None).unwrap(), 7);
+    assert_eq!(server.command(&["DBSIZE"]), ":0");
+    assert_eq!(Shared::destroy(&mut con, "orphaned", None).unwrap(), 0);
+    open(&server, "orphaned", &options).unwrap();
+}
+
+#[test]
+fn a_lost_configuration_leaves_no_stray_bits_and_no_raw_error() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let options = Options::new(10_000, 0.01);
+    let mut old = open(&server, "config-lost", &options).unwrap();
+    old.insert("url:1").unwrap();
+    let (cfg, bits) = (old.keys()[0].0.to_owned(), old.keys()[0].1.to_owned());
+    server.command(&["DEL", &cfg]);
+    // The running client: a typed error, never a raw WRONGTYPE or an answer.
+    for err in [
+        old.contains("url:1").unwrap_err(),
+        old.insert("url:2").unwrap_err(),
+    ] {
+        assert!(err.is_missing(), "{err:?}");
+    }
+    // Re-creating does not quietly leave the old bits behind: it says what is there.
+    match open(&server, "config-lost", &options) {
+        Err(Error::Missing { detail, .. }) => {
+            assert!(
+                detail.contains("configuration") && detail.contains(&bits),
+                "{detail}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut con = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    assert_eq!(Shared::destroy(&mut con, "config-lost", None).unwrap(), 1);
+    let mut new = open(&server, "config-lost", &options).unwrap();
+    assert_eq!(
+        server.command(&["DBSIZE"]),
+        ":2",
+        "one configuration, one bits key"
+    );
+    assert!(!new.contains("url:1").unwrap());
+}
+
+#[test]
+fn a_creation_the_server_refuses_leaves_nothing_behind() {
+    let Some(server) = RedisServer::start(&["--proto-max-bulk-len", "1mb"]) else {
+        return;
+    };
+    let options = Options::new(1_000_000, 0.01);
+    for _ in 0..2 {
+        match open(&server, "refused", &options) {
+            Err(Error::Refused { detail, .. }) => {
+                assert!(detail.contains("proto-max-bulk-len"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(server.command(&["DBSIZE"]), ":0", "nothing written");
+    }
+    // Sharded so each string fits: created whole.
+    let f = open(&server, "refused", &options.clone().shards(4)).unwrap();
+    assert_eq!(f.shards(), 4);
+    // A creation refused on its third shard takes back the two it made.
+    server.command(&["CONFIG", "SET", "proto-max-bulk-len", "512mb"]);
+    let mut big = open(&server, "half", &Options::new(1_000_000, 0.01).shards(4)).unwrap();
+    big.insert("url:1").unwrap();
+    assert!(open(&server, "half", &Options::new(1_000_000, 0.01).shards(4)).is_ok());
+    big.delete().unwrap();
+    server.command(&["SET", "bloomkit:{half2#2}:bits", "in the way"]);
+    let err = open(&server, "half2", &Options::new(1_000_000, 0.01).shards(4)).unwrap_err();
+    assert!(
+        err.is_missing() || matches!(err, Error::WrongType { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        server.command(&["EXISTS", "bloomkit:{half2#0}:cfg", "bloomkit:{half2#1}:cfg"]),
+        ":0",
+        "the shards made before the refusal are gone"
+    );
+}
+
+#[test]
+fn after_a_restart_without_persistence_connect_does_not_create_an_empty_filter() {
+    let Some(mut server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let mut f = open(&server, "volatile", &Options::new(10_000, 0.01)).unwrap();
+    f.insert("url:1").unwrap();
+    server.restart();
+    match Shared::connect(&server.url(), "volatile") {
+        Err(Error::NotFound { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    let con = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    match Shared::open(con, "volatile") {
+        Err(Error::NotFound { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.command(&["DBSIZE"]), ":0", "nothing created");
+    // create() makes it on purpose, and refuses a second time.
+    let con = || {
+        redis::Client::open(server.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    };
+    Shared::create(con(), "volatile", &Options::new(10_000, 0.01)).unwrap();
+    match Shared::create(con(), "volatile", &Options::new(10_000, 0.01)) {
+        Err(Error::AlreadyExists { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_filter_of_the_previous_key_format_opens_and_works() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let options = Options::new(10_000, 0.01);
+    let mut f = open(&server, "format2", &options).unwrap();
+    f.insert_batch(keys(0..500).iter().map(String::as_str))
+        .unwrap();
+    // What the previous release wrote: format 2, the bits named after the creation id.
+    let (cfg, bits) = (f.keys()[0].0.to_owned(), f.keys()[0].1.to_owned());
+    let id = server.command(&["HGET", &cfg, "id"]);
+    server.command(&["HSET", &cfg, "format", "2"]);
+    server.command(&["RENAME", &bits, &format!("{bits}:{id}")]);
+    for mut g in [
+        open(&server, "format2", &options).unwrap(),
+        Shared::connect(&server.url(), "format2").unwrap(),
+    ] {
+        assert!(g.keys()[0].1.ends_with(&id));
+        let mut out = Vec::new();
+        g.contains_batch(keys(0..500).iter().map(String::as_str), &mut out)
+            .unwrap();
+        assert!(out.iter().all(|&x| x));
+        g.insert("url:new").unwrap();
+    }
+}
+
+/// A server that speaks the protocol but lies: it reports the configuration `config` for any
+/// filter, passes every guard, and answers reads with `read`.
+fn liar(
+    config: &'static [(&'static str, &'static str)],
+    read: fn(&[Vec<u8>]) -> bloomkit_testkit::resp_server::Reply,
+) -> bloomkit_testkit::resp_server::LyingServer {
+    use bloomkit_testkit::resp_server::{default_reply, LyingServer, Reply};
+    LyingServer::start(move |args| {
+        if let Some(reply) = default_reply(args) {
+            return reply;
+        }
+        match args[0].as_slice() {
+            // One key: the configuration is read; two: a guard or a check.
+            b"EVALSHA" | b"EVAL" if args.get(2).is_some_and(|n| n == b"1") => Reply::array(
+                config
+                    .iter()
+                    .flat_map(|(f, v)| [Reply::bulk(f.as_bytes()), Reply::bulk(v.as_bytes())])
+                    .collect(),
+            ),
+            b"EVALSHA" | b"EVAL" => Reply::int(1),
+            _ => read(args),
+        }
+    })
+}
+
+const HUGE: &[(&str, &str)] = &[
+    ("format", "3"),
+    ("layout", "blocked"),
+    ("bits", "70368744177664"),
+    ("hashes", "7"),
+    ("hasher", "2"),
+    ("seed", "0"),
+    ("items", "7000000000000"),
+    ("fpr", "0.01"),
+    ("shards", "16384"),
+    ("shard", "0"),
+    ("id", "abc123"),
+    ("complete", "1"),
+];
+
+#[test]
+fn a_server_reporting_an_8_tib_filter_cannot_make_the_client_allocate_it() {
+    use bloomkit_testkit::resp_server::Reply;
+    let server = liar(HUGE, |_| Reply::error("ERR no"));
+    let con = || {
+        redis::Client::open(server.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    };
+    match Shared::open(con(), "huge") {
+        Err(Error::TooLarge {
+            bits, max_bytes, ..
+        }) => {
+            assert_eq!(bits, 70_368_744_177_664);
+            assert_eq!(max_bytes, bloomkit_redis::DEFAULT_MAX_BYTES);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A client's own, lower limit is honoured the same way.
+    let limits = bloomkit_redis::Limits::new().max_bytes(1 << 20);
+    let err = Shared::open_with(con(), "huge", &limits).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TooLarge {
+                max_bytes: 1_048_576,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+const CLASSIC: &[(&str, &str)] = &[
+    ("format", "3"),
+    ("layout", "classic"),
+    ("bits", "9592"),
+    ("hashes", "7"),
+    ("hasher", "2"),
+    ("seed", "0"),
+    ("items", "1000"),
+    ("fpr", "0.01"),
+    ("probes", "2"),
+    ("shards", "1"),
+    ("shard", "0"),
+    ("id", "abc123"),
+    ("complete", "1"),
+];
+
+#[test]
+fn a_bit_read_as_7_or_a_short_block_is_corrupt_not_an_answer() {
+    use bloomkit_testkit::resp_server::Reply;
+    let bits_of_seven = liar(CLASSIC, |args| {
+        let gets = args.iter().filter(|a| a.as_slice() == b"GET").count();
+        Reply::array((0..gets).map(|_| Reply::int(7)).collect())
+    });
+    let con = redis::Client::open(bits_of_seven.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut f = RedisFilter::<bloomkit_classic::BloomFilter<str>>::open(con, "seven").unwrap();
+    match f.contains("url:1") {
+        Err(Error::Corrupt { detail, .. }) => assert!(detail.contains('7'), "{detail}"),
+        other => panic!("{other:?}"),
+    }
+
+    let mut blocked = HUGE.to_vec();
+    blocked[2] = ("bits", "1024");
+    blocked[6] = ("items", "100");
+    blocked[8] = ("shards", "1");
+    let blocked: &'static [(&str, &str)] = Vec::leak(blocked);
+    let short_blocks = liar(blocked, |_| Reply::bulk(&[0xff; 63]));
+    let con = redis::Client::open(short_blocks.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut f = Shared::open(con, "short").unwrap();
+    let mut out = Vec::new();
+    let err = f.contains_batch(["a", "b"], &mut out).unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
+    assert!(out.is_empty());
+}
