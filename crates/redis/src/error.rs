@@ -173,7 +173,7 @@ pub enum Error {
     },
 
     /// Anything else from the connection or the server: I/O errors, a server stopped, a
-    /// refused connection, a timeout.
+    /// refused connection.
     #[error("redis: {0}")]
     Redis(redis::RedisError),
 }

@@ -17,7 +17,7 @@ use redis::{Cmd, RedisResult, Value};
 /// A group is the commands of one hash slot (one shard of a filter) in order, and may be a
 /// transaction (`MULTI` ... `EXEC`). [`Connection`] implementations send it with
 /// [`Batch::packed`] / [`Batch::group_ranges`] (a single server: all groups at once) or turn
-/// it into [`redis::Cmd`]s with [`Batch::into_cmds`].
+/// it into [`redis::Cmd`]s with [`Batch::to_cmds`].
 #[derive(Debug, Default, Clone)]
 pub struct Batch {
     packed: Vec<u8>,

@@ -14,8 +14,9 @@
 //! use bloomkit_redis::{Options, RedisFilter};
 //!
 //! let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+//! let options = Options::new(10_000_000, 0.01).timeout(Some(std::time::Duration::from_secs(2)));
 //! let mut seen: RedisFilter<BlockedBloomFilter<str>> =
-//!     RedisFilter::open_or_create(client.get_connection()?, "crawler:seen", &Options::new(10_000_000, 0.01))?;
+//!     RedisFilter::open_or_create(client.get_connection()?, "crawler:seen", &options)?;
 //!
 //! // One round trip per batch.
 //! let urls = ["https://example.com/", "https://example.org/"];
@@ -34,25 +35,44 @@
 //!
 //! - **The configuration cannot drift.** The parameters (layout, bits, k, hasher id, seed,
 //!   design items and rate, shard count, format version, and for the classic layout the
-//!   probe scheme) live in a hash next to the bits, created atomically with them. Opening a
-//!   filter with other parameters is [`Error::Mismatch`], naming the field. A filter created
-//!   by an earlier release (hasher id 1; a classic filter without the `probes` field, which
-//!   uses `ProbeScheme::Enhanced`) is opened as it is, by `open` and `open_or_create`.
-//! - **Every operation checks the configuration first, atomically with its work**: a
-//!   server-side guard script checks the creation id the client opened and the bits' type
-//!   and length. Inserts are a transaction (`MULTI`: the guard, then native `BITFIELD`
-//!   sets); lookups are the guard and native reads of the bits key, which is named after
-//!   the creation id. A filter deleted and re-created underneath a running client gives
-//!   [`Error::Recreated`], never answers about other bits, never writes into the new
-//!   filter, and never a retry loop.
+//!   probe scheme) live in a hash next to the bits. Opening a filter with other parameters
+//!   is [`Error::Mismatch`], naming the field. A filter created by an earlier release
+//!   (format 2, hasher id 1, a classic filter without the `probes` field) opens as it is.
+//! - **Every write checks the filter first, atomically with its work**: an insert is one
+//!   server-side script per group of keys that checks the creation id and the bits' type and
+//!   length, then sets the bits. A lookup is that check, native reads (`GETRANGE`,
+//!   `BITFIELD_RO`) and the check again. A filter deleted and re-created underneath a
+//!   running client gives [`Error::Recreated`], never answers about other bits, never
+//!   writes into the new filter.
 //! - **A filter whose keys are gone** (a restart without persistence, an eviction,
-//!   `FLUSHALL`) is [`Error::Missing`] on every operation, never "absent".
+//!   `FLUSHALL`, a `DEL`) is [`Error::Missing`] on every operation and at
+//!   [`open`](RedisFilter::open), naming the key; never "absent".
+//! - **Creation is explicit and whole.** [`connect`](RedisFilter::connect) and
+//!   [`open`](RedisFilter::open) never create ([`Error::NotFound`]); [`create`](RedisFilter::create),
+//!   [`open_or_create`](RedisFilter::open_or_create) and
+//!   [`connect_or_create`](RedisFilter::connect_or_create) do. A shard's bits are made
+//!   before its configuration, so a refused allocation ([`Error::Refused`]) writes nothing; a
+//!   sharded filter is marked complete only when every shard exists, and a creation that
+//!   fails half way takes back what it made.
+//! - **A way out of every broken state**: [`clear`](RedisFilter::clear) and
+//!   [`delete`](RedisFilter::delete) work on a filter with lost keys, and
+//!   [`destroy`](RedisFilter::destroy) removes whatever is left of a name without opening it.
+//! - **One deadline per call** ([`Limits::timeout`], default [`DEFAULT_TIMEOUT`]) over all
+//!   its round trips: [`Error::Timeout`] says how far the call got. Inserts can wait for
+//!   replicas ([`Limits::wait_replicas`]) so a crashed primary loses no acknowledged key.
+//! - **Bounded by the client**: every size, count and bit the server sends is checked
+//!   before use ([`Limits::max_bytes`]: [`Error::TooLarge`]; impossible values:
+//!   [`Error::Corrupt`]), and [`download`](RedisFilter::download) streams into the local
+//!   filter.
+//! - **Scripts survive any cache loss**: a call refused for want of a script (`NOSCRIPT`:
+//!   a restart, a failover, `SCRIPT FLUSH`) is sent again with the script inline, to the node
+//!   that refused it.
 //! - Nothing a caller passes is spliced into a script: names are validated and travel as
 //!   `KEYS`, everything else as `ARGV`.
 //!
 //! # Redis Cluster and size
 //!
-//! Keys carry hash tags (`bloomkit:{name#shard}:cfg` and `:bits:<creation id>`, see
+//! Keys carry hash tags (`bloomkit:{name#shard}:cfg` and `bloomkit:{name#shard}:bits`, see
 //! [`RedisFilter::keys`]), so a shard's bits and configuration share a slot. A blocked filter can be split at creation into S shards by
 //! block index ([`Options::shards`]); by default it gets as few as keep every shard within
 //! Redis's 512 MiB string limit. Batches group keys by shard, and a cluster connection
@@ -108,7 +128,8 @@ macro_rules! accessors {
         }
 
         /// The Redis keys of each shard, in order: its configuration hash and its bits string
-        /// (`bloomkit:{name#shard}:cfg`, `bloomkit:{name#shard}:bits:<creation id>`). For
+        /// (`bloomkit:{name#shard}:cfg`, `bloomkit:{name#shard}:bits`; a filter of format 2
+        /// has `bits:<creation id>`). For
         /// monitoring (`MEMORY USAGE`), ACL rules and backups; the filter's own calls are the
         /// only safe way to change them.
         pub fn keys(&self) -> Vec<(&str, &str)> {

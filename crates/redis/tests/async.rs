@@ -79,3 +79,48 @@ async fn async_cluster_filters_work_across_nodes() {
     }
     assert!(f.download().await.unwrap() == local);
 }
+
+#[tokio::test]
+async fn a_stalled_server_ends_an_async_call_at_its_deadline() {
+    use std::time::{Duration, Instant};
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let client = redis::Client::open(server.url()).unwrap();
+    let limit = Duration::from_millis(300);
+    let mut f: AsyncRedisFilter<Local, _> = AsyncRedisFilter::open_or_create(
+        client.get_multiplexed_async_connection().await.unwrap(),
+        "stalled",
+        &Options::new(20_000, 0.01).timeout(Some(limit)),
+    )
+    .await
+    .unwrap();
+    let keys: Vec<String> = (0..1_000).map(|i| format!("k{i}")).collect();
+    f.insert_batch(keys.iter().map(String::as_str))
+        .await
+        .unwrap();
+    let signal = |s: &str| {
+        std::process::Command::new("kill")
+            .args([s, &server.pid().to_string()])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let err = f
+        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    signal("-CONT");
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert!(took <= limit + limit / 10, "took {took:?}");
+    assert!(out.is_empty());
+    // The multiplexed connection drops the late replies itself: the next call's answers
+    // are its own.
+    f.contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap();
+    assert!(out.iter().all(|&x| x));
+}

@@ -101,7 +101,7 @@ fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_nega
                 let out = f.insert_batch(keys.iter().map(String::as_str));
                 outcomes.push((
                     Instant::now(),
-                    out.as_ref().map(drop).map_err(|e| e.to_string()),
+                    out.as_ref().map(drop).map_err(ToString::to_string),
                 ));
                 if out.is_ok() {
                     confirmed.extend(keys);
