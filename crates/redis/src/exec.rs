@@ -339,7 +339,8 @@ impl Replies {
 /// the deadline exactly (their runtime needs timers: `enable_time`). A
 /// [`redis::cluster::ClusterConnection`] gets the time left as its read and write timeouts
 /// before each group and stops between groups; inside one group the redis crate's own
-/// retries run (set `ClusterClientBuilder::retries` low where deadlines matter).
+/// retries run, so build its client with [`crate::cluster_client`], whose retries fit the
+/// deadline.
 pub trait Connection {
     /// Sends `batch` and returns, per group, one value per command, for the groups answered
     /// before `round.deadline`.

@@ -278,6 +278,38 @@ impl Options {
 /// The deadline of a call unless [`Limits::timeout`] says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A Redis Cluster client whose own retries fit the filter's deadline.
+///
+/// The redis crate's cluster connections retry a refused or redirected command on their own
+/// (16 times by default, with waits growing to a minute): inside one round trip, where the
+/// filter's deadline cannot reach, a failover or a node that comes back can hold a call for
+/// minutes. This client retries 4 times with waits of at most 250 ms, connects within a
+/// second (or the deadline, if shorter) and waits for a reply at most the deadline, so a call
+/// ends close to [`Limits::timeout`] whatever the cluster does. `nodes` are the seed nodes'
+/// URLs, as [`redis::cluster::ClusterClient::new`] takes them.
+///
+/// # Errors
+/// [`Error::Redis`] for a node URL the redis crate does not accept.
+pub fn cluster_client<T: redis::IntoConnectionInfo>(
+    nodes: impl IntoIterator<Item = T>,
+    limits: &Limits,
+) -> Result<redis::cluster::ClusterClient, Error> {
+    let mut builder = redis::cluster::ClusterClient::builder(nodes)
+        .retries(4)
+        .min_retry_wait(10)
+        .max_retry_wait(250)
+        .retry_wait_formula(20, 2)
+        .connection_timeout(
+            limits
+                .timeout
+                .map_or(Duration::from_secs(1), |t| t.min(Duration::from_secs(1))),
+        );
+    if let Some(timeout) = limits.timeout {
+        builder = builder.response_timeout(timeout);
+    }
+    Ok(builder.build()?)
+}
+
 /// What [`RedisFilter::info`] reports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Info {
