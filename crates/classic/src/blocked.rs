@@ -358,7 +358,7 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
             .ok_or(Error::WordCount {
                 bits: all.len() as u64 * 64,
                 expected: all.len() as u64,
-                found: at as u64 + words.len() as u64,
+                found: (at as u64).saturating_add(words.len() as u64),
             })?;
         for (w, &o) in all[at..end].iter_mut().zip(words) {
             let before = w.count_ones();

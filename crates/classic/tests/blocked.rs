@@ -151,3 +151,36 @@ fn huge_loads_answer() {
     assert_eq!(big.fpr_at(u64::MAX), 1.0);
     assert!(big.fpr_at(1_000_000) <= 0.01);
 }
+
+#[test]
+fn an_empty_filter_filled_by_or_words_equals_the_one_it_came_from() {
+    let mut built = BlockedBloomFilter::<u64>::new(10_000, 0.01).unwrap();
+    for k in 0..5_000u64 {
+        built.insert(&k);
+    }
+    let words = built.words();
+    let mut loaded = BlockedBloomFilter::<u64>::empty(
+        built.num_blocks(),
+        built.num_hashes(),
+        built.hasher().clone(),
+        built.design(),
+    )
+    .unwrap();
+    for (at, piece) in (0..).step_by(24).zip(words.chunks(24)) {
+        loaded.or_words(at, piece).unwrap();
+    }
+    assert!(loaded == built);
+    assert_eq!(loaded.count_ones(), built.count_ones());
+    assert!((0..5_000u64).all(|k| loaded.contains(&k)));
+    // Past the end: refused, nothing changed.
+    let len = words.len();
+    assert!(matches!(
+        loaded.or_words(len - 1, &[1, 1]),
+        Err(bloomkit_core::Error::WordCount { .. })
+    ));
+    assert!(loaded == built);
+    assert!(matches!(
+        loaded.or_words(usize::MAX, &[1]),
+        Err(bloomkit_core::Error::WordCount { .. })
+    ));
+}

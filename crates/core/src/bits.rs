@@ -274,7 +274,7 @@ impl BitArray {
             .ok_or(Error::WordCount {
                 bits: self.len,
                 expected: self.words.len() as u64,
-                found: at as u64 + words.len() as u64,
+                found: (at as u64).saturating_add(words.len() as u64),
             })?;
         let tail = self.len % 64;
         if tail != 0 && end == self.words.len() {
@@ -449,6 +449,46 @@ impl core::fmt::Debug for BitArray {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn or_words_is_a_union_in_pieces_and_refuses_what_does_not_fit() {
+        let mut whole = BitArray::new(200).unwrap();
+        let mut other = BitArray::new(200).unwrap();
+        for i in [0, 63, 64, 130, 199] {
+            other.set(i);
+        }
+        whole.set(5);
+        whole.set(64);
+        // In two pieces, as a download brings them.
+        whole.or_words(0, &other.words()[..2]).unwrap();
+        whole.or_words(2, &other.words()[2..]).unwrap();
+        let mut expected = BitArray::new(200).unwrap();
+        for i in [0, 5, 63, 64, 130, 199] {
+            expected.set(i);
+        }
+        assert_eq!(whole.words(), expected.words());
+        assert_eq!(whole.count_ones(), 6);
+
+        let before = whole.clone();
+        assert!(matches!(
+            whole.or_words(3, &[1, 1]),
+            Err(Error::WordCount {
+                expected: 4,
+                found: 5,
+                ..
+            })
+        ));
+        assert!(matches!(
+            whole.or_words(usize::MAX, &[1]),
+            Err(Error::WordCount { .. })
+        ));
+        // Bit 200 is past the end of a 200-bit array.
+        assert!(matches!(
+            whole.or_words(3, &[1 << 8]),
+            Err(Error::StrayBits { bits: 200 })
+        ));
+        assert_eq!(whole, before, "unchanged on an error");
+    }
 
     #[test]
     fn set_get_count() {
