@@ -90,17 +90,27 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     commit_stage: commit_stage(),
 });
 
+/// The creation id in the configuration `KEYS[1]` (nil when it is gone), or an error reply
+/// when the key holds another type: the first step of [`GUARD`] and [`OWNED`].
+const CONFIG_ID: &str = r"
+local function config_id()
+  local id = redis.pcall('HGET', KEYS[1], 'id')
+  if type(id) == 'table' then
+    return nil, redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' ..
+      redis.call('TYPE', KEYS[1])['ok'] .. ', not a hash')
+  end
+  return id, nil
+end
+";
+
 /// The check every script but `create` makes: returns an error reply, or nothing. Two
 /// commands when all is well (`HGET` of the id, `STRLEN` of the bits); the rest only to say
 /// what is wrong. A bits key that is a tombstone (an earlier release's writers left one where
 /// a filter's bits had gone) is a missing one; an empty string is too (Redis never keeps one).
 const GUARD: &str = r"
 local function guard()
-  local id = redis.pcall('HGET', KEYS[1], 'id')
-  if type(id) == 'table' then
-    return redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' ..
-      redis.call('TYPE', KEYS[1])['ok'] .. ', not a hash')
-  end
+  local id, failed = config_id()
+  if failed then return failed end
   if id ~= ARGV[1] then
     if redis.call('EXISTS', KEYS[1]) == 0 then
       return redis.error_reply('BKMISSING the configuration ' .. KEYS[1] .. ' is gone')
@@ -127,7 +137,7 @@ end
 
 fn script(flags: &str, body: &str) -> Lua {
     Lua::new(format!(
-        "#!lua{flags}\n{GUARD}\nlocal failed = guard()\nif failed then return failed end\n{body}"
+        "#!lua{flags}\n{CONFIG_ID}\n{GUARD}\nlocal failed = guard()\nif failed then return failed end\n{body}"
     ))
 }
 
@@ -239,11 +249,8 @@ fn read_range() -> Lua {
 /// configuration is ours or gone, and a bits key of another type is not in the way.
 const OWNED: &str = r"
 local function owned()
-  local id = redis.pcall('HGET', KEYS[1], 'id')
-  if type(id) == 'table' then
-    return redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' ..
-      redis.call('TYPE', KEYS[1])['ok'] .. ', not a hash')
-  end
+  local id, failed = config_id()
+  if failed then return failed end
   if id and id ~= ARGV[1] then
     return redis.error_reply('BKRECREATED ' .. KEYS[1] .. ' now has creation id ' .. id)
   end
@@ -262,6 +269,7 @@ end
 fn clear() -> Lua {
     Lua::new(format!(
         r"#!lua
+{CONFIG_ID}
 {OWNED}
 local failed = owned()
 if failed then return failed end
@@ -281,6 +289,7 @@ return 1
 fn delete() -> Lua {
     Lua::new(format!(
         r"#!lua
+{CONFIG_ID}
 {OWNED}
 local failed = owned()
 if failed then return failed end

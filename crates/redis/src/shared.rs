@@ -278,8 +278,8 @@ async fn send<C: Connection>(
     out.map_err(|e| typed(name, e))
 }
 
-/// Sends script calls `cmds` (each naming a shard's keys first) in one round trip, one group
-/// per shard, and returns one value per command; the first error reply is a typed error, and
+/// Sends `cmds` (scripts or plain commands, each naming a shard's key first) in one round
+/// trip, one group per first key, and returns one value per command; the first error reply is a typed error, and
 /// a deadline passed is [`Error::Timeout`].
 async fn call<C: Connection>(
     name: &str,
@@ -291,9 +291,14 @@ async fn call<C: Connection>(
     if cmds.is_empty() {
         return Ok(Vec::new());
     }
-    let first_key = |cmd: &Cmd| match cmd.args_iter().nth(3) {
-        Some(redis::Arg::Simple(key)) => key.to_vec(),
-        _ => Vec::new(),
+    // A script's first key follows its SHA-1 and key count; a plain command's, its name.
+    let first_key = |cmd: &Cmd| {
+        let mut args = cmd.args_iter();
+        let script = matches!(args.next(), Some(redis::Arg::Simple(n)) if n.starts_with(b"EVAL"));
+        match args.nth(if script { 2 } else { 0 }) {
+            Some(redis::Arg::Simple(key)) => key.to_vec(),
+            _ => Vec::new(),
+        }
     };
     let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
     for (i, cmd) in cmds.iter().enumerate() {
@@ -1344,7 +1349,7 @@ pub(crate) async fn destroy<C: Connection>(
             exists.arg(bits_key(&tag, "", FORMAT));
             cmds.push(exists);
         }
-        let values = raw_calls(name, link, &cmds, deadline, timeout).await?;
+        let values = call(name, link, &cmds, deadline, timeout).await?;
         let mut seen = false;
         for (s, pair) in range.clone().zip(values.chunks(2)) {
             let found = config_map(name, pair[0].clone())?;
@@ -1379,53 +1384,8 @@ pub(crate) async fn destroy<C: Connection>(
         cmds.push(del);
     }
     let mut removed = 0;
-    for v in raw_calls(name, link, &cmds, deadline, timeout).await? {
+    for v in call(name, link, &cmds, deadline, timeout).await? {
         removed += bounded_int(name, v, "keys deleted", u64::MAX)?;
     }
     Ok(removed)
-}
-
-/// Plain commands (their first argument a key), one group per key's shard tag, in one round
-/// trip: as [`call`], for commands that are not scripts.
-async fn raw_calls<C: Connection>(
-    name: &str,
-    link: &mut Link<C>,
-    cmds: &[Cmd],
-    deadline: Option<Instant>,
-    timeout: Option<Duration>,
-) -> Result<Vec<Value>, Error> {
-    // `call` groups by the argument after a script's key count; give plain commands the same
-    // shape by grouping them here, one group each.
-    let mut batch = Batch::new();
-    for cmd in cmds {
-        batch.group();
-        batch.cmd(cmd);
-    }
-    let replies = round(name, link, &batch, deadline).await?;
-    if replies.timed_out {
-        return Err(timed_out_error(
-            name,
-            timeout,
-            Vec::new(),
-            format!(
-                "{} of {} commands answered",
-                replies.groups.len(),
-                cmds.len()
-            ),
-        ));
-    }
-    let mut out = Vec::with_capacity(cmds.len());
-    for values in replies.groups {
-        match <[Value; 1]>::try_from(values) {
-            Ok([Value::ServerError(e)]) => return Err(server_error(name, &e)),
-            Ok([v]) => out.push(v),
-            Err(_) => {
-                return Err(corrupt(
-                    name,
-                    "a reply has another number of values than commands",
-                ))
-            }
-        }
-    }
-    Ok(out)
 }
