@@ -814,3 +814,34 @@ fn a_bit_read_as_7_or_a_short_block_is_corrupt_not_an_answer() {
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     assert!(out.is_empty());
 }
+
+#[test]
+fn keys_evicted_under_maxmemory_are_a_typed_error_never_absent_or_a_raw_reply() {
+    let Some(server) =
+        RedisServer::start(&["--maxmemory", "4mb", "--maxmemory-policy", "allkeys-random"])
+    else {
+        return;
+    };
+    let mut f = open(&server, "evicted", &Options::new(10_000, 0.01)).unwrap();
+    f.insert_batch(keys(0..1_000).iter().map(String::as_str))
+        .unwrap();
+    let (cfg, bits) = (f.keys()[0].0.to_owned(), f.keys()[0].1.to_owned());
+    let junk = "x".repeat(10_000);
+    let mut written = 0;
+    while server.command(&["EXISTS", &cfg, &bits]) == ":2" {
+        assert!(written < 100_000, "nothing of the filter was evicted");
+        server.command(&["SET", &format!("junk:{written}"), &junk]);
+        written += 1;
+    }
+    // One of its keys was evicted (by Redis, not by a test's DEL): every call says so.
+    let mut out = Vec::new();
+    for err in [
+        f.contains_batch(keys(0..1_000).iter().map(String::as_str), &mut out)
+            .unwrap_err(),
+        f.insert("url:new").unwrap_err(),
+        open(&server, "evicted", &Options::new(10_000, 0.01)).unwrap_err(),
+    ] {
+        assert!(err.is_missing(), "{err:?}");
+    }
+    assert!(out.is_empty());
+}
