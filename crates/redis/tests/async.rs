@@ -124,3 +124,48 @@ async fn a_stalled_server_ends_an_async_call_at_its_deadline() {
         .unwrap();
     assert!(out.iter().all(|&x| x));
 }
+
+#[tokio::test]
+async fn async_calls_on_both_layouts_load_flushed_scripts_again() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let client = redis::Client::open(server.url()).unwrap();
+    let con = || client.get_multiplexed_async_connection();
+    let keys: Vec<String> = (0..500).map(|i| format!("k{i}")).collect();
+    let options = Options::new(5_000, 0.01);
+    let mut blocked: AsyncRedisFilter<Local, _> =
+        AsyncRedisFilter::open_or_create(con().await.unwrap(), "flush-b", &options)
+            .await
+            .unwrap();
+    let mut classic: AsyncRedisFilter<bloomkit_classic::BloomFilter<str>, _> =
+        AsyncRedisFilter::open_or_create(con().await.unwrap(), "flush-c", &options)
+            .await
+            .unwrap();
+    let flush = || assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
+    flush();
+    blocked
+        .insert_batch(keys.iter().map(String::as_str))
+        .await
+        .unwrap();
+    flush();
+    classic
+        .insert_batch(keys.iter().map(String::as_str))
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    flush();
+    blocked
+        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap();
+    flush();
+    classic
+        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap();
+    assert_eq!(out.len(), 1_000);
+    assert!(out.iter().all(|&x| x));
+    flush();
+    assert!(classic.info().await.unwrap().ones > 0);
+}
