@@ -38,9 +38,10 @@
 //!   probe scheme) live in a hash next to the bits. Opening a filter with other parameters
 //!   is [`Error::Mismatch`], naming the field. A filter created by an earlier release
 //!   (format 2, hasher id 1, a classic filter without the `probes` field) opens as it is.
-//! - **Every write checks the filter first, atomically with its work**: an insert is one
-//!   server-side script per group of keys that checks the creation id and the bits' type and
-//!   length, then sets the bits. A lookup is that check, native reads (`GETRANGE`,
+//! - **Every write checks the filter first, atomically with its work**: an insert is a
+//!   transaction (`MULTI`) of a guard script that checks the creation id and the bits' type
+//!   and length, native `BITFIELD` sets, and a closing script; a failed guard moves the bits
+//!   aside so the sets fail, and the closing script puts them back. A lookup is that check, native reads (`GETRANGE`,
 //!   `BITFIELD_RO`) and the check again. A filter deleted and re-created underneath a
 //!   running client gives [`Error::Recreated`], never answers about other bits, never
 //!   writes into the new filter.

@@ -1,7 +1,8 @@
-//! The server-side scripts. Every write to a filter's keys is one of these, and each checks
-//! the filter's configuration before it touches a bit; lookups are a guard script, native
-//! reads (`GETRANGE`, `BITFIELD_RO`) and a closing guard, so a filter deleted or re-created
-//! while the reads ran is caught.
+//! The server-side scripts. Every write to a filter's keys is one of these, or a transaction
+//! that opens with a guard script that stops the native writes after it when it fails
+//! ([`guard_write`]); each checks the filter's configuration before a bit is touched.
+//! Lookups are a guard script, native reads (`GETRANGE`, `BITFIELD_RO`) and a closing guard,
+//! so a filter deleted or re-created while the reads ran is caught.
 //!
 //! Every script gets `KEYS[1]` (the shard's configuration hash) and `KEYS[2]` (its bits,
 //! named after the filter's creation id); the checked scripts get `ARGV[1]` (the creation id
@@ -33,7 +34,8 @@ impl Lua {
 #[derive(Debug)]
 pub(crate) struct Scripts {
     pub(crate) guard_read: Lua,
-    pub(crate) insert: Lua,
+    pub(crate) guard_write: Lua,
+    pub(crate) unshelter: Lua,
     pub(crate) create: Lua,
     pub(crate) check: Lua,
     pub(crate) read_config: Lua,
@@ -48,10 +50,11 @@ pub(crate) struct Scripts {
 
 impl Scripts {
     /// Every script, for finding one's text by its SHA-1 after a `NOSCRIPT` reply.
-    fn all(&self) -> [&Lua; 12] {
+    fn all(&self) -> [&Lua; 13] {
         [
             &self.guard_read,
-            &self.insert,
+            &self.guard_write,
+            &self.unshelter,
             &self.create,
             &self.check,
             &self.read_config,
@@ -77,7 +80,8 @@ impl Scripts {
 /// The scripts.
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     guard_read: script(" flags=no-writes", "return 1"),
-    insert: insert(),
+    guard_write: guard_write(),
+    unshelter: unshelter(),
     create: create(),
     check: script(" flags=no-writes", "return 1"),
     read_config: read_config(),
@@ -141,40 +145,45 @@ fn script(flags: &str, body: &str) -> Lua {
     ))
 }
 
-/// Sets bits: `ARGV[3]` is k, `ARGV[4..]` the keys' Redis bit offsets, k per key. Answers
-/// one byte per key, `1` where one of its bits was 0 (the key was certainly new), `0` where
-/// all were set. The guard runs first, so a filter deleted, lost or re-created is an error
-/// reply and nothing is written. `BITFIELD` takes the offsets in runs short enough for Lua's
-/// argument stack.
-fn insert() -> Lua {
-    script(
-        "",
-        r"
-local k = tonumber(ARGV[3])
-local per = k * math.max(1, math.floor(1500 / k))
-local out = {}
-local i = 4
-while i <= #ARGV do
-  local last = math.min(i + per - 1, #ARGV)
-  local args = {}
-  for j = i, last do
-    args[#args + 1] = 'SET'
-    args[#args + 1] = 'u1'
-    args[#args + 1] = ARGV[j]
-    args[#args + 1] = 1
+/// The guard of an insert's transaction (`MULTI`, this, native `BITFIELD` sets,
+/// [`unshelter`], `EXEC`): the sets run whatever it answers, so when it fails it moves
+/// whatever stands at the bits key (`KEYS[2]`) aside to the shelter `KEYS[3]` (a rename:
+/// constant time) and leaves a tombstone of another type there, on which the sets fail with
+/// `WRONGTYPE`. [`unshelter`] then puts things back, still inside the transaction, so no
+/// other client ever sees the tombstone, and nothing is written into a filter that was
+/// deleted, lost or re-created.
+fn guard_write() -> Lua {
+    Lua::new(format!(
+        r"#!lua
+{CONFIG_ID}
+{GUARD}
+local failed = guard()
+if failed then
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('RENAME', KEYS[2], KEYS[3])
   end
-  local olds = redis.call('BITFIELD', KEYS[2], unpack(args))
-  for key = 0, (last - i + 1) / k - 1 do
-    local new = '0'
-    for p = 1, k do
-      if olds[key * k + p] == 0 then new = '1' end
-    end
-    out[#out + 1] = new
-  end
-  i = last + 1
+  redis.call('HSET', KEYS[2], 'tombstone', '1')
+  return failed
 end
-return table.concat(out)
-",
+return 1
+"
+    ))
+}
+
+/// Closes an insert's transaction: undoes what a failed [`guard_write`] did (the tombstone
+/// removed, the sheltered key moved back).
+fn unshelter() -> Lua {
+    Lua::new(
+        r"#!lua
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('RENAME', KEYS[3], KEYS[2])
+elseif redis.call('TYPE', KEYS[2])['ok'] == 'hash' and
+    redis.call('HEXISTS', KEYS[2], 'tombstone') == 1 then
+  redis.call('DEL', KEYS[2])
+end
+return 1
+"
+        .to_owned(),
     )
 }
 

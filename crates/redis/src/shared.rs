@@ -43,6 +43,8 @@ pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 /// Keys per script call (or lookup group): larger batches become several in one pipeline, so
 /// no single one holds the server for long.
 const KEYS_PER_CALL: usize = 4096;
+/// Keys per `BITFIELD` command in a transaction.
+const KEYS_PER_BITFIELD: usize = 256;
 /// Bytes per `GETRANGE` / `SETRANGE` when a whole filter moves.
 const RANGE_BYTES: u64 = 1 << 20;
 /// Bytes of ranges in flight when a whole filter moves: at most this much (or an eighth of
@@ -856,8 +858,9 @@ impl<F: SharedLayout> Core<F> {
     }
 
     /// One group of commands that applies `op` to keys of shard `s` whose positions are
-    /// `positions` (`k` per key). An insert is one script call (guard, then `BITFIELD`
-    /// sets; one byte of answer per key). A lookup is the guard, native reads and the guard
+    /// `positions` (`k` per key). An insert is a transaction: `MULTI`, the write guard,
+    /// `BITFIELD` sets, the closing script, `EXEC` (and `WAIT` when inserts wait for
+    /// replicas). A lookup is the guard, native reads and the guard
     /// again, in one pipeline but not a transaction (under `maxmemory` Redis refuses every
     /// queued command, and lookups must go on there): a blocked filter reads each key's whole
     /// block with `GETRANGE`, a classic one its bits with `BITFIELD_RO`. Bits deleted after
@@ -885,12 +888,44 @@ impl<F: SharedLayout> Core<F> {
         };
         batch.group();
         if op == KeyOp::Insert {
-            script(batch, &SCRIPTS.insert, 1 + positions.len());
-            batch.int(k as u64);
-            for &p in positions {
-                batch.int(self.locate(p).1);
-            }
+            // Sent whole (EVAL): an EVALSHA refused inside a transaction would let the sets
+            // after it run unguarded.
+            let shelter = format!("{}:shelter", shard.tag);
+            let whole = |batch: &mut Batch, script: &Lua, extra: usize| {
+                batch.start(6 + extra);
+                batch.arg(b"EVAL");
+                batch.arg(script.code.as_bytes());
+                batch.int(3);
+                batch.arg(shard.cfg.as_bytes());
+                batch.arg(shard.bits.as_bytes());
+                batch.arg(shelter.as_bytes());
+            };
+            let simple = |batch: &mut Batch, name: &[u8]| {
+                batch.start(1);
+                batch.arg(name);
+                batch.end_command();
+            };
+            simple(batch, b"MULTI");
+            whole(batch, &SCRIPTS.guard_write, 2);
+            batch.arg(self.id.as_bytes());
+            batch.int(shard.bytes);
             batch.end_command();
+            // Each SET answers the bit's old value: a key with an old 0 was new.
+            for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
+                batch.start(2 + 4 * keys.len());
+                batch.arg(b"BITFIELD");
+                batch.arg(shard.bits.as_bytes());
+                for &p in keys {
+                    batch.arg(b"SET");
+                    batch.arg(b"u1");
+                    batch.int(self.locate(p).1);
+                    batch.arg(b"1");
+                }
+                batch.end_command();
+            }
+            whole(batch, &SCRIPTS.unshelter, 0);
+            batch.end_command();
+            simple(batch, b"EXEC");
             if self.replicas > 0 {
                 // WAIT blocks for at most the time the call has left (0: no limit).
                 let ms = deadline.map_or(0, |d| {
@@ -954,28 +989,64 @@ impl<F: SharedLayout> Core<F> {
         let keys = positions.len() / k;
         let name = &self.name;
         let start = out.len();
+        let guard_passed = |v: Option<Value>| match v {
+            Some(Value::Int(1)) => Ok(()),
+            Some(Value::ServerError(e)) => Err(server_error(name, &e)),
+            other => Err(corrupt(name, format!("the guard answered {other:?}"))),
+        };
         if op == KeyOp::Insert {
             let waited = if self.replicas > 0 {
                 values.pop()
             } else {
                 None
             };
-            let news = match values.pop() {
-                Some(Value::BulkString(news))
-                    if values.is_empty()
-                        && news.len() == keys
-                        && news.iter().all(|b| matches!(b, b'0' | b'1')) =>
-                {
-                    news
-                }
-                Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
-                other => {
-                    return Err(corrupt(
-                        name,
-                        format!("{keys} keys inserted, answered {other:?}"),
-                    ))
+            let mut results = match values.pop() {
+                Some(Value::Array(results)) => results.into_iter(),
+                // EXEC refused: a queued command's error says why (maxmemory, ...).
+                exec => {
+                    values.extend(exec);
+                    let first = values.iter().find_map(|v| match v {
+                        Value::ServerError(e) => Some(server_error(name, e)),
+                        _ => None,
+                    });
+                    return Err(first.unwrap_or_else(|| {
+                        corrupt(name, format!("a transaction answered {values:?}"))
+                    }));
                 }
             };
+            guard_passed(results.next())?;
+            let closing = results.next_back();
+            if !matches!(closing, Some(Value::Int(1))) {
+                return Err(corrupt(
+                    name,
+                    format!("the transaction closed with {closing:?}"),
+                ));
+            }
+            let mut news = Vec::with_capacity(keys);
+            for v in results {
+                let olds = match v {
+                    Value::Array(olds) if olds.len() % k == 0 => olds,
+                    Value::ServerError(e) => return Err(server_error(name, &e)),
+                    other => return Err(corrupt(name, format!("bits set as {other:?}"))),
+                };
+                for key in olds.chunks(k) {
+                    let mut new = false;
+                    for old in key {
+                        match old {
+                            Value::Int(0) => new = true,
+                            Value::Int(1) => {}
+                            other => return Err(corrupt(name, format!("a bit was {other:?}"))),
+                        }
+                    }
+                    news.push(new);
+                }
+            }
+            if news.len() != keys {
+                return Err(corrupt(
+                    name,
+                    format!("{keys} keys inserted, {} answered", news.len()),
+                ));
+            }
             match waited {
                 None => {}
                 Some(Value::Int(acked)) if acked >= i64::from(self.replicas) => {}
@@ -989,14 +1060,9 @@ impl<F: SharedLayout> Core<F> {
                 Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
                 Some(other) => return Err(corrupt(name, format!("WAIT answered {other:?}"))),
             }
-            out.extend(news.iter().map(|&b| b == b'1'));
+            out.extend(news);
             return Ok(());
         }
-        let guard_passed = |v: Option<Value>| match v {
-            Some(Value::Int(1)) => Ok(()),
-            Some(Value::ServerError(e)) => Err(server_error(name, &e)),
-            other => Err(corrupt(name, format!("the guard answered {other:?}"))),
-        };
         let closing = values.pop();
         let mut reads = values.into_iter();
         guard_passed(reads.next())?;

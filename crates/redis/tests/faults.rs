@@ -90,6 +90,9 @@ fn a_filter_re_created_under_a_running_client_is_a_typed_error() {
     // key: a shard's bits have one name) are all 0.
     assert_eq!(old_bits, b.keys()[0].1);
     assert_eq!(server.command(&["BITCOUNT", b.keys()[0].1]), ":0");
+    // ... and nothing of the refusal stays: the bits are the new filter's string, in place.
+    assert_eq!(server.command(&["TYPE", b.keys()[0].1]), "+string");
+    assert_eq!(server.command(&["DBSIZE"]), ":2");
     // Opening it again with the old parameters names the first field that differs.
     match open(&server, "recreated", &Options::new(10_000, 0.01)) {
         Err(Error::Mismatch {
@@ -528,6 +531,8 @@ fn lost_bits_are_a_typed_error_at_open_and_clear_delete_and_destroy_get_out() {
             .insert_batch(keys(0..1_000).iter().map(String::as_str))
             .unwrap_err();
         assert!(err.is_missing(), "{err:?}");
+        // The refused writes left nothing where the bits were (no stray string, no marker).
+        assert_eq!(server.command(&["EXISTS", &bits]), ":0");
         f.clear().unwrap();
         f.insert("url:1").unwrap();
         assert!(f.contains("url:1").unwrap());
