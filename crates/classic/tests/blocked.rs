@@ -162,7 +162,7 @@ fn an_empty_filter_filled_by_or_words_equals_the_one_it_came_from() {
     let mut loaded = BlockedBloomFilter::<u64>::empty(
         built.num_blocks(),
         built.num_hashes(),
-        built.hasher().clone(),
+        *built.hasher(),
         built.design(),
     )
     .unwrap();
