@@ -276,12 +276,8 @@ end
 /// field, value pairs): a shard whose bits or configuration were lost is whole again, empty,
 /// which is what clearing asks for.
 fn clear() -> Lua {
-    Lua::new(format!(
-        r"#!lua
-{CONFIG_ID}
-{OWNED}
-local failed = owned()
-if failed then return failed end
+    owned_script(
+        r"
 redis.call('DEL', KEYS[2])
 local made = redis.pcall('SETRANGE', KEYS[2], tonumber(ARGV[2]) - 1, string.char(0))
 if type(made) == 'table' and made['err'] then
@@ -290,20 +286,19 @@ end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 return 1
-"
-    ))
+",
+    )
 }
 
 /// Deletes both keys of a shard whose configuration is ours or gone.
 fn delete() -> Lua {
+    owned_script("return redis.call('DEL', KEYS[1], KEYS[2])")
+}
+
+/// A script that runs `body` once [`OWNED`] passes.
+fn owned_script(body: &str) -> Lua {
     Lua::new(format!(
-        r"#!lua
-{CONFIG_ID}
-{OWNED}
-local failed = owned()
-if failed then return failed end
-return redis.call('DEL', KEYS[1], KEYS[2])
-"
+        "#!lua\n{CONFIG_ID}\n{OWNED}\nlocal failed = owned()\nif failed then return failed end\n{body}"
     ))
 }
 

@@ -876,40 +876,42 @@ impl<F: SharedLayout> Core<F> {
     ) {
         let k = self.shape.hashes as usize;
         let shard = &self.shards[s];
-        let script = |batch: &mut Batch, script: &Lua, extra: usize| {
-            batch.start(7 + extra);
-            batch.arg(b"EVALSHA");
-            batch.arg(script.sha.as_bytes());
-            batch.int(2);
-            batch.arg(shard.cfg.as_bytes());
-            batch.arg(shard.bits.as_bytes());
+        // A script call on the shard's keys (and `extra` arguments the caller writes next):
+        // by SHA-1, or whole (EVAL) where a refusal must not let the commands after it run.
+        let script = |batch: &mut Batch, script: &Lua, whole: bool, keys: &[&str], extra: usize| {
+            batch.start(3 + keys.len() + extra);
+            if whole {
+                batch.arg(b"EVAL");
+                batch.arg(script.code.as_bytes());
+            } else {
+                batch.arg(b"EVALSHA");
+                batch.arg(script.sha.as_bytes());
+            }
+            batch.int(keys.len() as u64);
+            for key in keys {
+                batch.arg(key.as_bytes());
+            }
+        };
+        let guarded = [shard.cfg.as_str(), shard.bits.as_str()];
+        let guard_args = |batch: &mut Batch| {
             batch.arg(self.id.as_bytes());
             batch.int(shard.bytes);
+            batch.end_command();
         };
         batch.group();
         if op == KeyOp::Insert {
-            // Sent whole (EVAL): an EVALSHA refused inside a transaction would let the sets
-            // after it run unguarded.
+            // Sent whole: an EVALSHA refused inside a transaction would let the sets after it
+            // run unguarded.
             let shelter = format!("{}:shelter", shard.tag);
-            let whole = |batch: &mut Batch, script: &Lua, extra: usize| {
-                batch.start(6 + extra);
-                batch.arg(b"EVAL");
-                batch.arg(script.code.as_bytes());
-                batch.int(3);
-                batch.arg(shard.cfg.as_bytes());
-                batch.arg(shard.bits.as_bytes());
-                batch.arg(shelter.as_bytes());
-            };
+            let keys = [shard.cfg.as_str(), shard.bits.as_str(), shelter.as_str()];
             let simple = |batch: &mut Batch, name: &[u8]| {
                 batch.start(1);
                 batch.arg(name);
                 batch.end_command();
             };
             simple(batch, b"MULTI");
-            whole(batch, &SCRIPTS.guard_write, 2);
-            batch.arg(self.id.as_bytes());
-            batch.int(shard.bytes);
-            batch.end_command();
+            script(batch, &SCRIPTS.guard_write, true, &keys, 2);
+            guard_args(batch);
             // Each SET answers the bit's old value: a key with an old 0 was new.
             for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
                 batch.start(2 + 4 * keys.len());
@@ -923,7 +925,7 @@ impl<F: SharedLayout> Core<F> {
                 }
                 batch.end_command();
             }
-            whole(batch, &SCRIPTS.unshelter, 0);
+            script(batch, &SCRIPTS.unshelter, true, &keys, 0);
             batch.end_command();
             simple(batch, b"EXEC");
             if self.replicas > 0 {
@@ -941,8 +943,8 @@ impl<F: SharedLayout> Core<F> {
             }
             return;
         }
-        script(batch, &SCRIPTS.guard_read, 0);
-        batch.end_command();
+        script(batch, &SCRIPTS.guard_read, false, &guarded, 2);
+        guard_args(batch);
         match self.shape.layout {
             Layout::Blocked => {
                 // A key's bits are in one block: read the block, test the bits here.
@@ -970,8 +972,8 @@ impl<F: SharedLayout> Core<F> {
                 }
             }
         }
-        script(batch, &SCRIPTS.guard_read, 0);
-        batch.end_command();
+        script(batch, &SCRIPTS.guard_read, false, &guarded, 2);
+        guard_args(batch);
     }
 
     /// The answers to [`Self::commands`] (`values`, one per command), each checked: per key,
