@@ -170,8 +170,18 @@ impl Batch {
         if self.sizes.get(g).is_none_or(|&n| n == 0) {
             return None;
         }
-        let start = if first == 0 { 0 } else { self.ends[first - 1] };
-        let args = command_args(&self.packed[start..self.ends[first]]);
+        // A transaction routes by the command after its MULTI, as the redis crate does.
+        let multi = |c: usize| {
+            self.command(c)
+                .first()
+                .is_some_and(|a| a.eq_ignore_ascii_case(b"MULTI"))
+        };
+        let first = if self.sizes[g] > 1 && multi(first) {
+            first + 1
+        } else {
+            first
+        };
+        let args = self.command(first);
         let at = match args.first() {
             Some(name)
                 if name.eq_ignore_ascii_case(b"EVALSHA") || name.eq_ignore_ascii_case(b"EVAL") =>
@@ -181,6 +191,12 @@ impl Batch {
             _ => 1,
         };
         args.get(at).copied()
+    }
+
+    /// The arguments of command `c`.
+    fn command(&self, c: usize) -> Vec<&[u8]> {
+        let start = if c == 0 { 0 } else { self.ends[c - 1] };
+        command_args(&self.packed[start..self.ends[c]])
     }
 
     /// Appends one command already in the wire format.
@@ -279,6 +295,10 @@ pub struct Round {
     /// passed: a [`Connection`] that reads replies in order reads (and drops) these first,
     /// and adds the ones it leaves unread itself.
     pub unread: usize,
+    /// Whether the connection lost its framing: a write the deadline cut part way left half
+    /// a command with the server, so nothing sent on it later can be trusted. A
+    /// [`Connection`] sets it and fails every later round trip.
+    pub broken: bool,
 }
 
 impl Round {
@@ -372,11 +392,12 @@ fn pipeline(cmds: impl IntoIterator<Item = Cmd>) -> redis::Pipeline {
     pipe
 }
 
-/// Sets both socket timeouts of a connection to the time `round` leaves; `false` when none
-/// is left. Without a deadline the connection's own timeouts stay.
+/// Sets both socket timeouts of a connection to the time `round` leaves (none without a
+/// deadline); `false` when no time is left.
 fn arm(round: &Round, set: impl Fn(Option<Duration>) -> RedisResult<()>) -> RedisResult<bool> {
     match round.left() {
-        None => Ok(true),
+        // Without a deadline, no timeout: the one an earlier call set must not linger.
+        None => set(None).map(|()| true),
         Some(Duration::ZERO) => Ok(false),
         Some(left) => set(Some(left)).map(|()| true),
     }
@@ -403,6 +424,12 @@ fn run_plain(
         con.set_read_timeout(left)?;
         con.set_write_timeout(left)
     };
+    if round.broken {
+        return Err(redis::RedisError::from(std::io::Error::other(
+            "this connection was cut in the middle of a command by an earlier deadline; \
+             open the filter again on a new connection",
+        )));
+    }
     // A reply that times out is skipped by the redis crate itself when it comes; the rest of
     // a cut round trip are ours to count.
     while round.unread > 0 {
@@ -410,7 +437,7 @@ fn run_plain(
             return Ok(Replies::cut(Vec::new()));
         }
         round.unread -= 1;
-        match con.recv_response() {
+        match recv(con) {
             Ok(_) => {}
             Err(e) if e.is_timeout() => return Ok(Replies::cut(Vec::new())),
             Err(e) => return Err(e),
@@ -419,21 +446,53 @@ fn run_plain(
     if batch.is_empty() {
         return Ok(Replies::answered(Vec::new()));
     }
-    if !arm(round, |left| timeouts(con, left))? {
-        return Ok(Replies::cut(Vec::new()));
+    // Written in pieces, each with the time then left: a socket's send timeout applies per
+    // system call, so one write of a large batch to a stalled server could wait it out
+    // several times.
+    let pieces = if round.deadline.is_some() {
+        WRITE_PIECE
+    } else {
+        batch.packed().len()
+    };
+    for (i, piece) in batch.packed().chunks(pieces.max(1)).enumerate() {
+        let armed = arm(round, |left| timeouts(con, left));
+        let sent = match armed {
+            Ok(true) => con.send_packed_command(piece),
+            Ok(false) if i == 0 => return Ok(Replies::cut(Vec::new())),
+            Ok(false) => {
+                round.broken = true;
+                return Ok(Replies::cut(Vec::new()));
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = sent {
+            // Part of the batch may be with the server: the framing is lost for good.
+            round.broken = true;
+            return if e.is_timeout() {
+                Ok(Replies::cut(Vec::new()))
+            } else {
+                Err(e)
+            };
+        }
     }
-    con.send_packed_command(batch.packed())?;
     let mut groups = Vec::with_capacity(batch.sizes.len());
     let mut left_unread = batch.len();
     for &n in &batch.sizes {
         let mut values = Vec::with_capacity(n);
         for _ in 0..n {
-            if !arm(round, |left| con.set_read_timeout(left))? {
-                round.unread += left_unread;
-                return Ok(Replies::cut(groups));
+            match arm(round, |left| con.set_read_timeout(left)) {
+                Ok(true) => {}
+                Ok(false) => {
+                    round.unread += left_unread;
+                    return Ok(Replies::cut(groups));
+                }
+                Err(e) => {
+                    round.unread += left_unread;
+                    return Err(e);
+                }
             }
             left_unread -= 1;
-            match con.recv_response() {
+            match recv(con) {
                 Ok(v) => values.push(v),
                 Err(e) if e.is_timeout() => {
                     round.unread += left_unread;
@@ -448,6 +507,20 @@ fn run_plain(
         groups.push(values);
     }
     Ok(Replies::answered(groups))
+}
+
+/// Bytes per write when a call has a deadline.
+const WRITE_PIECE: usize = 64 << 10;
+
+/// The next reply on `con`: push messages (RESP3: client tracking, pub/sub) are not replies
+/// to a command and are passed over.
+fn recv(con: &mut redis::Connection) -> RedisResult<Value> {
+    loop {
+        match con.recv_response()? {
+            Value::Push { .. } => continue,
+            v => return Ok(v),
+        }
+    }
 }
 
 impl Connection for redis::cluster::ClusterConnection {
@@ -589,6 +662,29 @@ pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_groups_key_is_found_past_a_leading_multi() {
+        let mut multi = Batch::new();
+        multi.group();
+        multi.cmd(&redis::cmd("MULTI"));
+        multi.cmd(&{
+            let mut c = redis::cmd("EVAL");
+            c.arg("return 1").arg(2).arg("k:cfg").arg("k:bits");
+            c
+        });
+        multi.cmd(&redis::cmd("EXEC"));
+        multi.group();
+        multi.cmd(&{
+            let mut c = redis::cmd("GETRANGE");
+            c.arg("k:bits").arg(0).arg(63);
+            c
+        });
+        multi.group();
+        assert_eq!(multi.group_key(0), Some(&b"k:cfg"[..]));
+        assert_eq!(multi.group_key(1), Some(&b"k:bits"[..]));
+        assert_eq!(multi.group_key(2), None);
+    }
 
     #[test]
     fn a_batch_writes_what_the_redis_crate_writes_and_reads_back_its_commands() {

@@ -65,11 +65,16 @@ pub(crate) enum KeyOp {
 pub(crate) struct Link<C> {
     pub(crate) con: C,
     unread: usize,
+    broken: bool,
 }
 
 impl<C> Link<C> {
     pub(crate) fn new(con: C) -> Link<C> {
-        Link { con, unread: 0 }
+        Link {
+            con,
+            unread: 0,
+            broken: false,
+        }
     }
 }
 
@@ -252,9 +257,9 @@ async fn round<C: Connection>(
     }
     let again = batch.inlined(&refused, |sha| SCRIPTS.code(sha));
     let more = send(name, link, &again, deadline).await?;
-    if more.timed_out {
-        // Answers stay a prefix of the groups: cut at the first refused group not answered.
-        replies.groups.truncate(refused[more.groups.len()]);
+    if let Some(&unanswered) = refused.get(more.groups.len()) {
+        // Cut by the deadline: answers stay a prefix, up to the first refused group left.
+        replies.groups.truncate(unanswered);
         replies.timed_out = true;
     }
     for (g, values) in refused.into_iter().zip(more.groups) {
@@ -274,15 +279,29 @@ async fn send<C: Connection>(
     let mut state = Round {
         deadline,
         unread: link.unread,
+        broken: link.broken,
     };
     let out = link.con.run(batch, &mut state).await;
     link.unread = state.unread;
-    out.map_err(|e| typed(name, e))
+    link.broken = state.broken;
+    let out = out.map_err(|e| typed(name, e))?;
+    // A connection answers a prefix of the groups, all of them unless cut by the deadline.
+    let sent = batch.groups();
+    if out.groups.len() > sent || (!out.timed_out && out.groups.len() != sent) {
+        return Err(corrupt(
+            name,
+            format!(
+                "{sent} groups of commands sent, {} answered",
+                out.groups.len()
+            ),
+        ));
+    }
+    Ok(out)
 }
 
 /// Sends `cmds` (scripts or plain commands, each naming a shard's key first) in one round
-/// trip, one group per first key, and returns one value per command; the first error reply is a typed error, and
-/// a deadline passed is [`Error::Timeout`].
+/// trip, one group per first key, and returns one value per command; the first error reply
+/// is a typed error, and a deadline passed is [`Error::Timeout`].
 async fn call<C: Connection>(
     name: &str,
     link: &mut Link<C>,
@@ -1453,7 +1472,7 @@ pub(crate) async fn destroy<C: Connection>(
     }
     let mut removed = 0;
     for v in call(name, link, &cmds, deadline, timeout).await? {
-        removed += bounded_int(name, v, "keys deleted", u64::MAX)?;
+        removed += bounded_int(name, v, "keys deleted", 2 + ids.len() as u64)?;
     }
     Ok(removed)
 }
