@@ -917,6 +917,25 @@ impl<F: SharedLayout> Core<F> {
             batch.int(shard.bytes);
             batch.end_command();
         };
+        // One sub-command per position (`KEYS_PER_BITFIELD` keys a command): `sub u1 offset`,
+        // and `value` after it for a SET.
+        let bitfield = |batch: &mut Batch, command: &[u8], sub: &[u8], value: Option<&[u8]>| {
+            let per = 3 + usize::from(value.is_some());
+            for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
+                batch.start(2 + per * keys.len());
+                batch.arg(command);
+                batch.arg(shard.bits.as_bytes());
+                for &p in keys {
+                    batch.arg(sub);
+                    batch.arg(b"u1");
+                    batch.int(self.locate(p).1);
+                    if let Some(v) = value {
+                        batch.arg(v);
+                    }
+                }
+                batch.end_command();
+            }
+        };
         batch.group();
         if op == KeyOp::Insert {
             // Sent whole: an EVALSHA refused inside a transaction would let the sets after it
@@ -932,18 +951,7 @@ impl<F: SharedLayout> Core<F> {
             script(batch, &SCRIPTS.guard_write, true, &keys, 2);
             guard_args(batch);
             // Each SET answers the bit's old value: a key with an old 0 was new.
-            for keys in positions.chunks(k * KEYS_PER_BITFIELD) {
-                batch.start(2 + 4 * keys.len());
-                batch.arg(b"BITFIELD");
-                batch.arg(shard.bits.as_bytes());
-                for &p in keys {
-                    batch.arg(b"SET");
-                    batch.arg(b"u1");
-                    batch.int(self.locate(p).1);
-                    batch.arg(b"1");
-                }
-                batch.end_command();
-            }
+            bitfield(batch, b"BITFIELD", b"SET", Some(b"1"));
             script(batch, &SCRIPTS.unshelter, true, &keys, 0);
             batch.end_command();
             simple(batch, b"EXEC");
@@ -978,17 +986,7 @@ impl<F: SharedLayout> Core<F> {
                 }
             }
             Layout::Classic => {
-                for keys in positions.chunks(k * 256) {
-                    batch.start(2 + 3 * keys.len());
-                    batch.arg(b"BITFIELD_RO");
-                    batch.arg(shard.bits.as_bytes());
-                    for &p in keys {
-                        batch.arg(b"GET");
-                        batch.arg(b"u1");
-                        batch.int(self.locate(p).1);
-                    }
-                    batch.end_command();
-                }
+                bitfield(batch, b"BITFIELD_RO", b"GET", None);
             }
         }
         script(batch, &SCRIPTS.guard_read, false, &guarded, 2);
