@@ -792,6 +792,10 @@ pub fn check_same_probes(left: ProbeScheme, right: ProbeScheme) -> Result<(), Er
 /// ```text
 /// bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<K, S>, key = K);
 /// ```
+///
+/// Exported only so the variant crates can use it: not part of the public API, and hidden
+/// from the docs.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! impl_infallible_filter {
     ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
@@ -859,6 +863,9 @@ macro_rules! impl_infallible_filter {
 /// ```text
 /// bloomkit_core::impl_atomic_key_methods!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
 /// ```
+///
+/// Exported only so the variant crates can use it: not part of the public API.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! impl_atomic_key_methods {
     ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
