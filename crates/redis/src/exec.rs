@@ -139,8 +139,7 @@ impl Batch {
         for &g in which {
             out.group();
             for c in firsts[g]..firsts[g] + self.sizes[g] {
-                let start = if c == 0 { 0 } else { self.ends[c - 1] };
-                let bytes = &self.packed[start..self.ends[c]];
+                let bytes = self.command_bytes(c);
                 let args = command_args(bytes);
                 match args.as_slice() {
                     [name, sha, rest @ ..] if name.eq_ignore_ascii_case(b"EVALSHA") => {
@@ -195,8 +194,13 @@ impl Batch {
 
     /// The arguments of command `c`.
     fn command(&self, c: usize) -> Vec<&[u8]> {
+        command_args(self.command_bytes(c))
+    }
+
+    /// The wire bytes of command `c`.
+    fn command_bytes(&self, c: usize) -> &[u8] {
         let start = if c == 0 { 0 } else { self.ends[c - 1] };
-        command_args(&self.packed[start..self.ends[c]])
+        &self.packed[start..self.ends[c]]
     }
 
     /// Appends one command already in the wire format.
@@ -306,11 +310,6 @@ impl Round {
     pub fn left(&self) -> Option<Duration> {
         self.deadline
             .map(|d| d.saturating_duration_since(Instant::now()))
-    }
-
-    /// Whether the deadline has passed.
-    pub fn expired(&self) -> bool {
-        self.left() == Some(Duration::ZERO)
     }
 }
 
@@ -475,12 +474,13 @@ fn run_plain(
             };
         }
     }
+    let mut reader = ReadTimeout::default();
     let mut groups = Vec::with_capacity(batch.sizes.len());
     let mut left_unread = batch.len();
     for &n in &batch.sizes {
         let mut values = Vec::with_capacity(n);
         for _ in 0..n {
-            match arm(round, |left| con.set_read_timeout(left)) {
+            match reader.arm(round, con) {
                 Ok(true) => {}
                 Ok(false) => {
                     round.unread += left_unread;
@@ -507,6 +507,39 @@ fn run_plain(
         groups.push(values);
     }
     Ok(Replies::answered(groups))
+}
+
+/// The read timeout of a round trip's replies, set again only when the time left has shrunk
+/// by more than [`ReadTimeout::SLACK`] of itself since it was set: one system call per reply
+/// would cost as much as reading the reply, and a timeout a little longer than the time
+/// left stretches a stall by at most that slack.
+#[derive(Default)]
+struct ReadTimeout {
+    /// What the socket's timeout was last set to by this round trip (`Some(None)`: none).
+    set: Option<Option<Duration>>,
+}
+
+impl ReadTimeout {
+    /// A set timeout is kept while it is at most this part (1/32) over the time left.
+    const SLACK: u32 = 32;
+
+    /// Makes the read timeout fit the time `round` leaves; `false` when none is left.
+    fn arm(&mut self, round: &Round, con: &redis::Connection) -> RedisResult<bool> {
+        let left = round.left();
+        if left == Some(Duration::ZERO) {
+            return Ok(false);
+        }
+        let fits = match (self.set, left) {
+            (Some(None), None) => true,
+            (Some(Some(set)), Some(left)) => set.saturating_sub(left) <= left / Self::SLACK,
+            _ => false,
+        };
+        if !fits {
+            con.set_read_timeout(left)?;
+            self.set = Some(left);
+        }
+        Ok(true)
+    }
 }
 
 /// Bytes per write when a call has a deadline.
