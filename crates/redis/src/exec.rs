@@ -351,8 +351,10 @@ impl Replies {
 ///
 /// # Deadlines
 ///
-/// [`redis::Connection`] reads reply by reply, each with the time left as its socket timeout,
-/// and stops at the deadline: a stalled server costs the time left, not a timeout per reply.
+/// [`redis::Connection`] writes in 64 KiB pieces and reads reply by reply, its socket timeouts
+/// kept within 1/32 over the time left, and stops at the deadline: a stalled server costs the
+/// time left, not a timeout per reply. A write the deadline cuts retires the connection
+/// ([`Round::broken`]).
 /// Replies it did not read are counted in [`Round::unread`] and read first by the next round
 /// trip, so no late reply is ever taken for another command's. The tokio connections stop at
 /// the deadline exactly (their runtime needs timers: `enable_time`). A
@@ -403,8 +405,8 @@ fn arm(round: &Round, set: impl Fn(Option<Duration>) -> RedisResult<()>) -> Redi
 }
 
 impl Connection for redis::Connection {
-    /// Writes the whole batch, then reads reply by reply, each with the time left as its read
-    /// timeout.
+    /// Writes the batch, then reads reply by reply, within the time left (see the trait's
+    /// docs).
     fn run(
         &mut self,
         batch: &Batch,
