@@ -73,7 +73,7 @@ use bloomkit_core::{Error, Filter, FilterCore, Intersection, Remove, Union};
 use num_traits::{FromPrimitive, PrimInt, ToPrimitive};
 
 #[cfg(feature = "serde")]
-mod serde_impl;
+mod codec;
 
 /// The integer types a [`Bitmap`] can hold: every primitive integer (`u8`..`u128`,
 /// `i8`..`i128`, `usize`, `isize`), through num-traits.

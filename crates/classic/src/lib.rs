@@ -76,7 +76,7 @@ use bloomkit_core::{
 mod atomic;
 mod blocked;
 #[cfg(feature = "serde")]
-mod serde_impl;
+mod codec;
 mod split_block;
 mod thrift;
 #[cfg(feature = "serde")]

@@ -125,7 +125,7 @@ impl<'a, K: ?Sized, S: PortableHasher> BloomFilterRef<'a, K, S> {
     pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
         let mut reader = Reader::open(bytes, Variant::Classic, verify)?;
         let hasher = reader.hasher::<S>()?;
-        let params: crate::serde_impl::Params = reader.params()?;
+        let params: crate::codec::Params = reader.params()?;
         let probes = reader.probes()?;
         let words = reader.words_in_place::<u64>()?;
         reader.finish()?;
@@ -246,7 +246,7 @@ impl<'a, K: ?Sized, S: PortableHasher> BlockedBloomFilterRef<'a, K, S> {
     pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
         let mut reader = Reader::open(bytes, Variant::Blocked, verify)?;
         let hasher = reader.hasher::<S>()?;
-        let params: crate::serde_impl::BlockedParams = reader.params()?;
+        let params: crate::codec::BlockedParams = reader.params()?;
         let blocks = reader.words_in_place::<[u64; 8]>()?;
         reader.finish()?;
         if params.blocks != blocks.len() as u64 {

@@ -5,10 +5,7 @@
 use bloomkit_classic::{AtomicBloomFilter, BloomFilter, BloomFilterRef};
 use bloomkit_core::format::{checksum, AlignedBytes, HEADER_LEN};
 use bloomkit_core::hash::ProbeScheme;
-use bloomkit_core::{
-    DecodeError, Error, HasherSpec, Intersection, Parameter, PortableHasher, Union,
-};
-use serde::Serialize;
+use bloomkit_core::{DecodeError, Error, Intersection, Parameter, Union};
 
 fn filled(scheme: ProbeScheme) -> BloomFilter<u64> {
     let mut f = BloomFilter::builder(1_000, 0.01)
@@ -80,45 +77,6 @@ fn filters_of_different_schemes_do_not_combine() {
         filled(ProbeScheme::Wide),
         "a refused union changes nothing"
     );
-}
-
-/// The serde representation of format version 2: four fields, no scheme.
-#[derive(Serialize)]
-struct Version2<'a> {
-    version: u16,
-    hasher: HasherSpec,
-    params: (u64, u32, Option<(u64, f64)>),
-    words: &'a [u64],
-}
-
-#[test]
-fn a_version_2_serde_representation_reads_as_the_enhanced_scheme() {
-    let f = filled(ProbeScheme::Enhanced);
-    let design = f.design().unwrap();
-    let old = Version2 {
-        version: 2,
-        hasher: f.hasher().spec(),
-        params: (
-            f.num_bits(),
-            f.num_hashes(),
-            Some((design.capacity, design.fpr)),
-        ),
-        words: f.bits().words(),
-    };
-    let config = bincode::config::standard();
-    let encoded = bincode::serde::encode_to_vec(&old, config).unwrap();
-    let (read, used): (BloomFilter<u64>, usize) =
-        bincode::serde::decode_from_slice(&encoded, config).unwrap();
-    assert_eq!(used, encoded.len());
-    assert_eq!(read, f);
-    assert!((0..1_000u64).all(|k| read.contains(&k)));
-    // A version this build does not know is refused before anything else is read.
-    let future = Version2 { version: 4, ..old };
-    let encoded = bincode::serde::encode_to_vec(&future, config).unwrap();
-    let err = bincode::serde::decode_from_slice::<BloomFilter<u64>, _>(&encoded, config)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("unsupported format version 4"), "{err}");
 }
 
 #[test]

@@ -74,167 +74,95 @@ pub fn checksum(content: &[u8]) -> u64 {
     XxHash3_64::oneshot_with_seed(0, content)
 }
 
-/// The oldest format version whose serde representation this build reads: version 2 is the
-/// first whose serde representation carries its version.
-pub const OLDEST_SERDE_VERSION: u16 = 2;
+/// serde for a [`Codec`] type: the filter's bytes ([`Codec::to_bytes`]), as one byte
+/// string, so a bincode (or JSON, or any serde format) payload carries the same versioned,
+/// checksummed bytes as a file, and a changed byte inside it is refused like a changed byte
+/// in a file. Every variant's `Serialize` and `Deserialize` go through here.
+pub mod serde_bytes {
+    use core::marker::PhantomData;
 
-/// Checks the format version a filter's serde representation carries (its first field).
-///
-/// # Errors
-/// [`DecodeError::UnsupportedVersion`] outside `OLDEST_SERDE_VERSION..=VERSION`.
-pub fn check_serde_version(version: u16) -> Result<(), DecodeError> {
-    if (OLDEST_SERDE_VERSION..=VERSION).contains(&version) {
-        Ok(())
-    } else {
-        Err(DecodeError::UnsupportedVersion {
-            found: version,
-            supported: VERSION,
-        })
+    use serde::de::{self, Error as _, SeqAccess, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    use super::{fmt, Codec};
+
+    /// Serializes `filter` as its bytes.
+    ///
+    /// # Errors
+    /// What the serializer returns.
+    pub fn serialize<C: Codec, S: Serializer>(
+        filter: &C,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&filter.to_bytes())
     }
-}
 
-/// The probe scheme of a filter written in format `version`: [`ProbeScheme::Enhanced`]
-/// before version 3 (`read` is not called), else the scheme whose id `read` gives.
-///
-/// # Errors
-/// What `read` returns, and [`DecodeError::UnknownProbeScheme`] passed through `unknown`.
-pub fn probes_of<E>(
-    version: u16,
-    read: impl FnOnce() -> Result<u8, E>,
-    unknown: impl FnOnce(DecodeError) -> E,
-) -> Result<ProbeScheme, E> {
-    if version < 3 {
-        return Ok(ProbeScheme::Enhanced);
+    /// Deserializes a filter from its bytes (a byte string, or a sequence of bytes for
+    /// formats without byte strings), validated as [`Codec::from_bytes`] validates them.
+    ///
+    /// # Errors
+    /// The deserializer's error, carrying the [`DecodeError`](crate::DecodeError)'s message,
+    /// for bytes [`Codec::from_bytes`] refuses.
+    pub fn deserialize<'de, C: Codec, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<C, D::Error> {
+        deserializer.deserialize_bytes(Bytes(PhantomData))
     }
-    let id = read()?;
-    ProbeScheme::from_id(id).ok_or_else(|| unknown(DecodeError::UnknownProbeScheme(id)))
-}
 
-/// The serde representation of a filter whose positions follow a [`ProbeScheme`] (the
-/// classic, counting and multi-attribute filters): the fields every variant's
-/// representation has (`version`, `hasher`, `params`, the payload under the name
-/// [`ProbedParams::PAYLOAD`]) and, from format version 3 on, `probes`, the scheme's id.
-///
-/// Serialized, it is a struct of those five fields. Deserialized, it takes a version 2
-/// representation too (four fields; the scheme is [`ProbeScheme::Enhanced`], the only one
-/// version 2 had), from a sequence (bincode) as well as a map (JSON), and refuses a version
-/// it does not read before decoding anything else.
-#[derive(Debug)]
-pub struct Probed<P, W> {
-    /// The format version ([`VERSION`] when written by this build).
-    pub version: u16,
-    /// The hasher's id and seed.
-    pub hasher: HasherSpec,
-    /// The variant's parameters.
-    pub params: P,
-    /// The variant's payload (bits, counters, parts).
-    pub payload: W,
-    /// How positions follow from a key's hash.
-    pub probes: ProbeScheme,
-}
+    struct Bytes<C>(PhantomData<C>);
 
-/// The name of a [`Probed`] representation's payload field, given by its parameters' type.
-pub trait ProbedParams {
-    /// The payload's field name (`"words"`, `"counters"`, `"parts"`).
-    const PAYLOAD: &'static str;
-}
+    impl<'de, C: Codec> Visitor<'de> for Bytes<C> {
+        type Value = C;
 
-impl<P: Serialize + ProbedParams, W: Serialize> Serialize for Probed<P, W> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut st = serializer.serialize_struct("Repr", 5)?;
-        st.serialize_field("version", &self.version)?;
-        st.serialize_field("hasher", &self.hasher)?;
-        st.serialize_field("params", &self.params)?;
-        st.serialize_field(P::PAYLOAD, &self.payload)?;
-        st.serialize_field("probes", &self.probes.id())?;
-        st.end()
-    }
-}
-
-impl<'de, P, W> serde::Deserialize<'de> for Probed<P, W>
-where
-    P: serde::Deserialize<'de> + ProbedParams,
-    W: serde::Deserialize<'de>,
-{
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use core::marker::PhantomData;
-        use serde::de::{self, Error as _, MapAccess, SeqAccess};
-
-        struct Visit<P, W>(PhantomData<(P, W)>);
-
-        fn checked<E: de::Error>(version: u16) -> Result<u16, E> {
-            check_serde_version(version).map_err(E::custom)?;
-            Ok(version)
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the bytes of a bloomkit filter (docs/format.md)")
         }
 
-        impl<'de, P, W> de::Visitor<'de> for Visit<P, W>
-        where
-            P: serde::Deserialize<'de> + ProbedParams,
-            W: serde::Deserialize<'de>,
-        {
-            type Value = Probed<P, W>;
+        fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<C, E> {
+            C::from_bytes(bytes).map_err(E::custom)
+        }
 
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a bloomkit filter (version, hasher, params, payload, probes)")
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<C, A::Error> {
+            // Grows only as elements arrive: a hostile length hint allocates nothing.
+            let mut bytes = Vec::new();
+            while let Some(byte) = seq.next_element::<u8>()? {
+                bytes.push(byte);
             }
+            C::from_bytes(&bytes).map_err(A::Error::custom)
+        }
+    }
+}
 
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let missing = |i| A::Error::invalid_length(i, &self);
-                let version = checked(seq.next_element()?.ok_or_else(|| missing(0))?)?;
-                let hasher = seq.next_element()?.ok_or_else(|| missing(1))?;
-                let params = seq.next_element()?.ok_or_else(|| missing(2))?;
-                let payload = seq.next_element()?.ok_or_else(|| missing(3))?;
-                let probes = probes_of(
-                    version,
-                    || seq.next_element()?.ok_or_else(|| missing(4)),
-                    A::Error::custom,
-                )?;
-                Ok(Probed {
-                    version,
-                    hasher,
-                    params,
-                    payload,
-                    probes,
-                })
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let (mut version, mut hasher, mut params, mut payload) = (None, None, None, None);
-                let mut probes: Option<u8> = None;
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*key {
-                        "version" => version = Some(checked(map.next_value()?)?),
-                        "hasher" => hasher = Some(map.next_value()?),
-                        "params" => params = Some(map.next_value()?),
-                        "probes" => probes = Some(map.next_value()?),
-                        k if k == P::PAYLOAD => payload = Some(map.next_value()?),
-                        _ => drop(map.next_value::<de::IgnoredAny>()?),
-                    }
-                }
-                let version = version.ok_or_else(|| A::Error::missing_field("version"))?;
-                let probes = probes_of(
-                    version,
-                    || probes.ok_or_else(|| A::Error::missing_field("probes")),
-                    A::Error::custom,
-                )?;
-                Ok(Probed {
-                    version,
-                    hasher: hasher.ok_or_else(|| A::Error::missing_field("hasher"))?,
-                    params: params.ok_or_else(|| A::Error::missing_field("params"))?,
-                    payload: payload.ok_or_else(|| A::Error::missing_field(P::PAYLOAD))?,
-                    probes,
-                })
+/// `Serialize` and `Deserialize` through [`serde_bytes`] for a type that implements
+/// [`Codec`]. Generic parameters go in brackets:
+/// `impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] BloomFilter<K, S>)`.
+///
+/// Exported only so the variant crates can use it: not part of the public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! impl_serde_via_bytes {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<$($generics)*> $crate::format::__serde::Serialize for $ty {
+            fn serialize<Ser: $crate::format::__serde::Serializer>(
+                &self,
+                serializer: Ser,
+            ) -> ::core::result::Result<Ser::Ok, Ser::Error> {
+                $crate::format::serde_bytes::serialize(self, serializer)
             }
         }
 
-        deserializer.deserialize_struct(
-            "Repr",
-            &["version", "hasher", "params", P::PAYLOAD, "probes"],
-            Visit::<P, W>(PhantomData),
-        )
-    }
+        impl<'de, $($generics)*> $crate::format::__serde::Deserialize<'de> for $ty {
+            fn deserialize<De: $crate::format::__serde::Deserializer<'de>>(
+                deserializer: De,
+            ) -> ::core::result::Result<Self, De::Error> {
+                $crate::format::serde_bytes::deserialize(deserializer)
+            }
+        }
+    };
 }
+
+#[doc(hidden)]
+pub use serde as __serde;
 
 /// How much of the input a decoder checks before answering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -833,7 +761,12 @@ impl<'a> Reader<'a> {
     /// [`DecodeError::Invalid`] when the byte is missing, [`DecodeError::UnknownProbeScheme`]
     /// for an id this build does not know.
     pub fn probes(&mut self) -> Result<ProbeScheme, DecodeError> {
-        probes_of(self.header.version, || self.params::<u8>(), |e| e)
+        // Version 3 added the scheme; before it, every filter used the enhanced scheme.
+        if self.header.version < 3 {
+            return Ok(ProbeScheme::Enhanced);
+        }
+        let id = self.params::<u8>()?;
+        ProbeScheme::from_id(id).ok_or(DecodeError::UnknownProbeScheme(id))
     }
 
     /// Reads a section's announced length and returns its size in bytes, checked against

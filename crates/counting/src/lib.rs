@@ -93,9 +93,9 @@ use bloomkit_core::{
 };
 
 mod atomic;
-mod counter;
 #[cfg(feature = "serde")]
-mod serde_impl;
+mod codec;
+mod counter;
 
 pub use atomic::AtomicCountingBloomFilter;
 pub use counter::{Counter, CounterArray, Nibbles, Wide, U4};

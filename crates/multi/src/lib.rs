@@ -74,11 +74,11 @@ use bloomkit_core::{
     Error, Filter, FilterCore, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
 };
 
-mod record;
 #[cfg(feature = "serde")]
-mod serde_impl;
+mod codec;
+mod record;
 
-pub use record::{Attribute, QueryValue, Record, Visitor, MAX_ATTRIBUTES};
+pub use record::{Attribute, DynamicRecord, QueryValue, Record, Visitor, MAX_ATTRIBUTES};
 
 /// A set of attributes as a bit mask: bit `i` is attribute `i`.
 type Mask = u32;
@@ -638,17 +638,22 @@ impl<R: ?Sized, S: BuildHasher> MultiFilter<R, S> {
         self.attributes[0].filter.is_empty()
     }
 
-    /// The parts a query over `mask` consults: the one kept for exactly `mask` if any, else
-    /// the attributes of `mask` and every kept combination inside it.
+    /// The parts a query over `mask` consults, in order: the one kept for exactly `mask` if
+    /// any (the most selective: a "no" there ends the query), then every attribute of `mask`
+    /// and every other kept combination inside it. A false positive must pass them all, so
+    /// the query's rate is the product of theirs.
     fn consulted(&self, mask: Mask) -> impl Iterator<Item = &Part<S>> {
+        // Combinations have two attributes or more, so `own` is never an attribute's part.
         let own = self.combos.iter().find(|p| p.mask == mask);
-        let covering = own.is_none();
-        own.into_iter().chain(
-            self.attributes
-                .iter()
-                .chain(&self.combos)
-                .filter(move |p| covering && p.mask & !mask == 0),
-        )
+        let inside = move |p: &&Part<S>| p.mask & !mask == 0;
+        own.into_iter()
+            .chain(self.attributes.iter().filter(inside))
+            .chain(
+                self.combos
+                    .iter()
+                    .filter(inside)
+                    .filter(move |p| p.mask != mask),
+            )
     }
 
     /// The hash the part over `mask` (with key `key`) is probed with, from a record's or
@@ -788,23 +793,24 @@ impl<R: Record + ?Sized, S: BuildHasher> MultiFilter<R, S> {
     /// (Records whose type fixes the arity are never refused.)
     pub fn try_insert(&mut self, record: &R) -> Result<bool, Error> {
         let hashes = self.hash_record(record)?;
-        let full = self.full();
-        let by_record = self.record_part().is_some();
         let mut new = false;
         for p in self.attributes.iter_mut().chain(&mut self.combos) {
             let hash = Self::part_hash(p, &hashes);
-            // Every part is written; "new" is read off the parts a whole-record query
-            // consults (rust-lang/rust#158206: an `if`, not arithmetic on the flag).
-            if p.filter.insert_hash(hash) && (!by_record || p.mask == full) {
+            // A whole-record query consults every part: it would have said no exactly when
+            // some part changes (rust-lang/rust#158206: an `if`, not arithmetic on the flag).
+            if p.filter.insert_hash(hash) {
                 new = true;
             }
         }
         Ok(new)
     }
 
-    /// Whether `record` may have been inserted: the record-level filter's answer, or, if it
-    /// is not kept, that of every attribute filter and declared subset. A dynamic record of
-    /// another arity was never inserted: `false`.
+    /// Whether `record` may have been inserted. The record-level filter answers first (a
+    /// "no" there ends the query); on a "maybe", every attribute filter and declared subset
+    /// must agree too, so a record of new values is a false positive only if every part
+    /// errs: the rate is their product, not the record-level filter's alone
+    /// ([`predicted_fpr`](Self::predicted_fpr) of all attributes, `new_values`). A dynamic
+    /// record of another arity was never inserted: `false`.
     pub fn contains(&self, record: &R) -> bool {
         match self.hash_record(record) {
             Ok(hashes) => self.contains_mask(self.full(), &hashes),
@@ -863,18 +869,6 @@ impl<R: ?Sized, S: BuildHasher> Query<'_, R, S> {
         self.with(I, value)
     }
 
-    /// Adds attribute `index`'s value, checked at run time (for dynamic records).
-    ///
-    /// # Errors
-    /// [`Error::NoSuchAttribute`].
-    pub fn try_attr<Q: Hash + ?Sized>(self, index: usize, value: &Q) -> Result<Self, Error> {
-        let arity = self.filter.arity();
-        if index >= arity {
-            return Err(Error::NoSuchAttribute { index, arity });
-        }
-        Ok(self.with(index, value))
-    }
-
     fn with<Q: Hash + ?Sized>(mut self, index: usize, value: &Q) -> Self {
         let Some(part) = self.filter.attributes.get(index) else {
             // An `Attribute` impl past the record's own arity: no record has such a value.
@@ -895,6 +889,46 @@ impl<R: ?Sized, S: BuildHasher> Query<'_, R, S> {
     /// whether any record was inserted).
     pub fn contains(&self) -> bool {
         !self.contradiction && self.filter.contains_mask(self.mask, &self.hashes)
+    }
+}
+
+impl<R: DynamicRecord + ?Sized, S: BuildHasher> Query<'_, R, S> {
+    /// Adds attribute `index`'s value, for records whose arity is known at run time
+    /// (`Vec<T>`, `[T]`): the index is checked against the filter's arity, and `value` must
+    /// be of the records' element type or a form it borrows as, so a key of another type
+    /// does not compile (it would hash differently and answer `false`).
+    ///
+    /// ```compile_fail
+    /// use bloomkit_multi::MultiFilter;
+    ///
+    /// let f = MultiFilter::<Vec<u64>>::builder(1_000, 0.01).arity(2).unwrap().build().unwrap();
+    /// f.query().try_attr(0, &7i32); // attributes are u64
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NoSuchAttribute`] for an index past the filter's arity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_multi::MultiFilter;
+    ///
+    /// let mut f = MultiFilter::<Vec<u64>>::builder(1_000, 0.01).arity(3)?.build()?;
+    /// f.try_insert(&vec![1, 7, 9])?;
+    /// assert!(f.query().try_attr(1, &7)?.contains()); // the literal is a u64 here
+    /// assert!(f.query().try_attr(3, &7).is_err()); // no attribute 3
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn try_attr(
+        self,
+        index: usize,
+        value: &(impl QueryValue<R::Value> + ?Sized),
+    ) -> Result<Self, Error> {
+        let arity = self.filter.arity();
+        if index >= arity {
+            return Err(Error::NoSuchAttribute { index, arity });
+        }
+        Ok(self.with(index, value))
     }
 }
 
@@ -978,22 +1012,25 @@ impl<R: ?Sized, S: PortableHasher + Clone> Intersection for MultiFilter<R, S> {
 }
 
 /// Whole records are the keys. The hash entry points (`hash_key`, `try_insert_hash`,
-/// `contains_hash`) address the record-level filter, which one hash can reach; without it,
-/// `try_insert_hash` is refused with [`Error::Unsupported`] and `contains_hash` answers
-/// `true` (it cannot tell): use the record-taking methods.
+/// `contains_hash`) address the record-level filter, which one hash can reach.
+/// `contains_hash` answers from it alone (`true` without it: it cannot tell), and
+/// `try_insert_hash` is refused with [`Error::Unsupported`] unless the record has one
+/// attribute, since a record must reach every part: use the record-taking methods.
 impl<R: Record + ?Sized, S: BuildHasher> FilterCore for MultiFilter<R, S> {
     type InsertError = Error;
 
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        let full = self.full();
-        let record = match self.combos.last_mut() {
-            Some(p) => Some(p),
-            None => self.attributes.first_mut(),
-        };
-        match record.filter(|p| p.mask == full) {
+        // A whole-record query consults every part, and one hash reaches only the part over
+        // the whole record: inserting by hash is possible only when that is the one part.
+        if self.consulted(self.full()).nth(1).is_some() {
+            return Err(Error::Unsupported(
+                "a record's attribute filters cannot be reached from its hash: insert the record",
+            ));
+        }
+        match self.attributes.first_mut() {
             Some(p) => Ok(p.filter.insert_hash(hash)),
             None => Err(Error::Unsupported(
-                "inserting by hash needs the record-level filter: insert the record",
+                "a filter of no attributes holds nothing",
             )),
         }
     }

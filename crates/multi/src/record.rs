@@ -95,6 +95,22 @@ pub trait Attribute<const I: usize>: Record {
     type Value: Hash + ?Sized;
 }
 
+/// A record whose arity is known only at run time and whose attributes all have one type
+/// (`[T]`, `Vec<T>`): queries name its attributes by index
+/// ([`Query::try_attr`](crate::Query::try_attr)), with values of that type.
+pub trait DynamicRecord: Record {
+    /// The type of every attribute.
+    type Value: Hash + ?Sized;
+}
+
+impl<T: Hash> DynamicRecord for [T] {
+    type Value = T;
+}
+
+impl<T: Hash> DynamicRecord for Vec<T> {
+    type Value = T;
+}
+
 /// What a query accepts for an attribute of type `V`: a `V`, or any form `V` borrows as
 /// (`&str` for a `String`, `[u8]` for a `Vec<u8>`), which hashes alike (the contract of
 /// [`Borrow`]). Implemented for every such type; not meant to be implemented by hand.

@@ -177,9 +177,11 @@ fn predicted_rates_name_each_query_kind() {
         one.recombined.is_none() && near(one.new_values, 0.05),
         "{one:?}"
     );
+    let alone = |i: usize| f.predicted_fpr(&[i]).unwrap().new_values;
+    // New values must pass every part a query consults: the rates multiply.
     let pair = f.predicted_fpr(&[0, 2]).unwrap();
     assert!(
-        near(pair.new_values, 0.02) && near(pair.recombined.unwrap(), 0.02),
+        near(pair.new_values, 0.02 * alone(0) * alone(2)) && near(pair.recombined.unwrap(), 0.02),
         "{pair:?}"
     );
     let open = f.predicted_fpr(&[0, 1]).unwrap();
@@ -190,7 +192,9 @@ fn predicted_rates_name_each_query_kind() {
     );
     assert!(near(open.new_values, 0.01 * 0.05), "{open:?}");
     let whole = f.predicted_fpr(&[0, 1, 2]).unwrap();
-    assert!(near(whole.new_values, 0.01), "{whole:?}");
+    let product = 0.01 * alone(0) * alone(1) * alone(2) * 0.02;
+    assert!(near(whole.new_values, product), "{whole:?} vs {product}");
+    assert!(near(whole.recombined.unwrap(), 0.01), "{whole:?}");
     assert_eq!(f.target_fpr(), Some(0.01));
     assert_eq!(
         f.estimated_fpr_of(&[2]).unwrap(),
@@ -215,15 +219,20 @@ fn predicted_rates_name_each_query_kind() {
 
 #[test]
 fn hash_entry_points_address_the_record_level_filter() {
+    // A record must reach every part a whole-record query consults; one hash reaches only
+    // the record-level filter, so an insert by hash is refused and changes nothing.
     let mut f = MultiFilter::<Rec>::new(1_000, 0.01).unwrap();
     let r = rec(1, "a", 2);
     let h = f.hash_key(&r);
-    assert_eq!(f.try_insert_hash(h), Ok(true));
-    assert!(f.contains_hash(h));
+    let before = f.clone();
+    assert!(matches!(f.try_insert_hash(h), Err(Error::Unsupported(_))));
+    assert!(f == before);
+    assert!(f.try_insert(&r).unwrap());
     assert!(
-        f.contains(&r),
-        "the record-level filter answers whole records"
+        f.contains_hash(h),
+        "the record-level filter answers the hash"
     );
+    assert!(f.contains(&r));
     let mut off = MultiFilter::<Rec>::builder(1_000, 0.01)
         .record_filter(false)
         .build()
@@ -236,6 +245,11 @@ fn hash_entry_points_address_the_record_level_filter() {
         "without the record-level filter it cannot tell: maybe"
     );
     assert_eq!(off.target_fpr(), None);
+    // A record of one attribute has one part: its hash reaches all of it.
+    let mut single = MultiFilter::<(u64,)>::new(1_000, 0.01).unwrap();
+    let h = single.hash_key(&(7,));
+    assert_eq!(single.try_insert_hash(h), Ok(true));
+    assert!(single.contains(&(7,)) && single.contains_attr::<0>(&7));
 }
 
 #[test]

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, RandomState};
 
+use bloomkit_core::{Filter, FilterCore};
 use bloomkit_multi::{MultiFilter, QueryFpr};
 use bloomkit_testkit::FprMeasurement;
 
@@ -54,8 +55,27 @@ const DOMAIN: [u32; 3] = [100, 20, 500];
 /// filter's own; probing the whole population leaves only the filter's (the binomial
 /// tolerance of [`FprMeasurement::within`] over the probes).
 fn recombined(
+    filled: &(MultiFilter<Rec>, HashSet<Rec>, RandomState),
+    attributes: &[usize],
+) -> FprMeasurement {
+    recombined_by(filled, attributes, |f, r| {
+        let mut q = f.query();
+        for &a in attributes {
+            q = match a {
+                0 => q.attr::<0>(&r.0),
+                1 => q.attr::<1>(&r.1),
+                _ => q.attr::<2>(&r.2),
+            };
+        }
+        q.contains()
+    })
+}
+
+/// As [`recombined`], counting the probes `answer` says yes to.
+fn recombined_by(
     (f, stored, _): &(MultiFilter<Rec>, HashSet<Rec>, RandomState),
     attributes: &[usize],
+    answer: impl Fn(&MultiFilter<Rec>, Rec) -> bool,
 ) -> FprMeasurement {
     let project = |r: Rec| -> Vec<u32> { attributes.iter().map(|&i| [r.0, r.1, r.2][i]).collect() };
     let members: HashSet<Vec<u32>> = stored.iter().map(|&r| project(r)).collect();
@@ -72,15 +92,7 @@ fn recombined(
             continue;
         }
         probes += 1;
-        let mut q = f.query();
-        for &a in attributes {
-            q = match a {
-                0 => q.attr::<0>(&r.0),
-                1 => q.attr::<1>(&r.1),
-                _ => q.attr::<2>(&r.2),
-            };
-        }
-        if q.contains() {
+        if answer(f, r) {
             false_positives += 1;
         }
     }
@@ -99,16 +111,31 @@ fn reported(f: &MultiFilter<Rec>, attributes: &[usize]) -> f64 {
 #[test]
 fn recombinations_are_caught_where_a_filter_covers_them() {
     let with = filled(true);
-    for attributes in [&[0, 2][..], &[0, 1, 2]] {
-        let m = recombined(&with, attributes);
-        let p = reported(&with.0, attributes);
-        assert!(
-            (0.003..0.02).contains(&p) && m.within(p, 4.5),
-            "{attributes:?}: measured {:.4}%, reported {:.4}%",
-            m.rate() * 100.0,
-            p * 100.0
-        );
-    }
+    let m = recombined(&with, &[0, 2]);
+    let p = reported(&with.0, &[0, 2]);
+    assert!(
+        (0.003..0.02).contains(&p) && m.within(p, 4.5),
+        "[0, 2]: measured {:.4}%, reported {:.4}%",
+        m.rate() * 100.0,
+        p * 100.0
+    );
+    // A whole recombined record passes the record-level filter and, independently, the
+    // pair (a, c) (its single values are all stored): the rate is the record filter's times
+    // the share of probes whose pair passes, under the reported worst case (the record
+    // filter's rate, as if every pair were stored).
+    let m = recombined(&with, &[0, 1, 2]);
+    let p = reported(&with.0, &[0, 1, 2]);
+    let pairs = recombined_by(&with, &[0, 1, 2], |f, r| {
+        f.query().attr::<0>(&r.0).attr::<2>(&r.2).contains()
+    });
+    assert!(
+        (0.003..0.02).contains(&p) && m.within(p * pairs.rate(), 4.5) && m.rate() <= p,
+        "[0, 1, 2]: measured {:.4}%, expected {:.4}% x {:.4}%, reported {:.4}%",
+        m.rate() * 100.0,
+        p * 100.0,
+        pairs.rate() * 100.0,
+        p * 100.0
+    );
     // No filter over (a, b): recombined pairs pass, as reported.
     let m = recombined(&with, &[0, 1]);
     assert!(m.probes > 500, "{} recombined (a, b) pairs", m.probes);
@@ -126,6 +153,41 @@ fn recombinations_are_caught_where_a_filter_covers_them() {
         reported(&without.0, &[0, 1, 2]),
         1.0,
         "the worst case is reported"
+    );
+}
+
+/// Whole records of values never stored: every part a whole-record query consults must err
+/// (the record-level filter, each attribute's, the pair's), so the rate is their product,
+/// about 1e-10 here: no false positive in 200,000 probes, where the record-level filter
+/// alone errs on about 2,000 of them.
+#[test]
+fn whole_records_of_new_values_must_pass_every_part() {
+    let (f, _, seed) = filled(true);
+    let probes = 200_000u64;
+    // The record-level filter's rate from its fill (what a recombined record meets).
+    let record_rate = f.estimated_fpr_of(&[0, 1, 2]).unwrap().recombined.unwrap();
+    let mut record_alone = 0u64;
+    let mut false_positives = 0u64;
+    for i in 0..probes {
+        let h = seed.hash_one(i ^ 0x5eed);
+        let r = (
+            1_000 + (h % 1_000) as u32,
+            1_000 + ((h >> 20) % 1_000) as u32,
+            1_000 + ((h >> 40) % 1_000) as u32,
+        );
+        false_positives += u64::from(f.contains(&r));
+        record_alone += u64::from(f.contains_hash(f.hash_key(&r)));
+    }
+    let predicted = f.estimated_fpr_of(&[0, 1, 2]).unwrap().new_values;
+    assert!(predicted < 1e-6, "predicted {predicted}");
+    assert_eq!(false_positives, 0, "predicted {predicted}");
+    let alone = FprMeasurement {
+        false_positives: record_alone,
+        probes,
+    };
+    assert!(
+        alone.within(record_rate, 4.5),
+        "record filter alone: {alone:?}"
     );
 }
 

@@ -99,7 +99,6 @@ fn check_members(f: &MultiFilter<Rec>, model: &HashSet<Rec>) -> Outcome {
                     .attr::<1>(&b)
                     .contains(),
             ),
-            ("dyn 2", f.query().try_attr(2, &c).unwrap().contains()),
             ("none", f.query().contains()),
             ("contains_attr", f.contains_attr::<1>(&b)),
         ];

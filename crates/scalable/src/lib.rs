@@ -84,7 +84,7 @@ use bloomkit_core::{
 };
 
 #[cfg(feature = "serde")]
-mod serde_impl;
+mod codec;
 
 /// The growth factor used unless set: each slice holds twice the items of the last.
 pub const DEFAULT_GROWTH: u32 = 2;

@@ -470,10 +470,11 @@ pub fn reseal(bytes: &mut [u8]) {
 /// checksum; every byte up to 8 KiB, beyond that every byte of the first 128 and last 16
 /// and a sample of 512 between) and
 /// `foreign` (bytes of another variant) are rejected or decode to a usable filter, and
-/// never panic.
+/// never panic. serde (through bincode) carries the same bytes, checked the same way: a
+/// flipped byte inside a bincode payload is refused.
 pub fn check_codec<F, K, M>(make: M, foreign: &[u8])
 where
-    F: Filter<Key = K> + Codec + Debug,
+    F: Filter<Key = K> + Codec + Debug + serde::Serialize + serde::de::DeserializeOwned,
     K: TestKey,
     M: Fn() -> F,
 {
@@ -568,6 +569,36 @@ where
                 let _ = (g.estimated_len(), g.estimated_fpr());
             }
         }
+    }
+
+    // serde writes the same bytes behind bincode's length prefix, reads them back through
+    // the same decoder, and so refuses a flipped byte the way `from_bytes` does.
+    let config = bincode::config::standard();
+    let encoded = bincode::serde::encode_to_vec(&f, config).expect("serializes");
+    let prefix = encoded.len() - bytes.len();
+    assert!(
+        encoded.ends_with(&bytes) && prefix <= 9,
+        "serde wrote other bytes than to_bytes"
+    );
+    let (g, used): (F, usize) =
+        bincode::serde::decode_from_slice(&encoded, config).expect("serde reads what it wrote");
+    assert_eq!((used, g.to_bytes()), (encoded.len(), bytes.clone()));
+    let positions = (0..len.min(128))
+        .chain((128..len).step_by(stride))
+        .chain(len.saturating_sub(16)..len);
+    for i in positions {
+        let mut bad = encoded.clone();
+        bad[prefix + i] ^= 0x01;
+        assert!(
+            bincode::serde::decode_from_slice::<F, _>(&bad, config).is_err(),
+            "serde: flip at byte {i} of the filter went unnoticed"
+        );
+    }
+    for cut in 0..encoded.len() {
+        assert!(
+            bincode::serde::decode_from_slice::<F, _>(&encoded[..cut], config).is_err(),
+            "serde: a prefix of {cut} bytes decoded"
+        );
     }
 
     match F::from_bytes(foreign) {

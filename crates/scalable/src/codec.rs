@@ -1,13 +1,10 @@
-//! Serde impls and the byte format for [`ScalableBloomFilter`]; both decode through
-//! [`ScalableBloomFilter::from_parts`], which validates everything.
+//! The byte format of [`ScalableBloomFilter`] ([`Codec`]), and serde through those bytes.
+//! Decoding goes through `from_parts`, which validates everything.
 
 use bloomkit_classic::BlockedBloomFilter;
-use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
-use bloomkit_core::{
-    sizing, Codec, DecodeError, Design, Error, HasherSpec, PortableHasher, Variant,
-};
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use bloomkit_core::format::{Reader, Writer};
+use bloomkit_core::{sizing, Codec, DecodeError, Design, Error, PortableHasher, Variant};
+use serde::{Deserialize, Serialize};
 
 use crate::{Config, ScalableBloomFilter, Slice};
 
@@ -33,36 +30,6 @@ struct SliceParams {
     capacity: u64,
     fpr: f64,
     items: u64,
-}
-
-#[derive(Serialize)]
-struct SliceRef<'a> {
-    params: SliceParams,
-    words: &'a [u64],
-}
-
-#[derive(Serialize)]
-struct ReprRef<'a> {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: Params,
-    slices: Vec<SliceRef<'a>>,
-}
-
-#[derive(Deserialize)]
-struct SliceRepr {
-    params: SliceParams,
-    words: Vec<u64>,
-}
-
-#[derive(Deserialize)]
-struct Repr {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: Params,
-    slices: Vec<SliceRepr>,
 }
 
 fn invalid_msg(msg: String) -> Error {
@@ -281,36 +248,4 @@ impl<K: ?Sized, S: PortableHasher + Clone> Codec for ScalableBloomFilter<K, S> {
     }
 }
 
-impl<K: ?Sized, S: PortableHasher + Clone> Serialize for ScalableBloomFilter<K, S> {
-    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
-        ReprRef {
-            version: VERSION,
-            hasher: self.hasher.spec(),
-            params: self.params(),
-            slices: self
-                .slices
-                .iter()
-                .map(|s| SliceRef {
-                    params: Self::slice_params(s),
-                    words: s.filter.words(),
-                })
-                .collect(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de, K: ?Sized, S: PortableHasher + Clone> Deserialize<'de> for ScalableBloomFilter<K, S> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = Repr::deserialize(deserializer)?;
-        check_serde_version(repr.version).map_err(D::Error::custom)?;
-        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        let slices = repr
-            .slices
-            .into_iter()
-            .map(|s| Self::slice_from_parts(&hasher, s.params, &s.words))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, slices).map_err(D::Error::custom)
-    }
-}
+bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher + Clone] ScalableBloomFilter<K, S>);

@@ -1,15 +1,14 @@
-//! Serde impls and the byte format for [`BloomFilter`]; both decode through
-//! [`BloomFilter::from_parts`], which validates everything.
+//! The byte format of [`BloomFilter`] and [`BlockedBloomFilter`] ([`Codec`]), and serde
+//! through those bytes. Decoding goes through `from_parts`, which validates everything.
 
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::format::{check_serde_version, Probed, ProbedParams, Reader, Writer, VERSION};
+use bloomkit_core::format::{Reader, Writer};
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::Design;
-use bloomkit_core::{Codec, Error, HasherSpec, PortableHasher, Variant};
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use bloomkit_core::{Codec, Error, PortableHasher, Variant};
+use serde::{Deserialize, Serialize};
 
-use crate::blocked::{blocks_from_words, Block};
+use crate::blocked::Block;
 use crate::{BlockedBloomFilter, BloomFilter};
 
 /// The parameter block of the byte format (`docs/format.md`).
@@ -18,10 +17,6 @@ pub(crate) struct Params {
     pub(crate) bits: u64,
     pub(crate) hashes: u32,
     pub(crate) design: Option<Design>,
-}
-
-impl ProbedParams for Params {
-    const PAYLOAD: &'static str = "words";
 }
 
 impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
@@ -104,26 +99,7 @@ impl<K: ?Sized, S: PortableHasher> Codec for BloomFilter<K, S> {
     }
 }
 
-impl<K: ?Sized, S: PortableHasher> Serialize for BloomFilter<K, S> {
-    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
-        Probed {
-            version: VERSION,
-            hasher: self.hasher.spec(),
-            params: self.params(),
-            payload: self.bits.words(),
-            probes: self.probe_scheme(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de, K: ?Sized, S: PortableHasher> Deserialize<'de> for BloomFilter<K, S> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = Probed::<Params, Vec<u64>>::deserialize(deserializer)?;
-        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, repr.probes, repr.payload).map_err(D::Error::custom)
-    }
-}
+bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] BloomFilter<K, S>);
 
 /// The blocked filter's parameter block (`docs/format.md`).
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -131,24 +107,6 @@ pub(crate) struct BlockedParams {
     pub(crate) blocks: u64,
     pub(crate) hashes: u32,
     pub(crate) design: Option<Design>,
-}
-
-#[derive(Serialize)]
-struct BlockedReprRef<'a> {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: BlockedParams,
-    words: &'a [u64],
-}
-
-#[derive(Deserialize)]
-struct BlockedRepr {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    hasher: HasherSpec,
-    params: BlockedParams,
-    words: Vec<u64>,
 }
 
 impl<K: ?Sized, S: PortableHasher> BlockedBloomFilter<K, S> {
@@ -210,24 +168,4 @@ impl<K: ?Sized, S: PortableHasher> Codec for BlockedBloomFilter<K, S> {
     }
 }
 
-impl<K: ?Sized, S: PortableHasher> Serialize for BlockedBloomFilter<K, S> {
-    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
-        BlockedReprRef {
-            version: VERSION,
-            hasher: self.hasher.spec(),
-            params: self.blocked_params(),
-            words: bytemuck::cast_slice(&self.blocks),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de, K: ?Sized, S: PortableHasher> Deserialize<'de> for BlockedBloomFilter<K, S> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = BlockedRepr::deserialize(deserializer)?;
-        check_serde_version(repr.version).map_err(D::Error::custom)?;
-        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        let blocks = blocks_from_words(&repr.words).map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, blocks).map_err(D::Error::custom)
-    }
-}
+bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] BlockedBloomFilter<K, S>);

@@ -1,14 +1,13 @@
-//! Serde impls and the byte format for [`MultiFilter`]; both decode through
-//! [`MultiFilter::from_parts`], which validates everything.
+//! The byte format of [`MultiFilter`] ([`Codec`]), and serde through those bytes. Decoding
+//! goes through `from_parts`, which validates everything.
 
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::format::{Probed, ProbedParams, Reader, Writer, VERSION};
+use bloomkit_core::format::{Reader, Writer};
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::Design;
 use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant};
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::{full_mask, Mask, MultiFilter, Part, Record, MAX_ATTRIBUTES};
 
@@ -28,22 +27,6 @@ struct PartParams {
     bits: u64,
     hashes: u32,
     design: Design,
-}
-
-#[derive(Serialize)]
-struct PartRef<'a> {
-    params: PartParams,
-    words: &'a [u64],
-}
-
-#[derive(Deserialize)]
-struct PartRepr {
-    params: PartParams,
-    words: Vec<u64>,
-}
-
-impl ProbedParams for Params {
-    const PAYLOAD: &'static str = "parts";
 }
 
 fn invalid(msg: String) -> Error {
@@ -208,33 +191,4 @@ impl<R: Record + ?Sized, S: PortableHasher> Codec for MultiFilter<R, S> {
     }
 }
 
-impl<R: ?Sized, S: PortableHasher> Serialize for MultiFilter<R, S> {
-    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
-        Probed {
-            version: VERSION,
-            hasher: self.hasher.spec(),
-            params: self.params(),
-            payload: self
-                .all_parts()
-                .map(|(params, words)| PartRef { params, words })
-                .collect::<Vec<_>>(),
-            probes: self.probe_scheme(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de, R: Record + ?Sized, S: PortableHasher> Deserialize<'de> for MultiFilter<R, S> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = Probed::<Params, Vec<PartRepr>>::deserialize(deserializer)?;
-        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        Self::checked_arity(repr.params, R::ARITY).map_err(D::Error::custom)?;
-        let parts = repr
-            .payload
-            .into_iter()
-            .map(|p| Self::part_from(&hasher, p.params, repr.probes, p.words))
-            .collect::<Result<Vec<_>, Error>>()
-            .map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, parts).map_err(D::Error::custom)
-    }
-}
+bloomkit_core::impl_serde_via_bytes!([R: Record + ?Sized, S: PortableHasher] MultiFilter<R, S>);

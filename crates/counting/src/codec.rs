@@ -1,14 +1,13 @@
-//! Serde impls and the byte format for [`CountingBloomFilter`]; both decode through
-//! [`CountingBloomFilter::from_parts`], which validates everything.
+//! The byte format of [`CountingBloomFilter`] ([`Codec`]), and serde through those bytes.
+//! Decoding goes through `from_parts`, which validates everything.
 
 use std::borrow::Cow;
 
-use bloomkit_core::format::{Probed, ProbedParams, Reader, Writer, VERSION};
+use bloomkit_core::format::{Reader, Writer};
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::{check_hashes, Design};
 use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant};
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::{Counter, CounterArray, CountingBloomFilter};
 
@@ -20,19 +19,6 @@ struct Params {
     /// 4, 8, 16 or 32: bytes of one width are not read as another.
     counter_bits: u32,
     design: Option<Design>,
-}
-
-impl ProbedParams for Params {
-    const PAYLOAD: &'static str = "counters";
-}
-
-/// The packed counters, serialized as a byte sequence.
-struct PackedRef<'a>(&'a [u8]);
-
-impl Serialize for PackedRef<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(self.0)
-    }
 }
 
 impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
@@ -136,26 +122,4 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> Codec for CountingBloomFilter<K, 
     }
 }
 
-impl<K: ?Sized, C: Counter, S: PortableHasher> Serialize for CountingBloomFilter<K, C, S> {
-    fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
-        Probed {
-            version: VERSION,
-            hasher: self.hasher.spec(),
-            params: self.params(),
-            payload: PackedRef(&self.counters.encode()),
-            probes: self.probe_scheme(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de, K: ?Sized, C: Counter, S: PortableHasher> Deserialize<'de>
-    for CountingBloomFilter<K, C, S>
-{
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = Probed::<Params, Vec<u8>>::deserialize(deserializer)?;
-        let hasher = S::from_spec(repr.hasher).map_err(D::Error::custom)?;
-        Self::from_parts(hasher, repr.params, repr.probes, Cow::Owned(repr.payload))
-            .map_err(D::Error::custom)
-    }
-}
+bloomkit_core::impl_serde_via_bytes!([K: ?Sized, C: Counter, S: PortableHasher] CountingBloomFilter<K, C, S>);

@@ -1,11 +1,10 @@
-//! Serde impls and the byte format for [`Bitmap`]; both decode through
-//! [`Bitmap::from_parts`], which validates everything.
+//! The byte format of [`Bitmap`] ([`Codec`]), and serde through those bytes. Decoding goes
+//! through `from_parts`, which validates everything.
 
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::format::{check_serde_version, Reader, Writer, VERSION};
+use bloomkit_core::format::{Reader, Writer};
 use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, Variant};
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::{Bitmap, Key};
 
@@ -42,22 +41,6 @@ fn from_wire<K: Key>(v: i128) -> Option<K> {
     } else {
         K::from_u128(v as u128)
     }
-}
-
-#[derive(Serialize)]
-struct ReprRef<'a> {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    params: Params,
-    words: &'a [u64],
-}
-
-#[derive(Deserialize)]
-struct Repr {
-    /// The format version (`format::VERSION`), so a reader can tell layouts apart.
-    version: u16,
-    params: Params,
-    words: Vec<u64>,
 }
 
 fn invalid(msg: String) -> Error {
@@ -182,24 +165,7 @@ impl<K: Key> Codec for Bitmap<K> {
     }
 }
 
-impl<K: Key> Serialize for Bitmap<K> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        ReprRef {
-            version: VERSION,
-            params: self.params(),
-            words: self.bits.words(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de, K: Key> Deserialize<'de> for Bitmap<K> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let repr = Repr::deserialize(deserializer)?;
-        check_serde_version(repr.version).map_err(D::Error::custom)?;
-        Self::from_parts(repr.params, repr.words).map_err(D::Error::custom)
-    }
-}
+bloomkit_core::impl_serde_via_bytes!([K: Key] Bitmap<K>);
 
 #[cfg(test)]
 mod tests {
