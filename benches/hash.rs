@@ -1,6 +1,7 @@
 //! The cost of hashing a key through `Xxh3Builder` (the `Hash` trait, a buffering hasher,
 //! XXH3's one-shot routine) against calling the one-shot routine on the key's bytes
-//! directly: what the buffering costs.
+//! directly: what the buffering costs. And the keyed hasher (SipHash-1-3 under a secret
+//! key) beside XXH3, per key and inside a filter's insert and lookup.
 //!
 //! ```text
 //! cargo bench -p bloomkit-benches --bench hash
@@ -9,7 +10,7 @@
 use std::hash::BuildHasher;
 use std::hint::black_box;
 
-use bloomkit::Xxh3Builder;
+use bloomkit::{BloomFilter, HashKey, KeyedHasher, Xxh3Builder};
 use bloomkit_benches::{members, BATCH};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -42,6 +43,20 @@ fn hashing(c: &mut Criterion) {
                 .fold(0u64, |acc, w| acc ^ builder.hash_one(black_box(w.as_str())))
         });
     });
+    let keyed = KeyedHasher::new(HashKey::new([7; 16]));
+    group.bench_function("u64 via KeyedHasher::hash_one", |b| {
+        b.iter(|| {
+            keys.iter()
+                .fold(0u64, |acc, k| acc ^ keyed.hash_one(black_box(k)))
+        });
+    });
+    group.bench_function("36-byte str via KeyedHasher::hash_one", |b| {
+        b.iter(|| {
+            words
+                .iter()
+                .fold(0u64, |acc, w| acc ^ keyed.hash_one(black_box(w.as_str())))
+        });
+    });
     group.bench_function("36-byte str via XXH3 one-shot on its bytes", |b| {
         b.iter(|| {
             words.iter().fold(0u64, |acc, w| {
@@ -52,5 +67,34 @@ fn hashing(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, hashing);
+/// A classic filter of 10^6 keys at 1%, hashing with XXH3 or keyed: inserts and lookups of
+/// members, side by side.
+fn keyed_filter(c: &mut Criterion) {
+    const N: u64 = 1_000_000;
+    let keys = members(BATCH as u64);
+    let mut plain = BloomFilter::<u64>::new(N, 0.01).expect("valid");
+    let mut keyed = BloomFilter::<u64>::builder(N, 0.01)
+        .hasher(KeyedHasher::new(HashKey::new([7; 16])))
+        .build()
+        .expect("valid");
+    plain.extend(members(N).iter().copied());
+    keyed.extend(members(N).iter().copied());
+    let mut group = c.benchmark_group("keyed filter, 10^6 u64 keys");
+    group.throughput(Throughput::Elements(BATCH as u64));
+    group.bench_function("contains, XXH3", |b| {
+        b.iter(|| keys.iter().filter(|k| plain.contains(black_box(k))).count());
+    });
+    group.bench_function("contains, keyed SipHash-1-3", |b| {
+        b.iter(|| keys.iter().filter(|k| keyed.contains(black_box(k))).count());
+    });
+    group.bench_function("insert, XXH3", |b| {
+        b.iter(|| keys.iter().filter(|k| plain.insert(black_box(k))).count());
+    });
+    group.bench_function("insert, keyed SipHash-1-3", |b| {
+        b.iter(|| keys.iter().filter(|k| keyed.insert(black_box(k))).count());
+    });
+    group.finish();
+}
+
+criterion_group!(benches, hashing, keyed_filter);
 criterion_main!(benches);

@@ -134,8 +134,8 @@ pub use bloomkit_core as core;
 pub use bloomkit_core::parallel;
 pub use bloomkit_core::{
     bits, build, check_fpr, hash, sizing, unified, Builder, DecodeError, Design, Error, Filter,
-    FilterCore, HasherSpec, Intersection, Limit, Parameter, PortableHasher, ProbeScheme, Remove,
-    Setting, Unified, Union, Variant, Xxh3Builder, Xxh3Scheme,
+    FilterCore, HashKey, HasherSpec, Intersection, KeyedHasher, Limit, Parameter, PortableHasher,
+    ProbeScheme, Remove, Setting, Unified, Union, Variant, Xxh3Builder, Xxh3Scheme,
 };
 #[cfg(feature = "serde")]
 pub use bloomkit_core::{format, Codec};

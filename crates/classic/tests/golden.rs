@@ -360,3 +360,85 @@ fn a_filter_keeps_its_xxh3_scheme_through_serialization() {
         })
     ));
 }
+
+/// Hasher id 3, keyed: SipHash-1-3 under the key `00 01 .. 0f` of the bytes each key writes
+/// (integers little-endian, a `str` followed by 0xff). Computed independently with a
+/// Python SipHash (checked against the SipHash-2-4 reference vector for that key).
+#[test]
+fn keyed_hash_values_are_pinned() {
+    use bloomkit_core::hash::{HashKey, KeyedHasher};
+    use bloomkit_core::PortableHasher;
+    let mut key = [0u8; 16];
+    for (i, b) in key.iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let hasher = KeyedHasher::new(HashKey::new(key));
+    assert_eq!(hasher.hash_one(42u64), 0x2d9b012a807294cb);
+    assert_eq!(hasher.hash_one(42usize), 0x2d9b012a807294cb);
+    assert_eq!(hasher.hash_one("alice"), 0x4f29b71d2ea7086b);
+    assert_eq!(
+        hasher.hash_one("x".repeat(300).as_str()),
+        0xaa84114010f699bb
+    );
+    // What the bytes record in place of a seed: a check value of the key, not the key.
+    assert_eq!(hasher.spec().id, 3);
+    assert_eq!(hasher.seed(), 0x342c5a0e7b23e2ae);
+}
+
+/// A keyed filter's bytes hold no key material and are refused without the key or with
+/// another; with it, every variant reads back and answers as before. serde (which cannot be
+/// given a key) refuses them with the same typed error.
+#[test]
+fn keyed_filters_need_their_key_to_be_read() {
+    use bloomkit_core::hash::{HashKey, KeyedHasher};
+    use bloomkit_core::{Codec, DecodeError, Error};
+    let key = HashKey::random();
+    let raw = key.to_bytes();
+    let mut f = BloomFilter::<u64>::builder(1_000, 0.01)
+        .hasher(KeyedHasher::new(key))
+        .build()
+        .unwrap();
+    f.extend(0..1_000u64);
+    let bytes = f.to_bytes();
+    assert!(
+        !bytes.windows(8).any(|w| w == &raw[..8] || w == &raw[8..]),
+        "key material in the bytes"
+    );
+    let g = BloomFilter::<u64, KeyedHasher>::from_bytes_with_key(&bytes, &key).unwrap();
+    assert_eq!(g, f);
+    assert!((0..1_000u64).all(|k| g.contains(&k)));
+    let h = BloomFilter::<u64, KeyedHasher>::read_from_with_key(bytes.as_slice(), &key).unwrap();
+    assert_eq!(h, f);
+    assert_eq!(
+        BloomFilter::<u64, KeyedHasher>::from_bytes(&bytes).unwrap_err(),
+        Error::Decode(DecodeError::KeyRequired)
+    );
+    assert_eq!(
+        BloomFilter::<u64, KeyedHasher>::from_bytes_with_key(&bytes, &HashKey::random())
+            .unwrap_err(),
+        Error::Decode(DecodeError::WrongKey)
+    );
+    // Read as a filter of the default hasher: another hasher's bytes.
+    assert!(matches!(
+        BloomFilter::<u64>::from_bytes(&bytes),
+        Err(Error::Decode(DecodeError::HasherMismatch {
+            expected: 2,
+            found: 3
+        }))
+    ));
+    let config = bincode::config::standard();
+    let encoded = bincode::serde::encode_to_vec(&f, config).unwrap();
+    let err =
+        bincode::serde::decode_from_slice::<BloomFilter<u64, KeyedHasher>, _>(&encoded, config)
+            .unwrap_err()
+            .to_string();
+    assert!(err.contains("keyed hasher"), "{err}");
+
+    // Two keys, the same keys inserted: different bits (the positions depend on the key).
+    let mut other = BloomFilter::<u64>::builder(1_000, 0.01)
+        .hasher(KeyedHasher::new(HashKey::random()))
+        .build()
+        .unwrap();
+    other.extend(0..1_000u64);
+    assert_ne!(other.bits().words(), f.bits().words());
+}

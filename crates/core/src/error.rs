@@ -414,6 +414,15 @@ pub enum DecodeError {
         /// The variant the bytes hold.
         found: Variant,
     },
+    /// Bytes of a filter built with a keyed hasher ([`KeyedHasher`](crate::hash::KeyedHasher)),
+    /// read without its key: the bytes do not hold it.
+    #[error(
+        "the filter was built with a keyed hasher: read it with its key (from_bytes_with_key)"
+    )]
+    KeyRequired,
+    /// Bytes of a filter built with a keyed hasher, read with another key than its own.
+    #[error("the key given is not the key the filter was built with")]
+    WrongKey,
     /// Bytes written with another hash function than the one asked for.
     #[error("serialized filter uses hasher id {found}, expected hasher id {expected}")]
     HasherMismatch {

@@ -41,7 +41,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use twox_hash::XxHash3_64;
 
-use crate::hash::{HasherSpec, PortableHasher, ProbeScheme};
+use crate::hash::{HashKey, HasherSpec, PortableHasher, ProbeScheme};
 use crate::{DecodeError, Error, Variant};
 
 /// The first four bytes of every serialized bloomkit filter.
@@ -261,6 +261,24 @@ pub trait Codec: Sized {
     /// the stream holds.
     fn read_from<R: Read>(mut input: R) -> Result<Self, Error> {
         Self::decode(Reader::from_read(&mut input, Self::VARIANT)?)
+    }
+
+    /// As [`from_bytes`](Codec::from_bytes), for a filter built with a keyed hasher
+    /// ([`KeyedHasher`](crate::hash::KeyedHasher)): its bytes do not hold the key.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Codec::from_bytes), and [`DecodeError::WrongKey`] when `key` is not
+    /// the filter's.
+    fn from_bytes_with_key(bytes: &[u8], key: &HashKey) -> Result<Self, Error> {
+        Self::decode(Reader::open(bytes, Self::VARIANT, Verify::All)?.with_key(key))
+    }
+
+    /// As [`read_from`](Codec::read_from), with the key of a keyed hasher.
+    ///
+    /// # Errors
+    /// As [`read_from`](Codec::read_from) and [`from_bytes_with_key`](Codec::from_bytes_with_key).
+    fn read_from_with_key<R: Read>(mut input: R, key: &HashKey) -> Result<Self, Error> {
+        Self::decode(Reader::from_read(&mut input, Self::VARIANT)?.with_key(key))
     }
 }
 
@@ -492,6 +510,8 @@ enum Data<'a> {
 /// Reads and validates a filter written by [`Writer`] (or by a version 1 build).
 pub struct Reader<'a> {
     header: Header,
+    /// The secret key for a keyed hasher, when the caller gave one.
+    key: Option<HashKey>,
     /// The meta block (version 1: the whole body), read from `at` on.
     meta: Cow<'a, [u8]>,
     at: usize,
@@ -645,6 +665,7 @@ impl<'a> Reader<'a> {
             let end = V1_HEADER_LEN + body_len as usize;
             check_sum(read_u64(bytes, end), checksum(&bytes[..end]))?;
             return Ok(Reader {
+                key: None,
                 header,
                 meta: Cow::Borrowed(&bytes[V1_HEADER_LEN..end]),
                 at: 0,
@@ -667,6 +688,7 @@ impl<'a> Reader<'a> {
             check_sum(read_u64(bytes, end), checksum(&bytes[start..end]))?;
         }
         Ok(Reader {
+            key: None,
             header,
             meta: Cow::Borrowed(&bytes[HEADER_LEN..meta_end]),
             at: 0,
@@ -701,6 +723,7 @@ impl<'a> Reader<'a> {
         if version == 1 {
             let body = read_sealed(input, &head[..V1_HEADER_LEN], read_u64(&head, 16))?;
             return Ok(Reader {
+                key: None,
                 header,
                 meta: Cow::Owned(body),
                 at: 0,
@@ -717,6 +740,7 @@ impl<'a> Reader<'a> {
         let (meta_len, data_len) = (read_u64(&head, 16), read_u64(&head, 24));
         let meta = read_sealed(input, &head, meta_len)?;
         Ok(Reader {
+            key: None,
             header,
             at: 0,
             data: Data::Stream {
@@ -737,9 +761,21 @@ impl<'a> Reader<'a> {
     /// The hasher the bytes were written with, rebuilt as an `S`.
     ///
     /// # Errors
-    /// [`DecodeError::HasherMismatch`] when the bytes name another hasher.
+    /// [`DecodeError::HasherMismatch`] when the bytes name another hasher;
+    /// [`DecodeError::KeyRequired`] / [`DecodeError::WrongKey`] for a keyed hasher read
+    /// without its key ([`with_key`](Reader::with_key)) or with another.
     pub fn hasher<S: PortableHasher>(&self) -> Result<S, DecodeError> {
-        S::from_spec(self.header.hasher)
+        match &self.key {
+            Some(key) => S::from_spec_with_key(self.header.hasher, key),
+            None => S::from_spec(self.header.hasher),
+        }
+    }
+
+    /// Gives the reader the secret key of a keyed hasher, for [`hasher`](Reader::hasher).
+    #[must_use]
+    pub fn with_key(mut self, key: &HashKey) -> Self {
+        self.key = Some(*key);
+        self
     }
 
     /// Reads the next parameter block.

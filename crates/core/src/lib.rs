@@ -83,7 +83,9 @@ pub use filter::{
 };
 #[cfg(feature = "serde")]
 pub use format::Codec;
-pub use hash::{HasherSpec, PortableHasher, ProbeScheme, Xxh3Builder, Xxh3Scheme};
+pub use hash::{
+    HashKey, HasherSpec, KeyedHasher, PortableHasher, ProbeScheme, Xxh3Builder, Xxh3Scheme,
+};
 pub use sizing::Design;
 
 /// The README's examples, compiled and run as doctests so that it cannot drift.

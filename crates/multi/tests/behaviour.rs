@@ -307,3 +307,28 @@ fn bytes_of_another_arity_or_shape_are_refused() {
         bincode::serde::decode_from_slice::<MultiFilter<(u32, String)>, _>(&enc, config).is_err()
     );
 }
+
+/// Every part hashes under a key derived from the filter's secret key; the bytes need the
+/// key to be read, and answer as before with it.
+#[test]
+fn a_keyed_multi_filter_reads_back_only_with_its_key() {
+    use bloomkit_core::hash::{HashKey, KeyedHasher};
+    use bloomkit_core::{Codec, DecodeError};
+    let key = HashKey::random();
+    let mut f = MultiFilter::<Rec>::builder(1_000, 0.01)
+        .hasher(KeyedHasher::new(key))
+        .build()
+        .unwrap();
+    for i in 0..200u32 {
+        f.try_insert(&rec(i, "x", (i % 7) as u16)).unwrap();
+    }
+    let bytes = f.to_bytes();
+    let g = MultiFilter::<Rec, KeyedHasher>::from_bytes_with_key(&bytes, &key).unwrap();
+    assert!(g == f);
+    assert!((0..200u32).all(|i| g.contains(&rec(i, "x", (i % 7) as u16))));
+    assert!(g.query().attr::<0>(&5).contains());
+    assert_eq!(
+        MultiFilter::<Rec, KeyedHasher>::from_bytes(&bytes).unwrap_err(),
+        Error::Decode(DecodeError::KeyRequired)
+    );
+}

@@ -676,7 +676,7 @@ impl<F: SharedLayout> Core<F> {
             layout: F::LAYOUT,
             bits,
             hashes,
-            hasher_id: F::Hasher::from_seed(options.seed).spec().id,
+            hasher_id: F::Hasher::ID,
             seed: options.seed,
             probes: match F::LAYOUT {
                 Layout::Classic => Some(ProbeScheme::default()),

@@ -147,7 +147,13 @@ where
 
 /// An empty filter of the same shape as `f`.
 fn empty_like<F: SharedLayout>(f: &F) -> F {
-    F::zeroed(&f.shape(), F::Hasher::from_seed(f.shape().seed)).expect("same shape")
+    let shape = f.shape();
+    let spec = bloomkit_core::HasherSpec {
+        id: shape.hasher_id,
+        seed: shape.seed,
+    };
+    let hasher = F::Hasher::from_spec(spec).expect("the shape's hasher");
+    F::zeroed(&shape, hasher).expect("same shape")
 }
 
 #[test]
