@@ -232,16 +232,9 @@ fn record(k: u64) -> (u64, u64, u64) {
     (k, k % 13, k % 7)
 }
 
-impl FilterCore for RecordKeys {
-    type InsertError = Error;
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.0.try_insert_hash(hash)
-    }
+impl LookupCore for RecordKeys {
     fn contains_hash(&self, hash: u64) -> bool {
         self.0.contains_hash(hash)
-    }
-    fn clear(&mut self) {
-        self.0.clear();
     }
     fn estimated_len(&self) -> f64 {
         self.0.estimated_len()
@@ -250,23 +243,36 @@ impl FilterCore for RecordKeys {
         self.0.heap_bytes()
     }
     fn target_fpr(&self) -> Option<f64> {
-        FilterCore::target_fpr(&self.0)
+        LookupCore::target_fpr(&self.0)
     }
     fn estimated_fpr(&self) -> f64 {
-        FilterCore::estimated_fpr(&self.0)
+        LookupCore::estimated_fpr(&self.0)
     }
 }
 
-impl Filter for RecordKeys {
+impl FilterCore for RecordKeys {
+    type InsertError = Error;
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.0.try_insert_hash(hash)
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl Lookup for RecordKeys {
     type Key = u64;
     fn hash_key(&self, k: &u64) -> u64 {
         self.0.hash_key(&record(*k))
     }
-    fn try_insert(&mut self, k: &u64) -> Result<bool, Error> {
-        self.0.try_insert(&record(*k))
-    }
     fn contains(&self, k: &u64) -> bool {
         self.0.contains(&record(*k))
+    }
+}
+
+impl Filter for RecordKeys {
+    fn try_insert(&mut self, k: &u64) -> Result<bool, Error> {
+        self.0.try_insert(&record(*k))
     }
 }
 

@@ -69,7 +69,7 @@ use core::hash::Hash;
 use core::ops::RangeInclusive;
 
 use bloomkit_core::bits::{BitArray, Ones, MAX_BITS};
-use bloomkit_core::{Error, Filter, FilterCore, Intersection, Remove, Union};
+use bloomkit_core::{Error, Filter, FilterCore, Intersection, Lookup, LookupCore, Remove, Union};
 use num_traits::{FromPrimitive, PrimInt, ToPrimitive};
 
 #[cfg(feature = "serde")]
@@ -95,7 +95,7 @@ impl<K> Key for K where
 {
 }
 
-/// What [`Filter::hash_key`] returns for a key outside the range: no valid offset is this
+/// What [`Lookup::hash_key`] returns for a key outside the range: no valid offset is this
 /// large (offsets are below [`MAX_BITS`] `<= 2^63`).
 const OUTSIDE: u64 = u64::MAX;
 
@@ -446,9 +446,28 @@ fn too_large<K: Key>(lo: K, hi: K) -> Error {
     }
 }
 
+impl<K: Key> LookupCore for Bitmap<K> {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        hash < self.bits.len() && self.bits.get(hash)
+    }
+    fn estimated_len(&self) -> f64 {
+        self.len() as f64
+    }
+    fn heap_bytes(&self) -> usize {
+        Bitmap::heap_bytes(self)
+    }
+    /// Always `Some(0.0)`: a bitmap is exact.
+    fn target_fpr(&self) -> Option<f64> {
+        Some(0.0)
+    }
+    fn estimated_fpr(&self) -> f64 {
+        0.0
+    }
+}
+
 impl<K: Key> FilterCore for Bitmap<K> {
     type InsertError = Error;
-
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         if hash < self.bits.len() {
             Ok(self.bits.set(hash))
@@ -460,35 +479,12 @@ impl<K: Key> FilterCore for Bitmap<K> {
             })
         }
     }
-
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        hash < self.bits.len() && self.bits.get(hash)
-    }
-
     fn clear(&mut self) {
         Bitmap::clear(self);
     }
-
-    fn estimated_len(&self) -> f64 {
-        self.len() as f64
-    }
-
-    fn heap_bytes(&self) -> usize {
-        Bitmap::heap_bytes(self)
-    }
-
-    /// Always `Some(0.0)`: a bitmap is exact.
-    fn target_fpr(&self) -> Option<f64> {
-        Some(0.0)
-    }
-
-    fn estimated_fpr(&self) -> f64 {
-        0.0
-    }
 }
 
-impl<K: Key> Filter for Bitmap<K> {
+impl<K: Key> Lookup for Bitmap<K> {
     type Key = K;
 
     /// The key's offset in the range (`u64::MAX` for a key outside it): a bitmap's "hash" is
@@ -497,7 +493,9 @@ impl<K: Key> Filter for Bitmap<K> {
     fn hash_key(&self, key: &K) -> u64 {
         self.offset(*key).unwrap_or(OUTSIDE)
     }
+}
 
+impl<K: Key> Filter for Bitmap<K> {
     /// Names the key in the error, which the offset alone cannot.
     #[inline]
     fn try_insert(&mut self, key: &K) -> Result<bool, Error> {

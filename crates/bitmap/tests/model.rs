@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use bloomkit_bitmap::{Bitmap, Key};
-use bloomkit_core::{Error, Filter, Remove};
+use bloomkit_core::{Error, Lookup, Remove};
 use bloomkit_testkit::{ensure, forall, Outcome};
 use quickcheck::{Arbitrary, Gen};
 
@@ -108,8 +108,8 @@ fn run<K: Key>(lo: K, hi: K, ops: &Ops) -> Outcome {
             Op::Contains(off) => {
                 let Some(k) = key(*off) else { continue };
                 ensure(b.contains(k) == model.contains(&k), || at("contains"))?;
-                ensure(Filter::contains(&b, &k) == model.contains(&k), || {
-                    at("Filter::contains")
+                ensure(Lookup::contains(&b, &k) == model.contains(&k), || {
+                    at("Lookup::contains")
                 })?;
             }
             Op::Rank(off) => {

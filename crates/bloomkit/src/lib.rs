@@ -134,8 +134,9 @@ pub use bloomkit_core as core;
 pub use bloomkit_core::parallel;
 pub use bloomkit_core::{
     bits, build, check_fpr, hash, sizing, unified, Builder, DecodeError, Design, Error, Filter,
-    FilterCore, HashKey, HasherSpec, Intersection, KeyedHasher, Limit, Parameter, PortableHasher,
-    ProbeScheme, Remove, Setting, Unified, Union, Variant, Xxh3Builder, Xxh3Scheme,
+    FilterCore, HashKey, HasherSpec, Intersection, KeyedHasher, Limit, Lookup, LookupCore,
+    Parameter, PortableHasher, ProbeScheme, Remove, Setting, Unified, Union, Variant, Xxh3Builder,
+    Xxh3Scheme,
 };
 #[cfg(feature = "serde")]
 pub use bloomkit_core::{format, Codec};
@@ -188,10 +189,17 @@ pub mod prelude {
     #[cfg(feature = "scalable")]
     pub use crate::ScalableBloomFilter;
     #[cfg(feature = "classic")]
+    pub use crate::SplitBlockFilter;
+    #[cfg(feature = "classic")]
     pub use crate::{AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
     #[cfg(feature = "counting")]
     pub use crate::{AtomicCountingBloomFilter, CountingBloomFilter};
-    pub use crate::{Error, Filter, FilterCore, Intersection, Remove, Union, Xxh3Builder};
+    #[cfg(all(feature = "classic", feature = "serde"))]
+    pub use crate::{BlockedBloomFilterRef, BloomFilterRef};
+    pub use crate::{
+        Error, Filter, FilterCore, HashKey, Intersection, KeyedHasher, Lookup, LookupCore, Remove,
+        Union, Xxh3Builder,
+    };
 }
 
 /// The README's examples, compiled and run as doctests so they cannot go stale.

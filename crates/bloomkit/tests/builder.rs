@@ -26,7 +26,7 @@ where
     let heap = free.heap_bytes() as u64;
     let at = Builder::<F>::new(items, fpr).max_bytes(heap).build();
     ensure(
-        at.as_ref().map(FilterCore::heap_bytes) == Ok(free.heap_bytes()),
+        at.as_ref().map(LookupCore::heap_bytes) == Ok(free.heap_bytes()),
         || format!("({items}, {fpr}): a limit of exactly {heap} bytes gave {at:?}"),
     )?;
     let under = Builder::<F>::new(items, fpr).max_bytes(heap - 1).build();

@@ -8,7 +8,9 @@ use core::marker::PhantomData;
 use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch};
 use bloomkit_core::hash::{split_block_contains, split_block_insert, xxh64};
 use bloomkit_core::sizing::{self, Design};
-use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Intersection, Parameter, Union};
+use bloomkit_core::{
+    DecodeError, Error, Filter, FilterCore, Intersection, Lookup, LookupCore, Parameter, Union,
+};
 
 use crate::blocked::{combine_words, test_group};
 use crate::thrift;
@@ -522,19 +524,10 @@ impl<K: ?Sized> Intersection for SplitBlockFilter<K> {
     }
 }
 
-impl<K: ParquetValue + ?Sized> FilterCore for SplitBlockFilter<K> {
-    type InsertError = Infallible;
-
-    #[inline]
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Infallible> {
-        Ok(self.insert_hash(hash))
-    }
+impl<K: ParquetValue + ?Sized> LookupCore for SplitBlockFilter<K> {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         SplitBlockFilter::contains_hash(self, hash)
-    }
-    fn clear(&mut self) {
-        SplitBlockFilter::clear(self);
     }
     fn estimated_len(&self) -> f64 {
         SplitBlockFilter::estimated_len(self)
@@ -550,7 +543,18 @@ impl<K: ParquetValue + ?Sized> FilterCore for SplitBlockFilter<K> {
     }
 }
 
-impl<K: ParquetValue + ?Sized> Filter for SplitBlockFilter<K> {
+impl<K: ParquetValue + ?Sized> FilterCore for SplitBlockFilter<K> {
+    type InsertError = Infallible;
+    #[inline]
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Infallible> {
+        Ok(self.insert_hash(hash))
+    }
+    fn clear(&mut self) {
+        SplitBlockFilter::clear(self);
+    }
+}
+
+impl<K: ParquetValue + ?Sized> Lookup for SplitBlockFilter<K> {
     type Key = K;
 
     #[inline]
@@ -564,6 +568,9 @@ impl<K: ParquetValue + ?Sized> Filter for SplitBlockFilter<K> {
     {
         SplitBlockFilter::contains_batch(self, keys, out);
     }
+}
+
+impl<K: ParquetValue + ?Sized> Filter for SplitBlockFilter<K> {
     fn insert_batch<I>(&mut self, keys: I) -> usize
     where
         I: IntoIterator,

@@ -10,7 +10,7 @@ use core::marker::PhantomData;
 use bloomkit_core::bits::BitSlice;
 use bloomkit_core::format::{Reader, Verify};
 use bloomkit_core::hash::ProbeScheme;
-use bloomkit_core::sizing::{check_hashes, Design};
+use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
 
 use crate::blocked::BlockLookup;
@@ -194,7 +194,27 @@ impl<K: ?Sized, S> BloomFilterRef<'_, K, S> {
     pub fn count_ones(&self) -> u64 {
         self.lookup.bits.count_ones()
     }
+
+    /// An estimate of the number of distinct keys inserted, from the fill (as
+    /// [`BloomFilter::estimated_len`]; counts the bits, reading the whole array).
+    pub fn estimated_len(&self) -> f64 {
+        sizing::estimate_cardinality(self.num_bits(), self.num_hashes(), self.count_ones())
+            .unwrap_or(f64::INFINITY)
+    }
+
+    /// The false-positive rate from the fill (as [`BloomFilter::estimated_fpr`]; reads the
+    /// whole array).
+    pub fn estimated_fpr(&self) -> f64 {
+        sizing::fpr_from_fill(self.num_bits(), self.num_hashes(), self.count_ones()).unwrap_or(1.0)
+    }
+
+    /// Heap memory the view holds: none (it borrows its bytes).
+    pub fn heap_bytes(&self) -> usize {
+        0
+    }
 }
+
+bloomkit_core::impl_lookup!(['a, S: BuildHasher] BloomFilterRef<'a, K, S>, key = K);
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilterRef<'_, K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -317,7 +337,33 @@ impl<K: ?Sized, S> BlockedBloomFilterRef<'_, K, S> {
             .map(|w| u64::from(w.count_ones()))
             .sum()
     }
+
+    fn block_ones(&self) -> impl Iterator<Item = u32> + '_ {
+        self.lookup
+            .blocks
+            .iter()
+            .map(|b| b.iter().map(|w| w.count_ones()).sum())
+    }
+
+    /// An estimate of the number of distinct keys inserted, from the fill of each block (as
+    /// [`BlockedBloomFilter::estimated_len`]; reads every block).
+    pub fn estimated_len(&self) -> f64 {
+        crate::blocked::len_from_fill(self.block_ones(), self.num_hashes())
+    }
+
+    /// The false-positive rate from the fill of each block (as
+    /// [`BlockedBloomFilter::estimated_fpr`]; reads every block).
+    pub fn estimated_fpr(&self) -> f64 {
+        crate::blocked::fpr_from_fill(self.block_ones(), self.num_hashes())
+    }
+
+    /// Heap memory the view holds: none (it borrows its bytes).
+    pub fn heap_bytes(&self) -> usize {
+        0
+    }
 }
+
+bloomkit_core::impl_lookup!(['a, S: BuildHasher] BlockedBloomFilterRef<'a, K, S>, key = K);
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BlockedBloomFilterRef<'_, K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

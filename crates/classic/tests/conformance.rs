@@ -2,7 +2,7 @@
 
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::format::Writer;
-use bloomkit_core::{Codec, Intersection, PortableHasher, Union, Variant, Xxh3Builder};
+use bloomkit_core::{Codec, Intersection, LookupCore, PortableHasher, Union, Variant, Xxh3Builder};
 use bloomkit_testkit as kit;
 
 fn make() -> BloomFilter<u64> {
@@ -108,7 +108,7 @@ fn serde_with_bincode_round_trips_and_validates() {
 
 #[test]
 fn the_trait_and_the_inherent_api_agree() {
-    use bloomkit_core::{unified, Error, Filter, FilterCore};
+    use bloomkit_core::{unified, Error, Filter};
     fn via_trait<F: Filter<Key = str, InsertError = std::convert::Infallible>>(f: &mut F) -> bool {
         f.insert("x")
     }
@@ -124,10 +124,10 @@ fn the_trait_and_the_inherent_api_agree() {
         f.extend(0..100u64);
         f
     };
-    assert!(FilterCore::estimated_len(&f) > 90.0 && FilterCore::heap_bytes(&f) > 0);
-    assert_eq!(FilterCore::target_fpr(&f), Some(0.01));
+    assert!(LookupCore::estimated_len(&f) > 90.0 && LookupCore::heap_bytes(&f) > 0);
+    assert_eq!(LookupCore::target_fpr(&f), Some(0.01));
     assert_eq!(
-        FilterCore::target_fpr(&BloomFilter::<u64>::with_bits(64, 2).unwrap()),
+        LookupCore::target_fpr(&BloomFilter::<u64>::with_bits(64, 2).unwrap()),
         None
     );
     // A boxed trait object is a filter.

@@ -8,7 +8,7 @@ use quickcheck::Arbitrary;
 
 use bloomkit_classic::{ParquetValue, SplitBlockFilter, MAX_SPLIT_BLOCKS};
 use bloomkit_core::sizing::split_block_fpr_model;
-use bloomkit_core::{Error, FilterCore, Intersection, Union};
+use bloomkit_core::{Error, Intersection, LookupCore, Union};
 use bloomkit_testkit::{self as kit, ensure, forall, Outcome};
 
 fn make() -> SplitBlockFilter<u64> {

@@ -1,4 +1,5 @@
-//! The traits every variant implements ([`FilterCore`], and [`Filter`] with the key type),
+//! The traits every structure implements: the read-only side ([`LookupCore`], and
+//! [`Lookup`] with the key type) and the side that inserts ([`FilterCore`], [`Filter`]),
 //! the capability traits where variants differ ([`Remove`], [`Union`], [`Intersection`]),
 //! and the [`Unified`] adapter for collections of mixed variants.
 
@@ -8,56 +9,12 @@ use core::convert::Infallible;
 use crate::hash::ProbeScheme;
 use crate::{Error, HasherSpec, Parameter};
 
-/// What every filter does without knowing its key type: the hash entry points, clearing,
-/// sizes, estimates, and why an insert can be refused.
+/// What every structure that answers membership does without knowing its key type: the
+/// lookup by hash, sizes and estimates. Owned filters, read-only views over bytes and static
+/// filters all implement it; [`FilterCore`] adds inserting.
 ///
-/// This half of the interface has no key type in it, so it is dyn-compatible on its own
-/// (`Box<dyn FilterCore<InsertError = Error>>`) and is what code that only reports on filters
-/// (memory, fill, rates) needs. [`Filter`] adds the key.
-///
-/// # Implementing
-///
-/// `try_insert_hash` must leave the filter unchanged when it returns an error, and
-/// `contains_hash` must return `true` for every hash inserted since the last `clear` (and not
-/// removed, where removal exists).
-///
-/// # Examples
-///
-/// ```
-/// use bloomkit_core::FilterCore;
-///
-/// /// One line about any filter, whatever its keys.
-/// fn describe(f: &dyn FilterCore<InsertError = bloomkit_core::Error>) -> String {
-///     format!("{} bytes, about {:.0} items, FPR now {:.4}", f.heap_bytes(), f.estimated_len(), f.estimated_fpr())
-/// }
-/// ```
-pub trait FilterCore {
-    /// Why an insert can be refused; [`Infallible`] for variants that never refuse.
-    type InsertError: std::error::Error + Send + Sync + 'static;
-
-    /// Inserts the key whose hash (from [`Filter::hash_key`]) is `hash`.
-    ///
-    /// Returns `Ok(true)` if the key was certainly not present before (the filter changed),
-    /// `Ok(false)` if it may already have been present.
-    ///
-    /// # Errors
-    /// When the variant refuses the key; the filter is then unchanged.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BloomFilter;
-    /// use bloomkit_core::{Filter, FilterCore};
-    ///
-    /// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
-    /// let hash = f.hash_key("alice");
-    /// assert_eq!(f.try_insert_hash(hash), Ok(true)); // new
-    /// assert_eq!(f.try_insert_hash(hash), Ok(false)); // seen before
-    /// assert!(f.contains("alice"));
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError>;
-
+/// Dyn-compatible: `Box<dyn LookupCore>` reports on any of them.
+pub trait LookupCore {
     /// Whether the key whose hash is `hash` may be in the filter.
     ///
     /// # Examples
@@ -76,25 +33,6 @@ pub trait FilterCore {
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     fn contains_hash(&self, hash: u64) -> bool;
-
-    /// Removes every item, keeping the filter's parameters and allocation.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BloomFilter;
-    /// use bloomkit_core::{Filter, FilterCore};
-    ///
-    /// let mut f = BloomFilter::<u64>::new(1_000, 0.01)?;
-    /// f.insert_batch(0..500u64);
-    /// let bytes = f.heap_bytes();
-    /// f.clear();
-    /// assert!(!f.contains(&7));
-    /// assert_eq!(f.estimated_len(), 0.0);
-    /// assert_eq!(f.heap_bytes(), bytes); // the allocation is kept for reuse
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    fn clear(&mut self);
 
     /// An estimate of the number of distinct items inserted (exact for exact variants).
     /// Infinite when the filter is saturated and can no longer tell.
@@ -136,7 +74,7 @@ pub trait FilterCore {
     ///
     /// ```
     /// use bloomkit_classic::BloomFilter;
-    /// use bloomkit_core::FilterCore;
+    /// use bloomkit_core::LookupCore;
     ///
     /// assert_eq!(BloomFilter::<str>::new(1_000, 0.01)?.target_fpr(), Some(0.01));
     /// // Built from raw bits and probes, it has no target.
@@ -165,51 +103,101 @@ pub trait FilterCore {
     fn estimated_fpr(&self) -> f64;
 }
 
-/// An approximate (or exact) set of keys of one type: "is this key in the set?", with no
-/// false negatives.
+/// What every filter that can change does without knowing its key type: insert by hash,
+/// clear, and why an insert can be refused; the read-only half is [`LookupCore`].
 ///
-/// Write code against `Filter` and you can switch between bloomkit's variants (classic,
-/// blocked, counting, scalable, bitmap) without rewriting it. The key type is part of every
-/// filter's type (`BloomFilter<str>`, `Bitmap<u32>`), as it is of a `HashSet<K>`, so a key of
-/// another type does not compile instead of silently hashing differently. Every variant
-/// answers [`contains`](Filter::contains) with `true` for every key inserted since the last
-/// [`clear`](FilterCore::clear) (and not removed, where removal exists); for a key never
-/// inserted it answers `false`, except with a small probability, the false-positive rate.
-///
-/// # Inserting: infallible or not
-///
-/// Some variants can refuse an insert: a bitmap for a key outside its range, a scalable
-/// filter at its limit. They say so through [`InsertError`](FilterCore::InsertError) and
-/// [`try_insert`](Filter::try_insert), and change nothing when they refuse. Variants that
-/// never refuse set `InsertError = Infallible`, and for them [`insert`](Filter::insert)
-/// returns a plain `bool`. Generic code that must accept every variant calls `try_insert`.
-/// To keep variants with different error types in one collection, wrap them in
-/// [`Unified`] (or call [`unified`]): its error is always [`Error`].
-///
-/// # Hashing once
-///
-/// Each key is hashed once, to a `u64` by [`hash_key`](Filter::hash_key); all probe
-/// positions derive from that value. The `*_hash` methods of [`FilterCore`] take such a
-/// value, so a caller that tests one key against several filters built with the same hasher
-/// and seed hashes it only once.
+/// This half of the interface has no key type in it, so it is dyn-compatible on its own
+/// (`Box<dyn FilterCore<InsertError = Error>>`) and is what code that only reports on filters
+/// (memory, fill, rates) needs. [`Filter`] adds the key.
 ///
 /// # Implementing
 ///
-/// Implement [`FilterCore`] and `hash_key`; the key-taking methods are provided on top of the
-/// `*_hash` ones. Override `contains_batch` and `insert_batch` where a batch can be faster
-/// than one key at a time.
+/// `try_insert_hash` must leave the filter unchanged when it returns an error, and
+/// `contains_hash` must return `true` for every hash inserted since the last `clear` (and not
+/// removed, where removal exists).
 ///
 /// # Examples
 ///
 /// ```
-/// use bloomkit_core::Filter;
+/// use bloomkit_core::LookupCore;
 ///
-/// /// Remembers what it has seen; works with any bloomkit variant over `str` keys.
-/// fn first_sighting<F: Filter<Key = str>>(seen: &mut F, url: &str) -> Result<bool, F::InsertError> {
-///     seen.try_insert(url)
+/// /// One line about any filter or view, whatever its keys.
+/// fn describe(f: &dyn LookupCore) -> String {
+///     format!("{} bytes, about {:.0} items, FPR now {:.4}", f.heap_bytes(), f.estimated_len(), f.estimated_fpr())
 /// }
 /// ```
-pub trait Filter: FilterCore {
+pub trait FilterCore: LookupCore {
+    /// Why an insert can be refused; [`Infallible`] for variants that never refuse.
+    type InsertError: std::error::Error + Send + Sync + 'static;
+
+    /// Inserts the key whose hash (from [`Lookup::hash_key`]) is `hash`.
+    ///
+    /// Returns `Ok(true)` if the key was certainly not present before (the filter changed),
+    /// `Ok(false)` if it may already have been present.
+    ///
+    /// # Errors
+    /// When the variant refuses the key; the filter is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, FilterCore};
+    ///
+    /// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// let hash = f.hash_key("alice");
+    /// assert_eq!(f.try_insert_hash(hash), Ok(true)); // new
+    /// assert_eq!(f.try_insert_hash(hash), Ok(false)); // seen before
+    /// assert!(f.contains("alice"));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError>;
+
+    /// Removes every item, keeping the filter's parameters and allocation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Filter, FilterCore};
+    ///
+    /// let mut f = BloomFilter::<u64>::new(1_000, 0.01)?;
+    /// f.insert_batch(0..500u64);
+    /// let bytes = f.heap_bytes();
+    /// f.clear();
+    /// assert!(!f.contains(&7));
+    /// assert_eq!(f.estimated_len(), 0.0);
+    /// assert_eq!(f.heap_bytes(), bytes); // the allocation is kept for reuse
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    fn clear(&mut self);
+}
+
+/// The read-only side of [`Filter`]: "may this key be in the set?", for every structure
+/// that answers it, owned or borrowed, growable or static (the views over bytes implement
+/// this, and no insert that could only fail). Generic code that only looks keys up takes a
+/// `Lookup` and accepts every one of them.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::{BloomFilter, BloomFilterRef};
+/// use bloomkit_core::Lookup;
+///
+/// fn blocked_count<F: Lookup<Key = str>>(filter: &F, urls: &[&str]) -> usize {
+///     urls.iter().filter(|u| filter.contains(**u)).count()
+/// }
+/// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
+/// f.insert("https://bad.example/");
+/// let urls = ["https://bad.example/", "https://good.example/"];
+/// assert!(blocked_count(&f, &urls) >= 1);
+/// // The same function over a zero-copy view of the filter's bytes.
+/// let bytes = bloomkit_core::format::AlignedBytes::copy_from(&f.to_bytes());
+/// let view = BloomFilterRef::<str>::from_bytes(&bytes)?;
+/// assert_eq!(blocked_count(&view, &urls), blocked_count(&f, &urls));
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub trait Lookup: LookupCore {
     /// The type of the keys.
     type Key: ?Sized;
 
@@ -230,34 +218,6 @@ pub trait Filter: FilterCore {
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     fn hash_key(&self, key: &Self::Key) -> u64;
-
-    /// Inserts `key`; see [`try_insert_hash`](FilterCore::try_insert_hash).
-    ///
-    /// # Errors
-    /// When the variant refuses the key; the filter is then unchanged.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_bitmap::Bitmap;
-    /// use bloomkit_classic::BloomFilter;
-    /// use bloomkit_core::{Error, Filter};
-    ///
-    /// let mut bloom = BloomFilter::<u32>::new(100, 0.01)?;
-    /// assert_eq!(Filter::try_insert(&mut bloom, &42), Ok(true));
-    /// assert_eq!(Filter::try_insert(&mut bloom, &42), Ok(false));
-    /// // A bitmap refuses keys outside its range, and changes nothing.
-    /// let mut ids = Bitmap::new(0u32..=99)?;
-    /// assert_eq!(Filter::try_insert(&mut ids, &42), Ok(true));
-    /// assert!(matches!(Filter::try_insert(&mut ids, &420), Err(Error::KeyOutOfRange { .. })));
-    /// assert_eq!(ids.len(), 1);
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    #[inline]
-    fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Self::InsertError> {
-        let hash = self.hash_key(key);
-        self.try_insert_hash(hash)
-    }
 
     /// Whether `key` may be in the filter: `true` for every inserted key, `false` for a key
     /// never inserted except with probability about the false-positive rate.
@@ -283,7 +243,7 @@ pub trait Filter: FilterCore {
     }
 
     /// Whether each of `keys` may be in the filter, appended to `out` in key order: the
-    /// answers [`contains`](Filter::contains) gives one key at a time. `keys` may yield keys
+    /// answers [`contains`](Lookup::contains) gives one key at a time. `keys` may yield keys
     /// or references to them (anything that borrows as the key: `0..100u64`, `&[1u64, 2]`,
     /// `["a", "b"]`, a `Vec<String>` for `str` keys).
     ///
@@ -312,10 +272,84 @@ pub trait Filter: FilterCore {
     {
         out.extend(keys.into_iter().map(|key| self.contains(key.borrow())));
     }
+}
+
+/// An approximate (or exact) set of keys of one type: "is this key in the set?", with no
+/// false negatives.
+///
+/// Write code against `Filter` and you can switch between bloomkit's variants (classic,
+/// blocked, counting, scalable, bitmap) without rewriting it. The key type is part of every
+/// filter's type (`BloomFilter<str>`, `Bitmap<u32>`), as it is of a `HashSet<K>`, so a key of
+/// another type does not compile instead of silently hashing differently. Every variant
+/// answers [`contains`](Lookup::contains) with `true` for every key inserted since the last
+/// [`clear`](FilterCore::clear) (and not removed, where removal exists); for a key never
+/// inserted it answers `false`, except with a small probability, the false-positive rate.
+///
+/// # Inserting: infallible or not
+///
+/// Some variants can refuse an insert: a bitmap for a key outside its range, a scalable
+/// filter at its limit. They say so through [`InsertError`](FilterCore::InsertError) and
+/// [`try_insert`](Filter::try_insert), and change nothing when they refuse. Variants that
+/// never refuse set `InsertError = Infallible`, and for them [`insert`](Filter::insert)
+/// returns a plain `bool`. Generic code that must accept every variant calls `try_insert`.
+/// To keep variants with different error types in one collection, wrap them in
+/// [`Unified`] (or call [`unified`]): its error is always [`Error`].
+///
+/// # Hashing once
+///
+/// Each key is hashed once, to a `u64` by [`hash_key`](Lookup::hash_key); all probe
+/// positions derive from that value. The `*_hash` methods of [`FilterCore`] take such a
+/// value, so a caller that tests one key against several filters built with the same hasher
+/// and seed hashes it only once.
+///
+/// # Implementing
+///
+/// Implement [`FilterCore`] and `hash_key`; the key-taking methods are provided on top of the
+/// `*_hash` ones. Override `contains_batch` and `insert_batch` where a batch can be faster
+/// than one key at a time.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::Filter;
+///
+/// /// Remembers what it has seen; works with any bloomkit variant over `str` keys.
+/// fn first_sighting<F: Filter<Key = str>>(seen: &mut F, url: &str) -> Result<bool, F::InsertError> {
+///     seen.try_insert(url)
+/// }
+/// ```
+pub trait Filter: FilterCore + Lookup {
+    /// Inserts `key`; see [`try_insert_hash`](FilterCore::try_insert_hash).
+    ///
+    /// # Errors
+    /// When the variant refuses the key; the filter is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_bitmap::Bitmap;
+    /// use bloomkit_classic::BloomFilter;
+    /// use bloomkit_core::{Error, Filter};
+    ///
+    /// let mut bloom = BloomFilter::<u32>::new(100, 0.01)?;
+    /// assert_eq!(Filter::try_insert(&mut bloom, &42), Ok(true));
+    /// assert_eq!(Filter::try_insert(&mut bloom, &42), Ok(false));
+    /// // A bitmap refuses keys outside its range, and changes nothing.
+    /// let mut ids = Bitmap::new(0u32..=99)?;
+    /// assert_eq!(Filter::try_insert(&mut ids, &42), Ok(true));
+    /// assert!(matches!(Filter::try_insert(&mut ids, &420), Err(Error::KeyOutOfRange { .. })));
+    /// assert_eq!(ids.len(), 1);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    #[inline]
+    fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Self::InsertError> {
+        let hash = self.hash_key(key);
+        self.try_insert_hash(hash)
+    }
 
     /// Inserts every key of `keys` into a filter that never refuses an insert, returning how
     /// many were certainly new (as [`insert`](Filter::insert) counts them one at a time).
-    /// Bloom variants override it as they do [`contains_batch`](Filter::contains_batch).
+    /// Bloom variants override it as they do [`contains_batch`](Lookup::contains_batch).
     ///
     /// # Examples
     ///
@@ -432,22 +466,15 @@ pub trait Remove: Filter {
     }
 }
 
-/// Forwards every method of [`FilterCore`] and [`Filter`] through a pointer type, so that
-/// `&mut F` and `Box<F>` (including `Box<dyn Filter<..>>`) are filters too.
+/// Forwards every method of [`LookupCore`], [`Lookup`], [`FilterCore`] and [`Filter`]
+/// through a pointer type, so that `&mut F` and `Box<F>` (including `Box<dyn Filter<..>>`)
+/// are filters too.
 macro_rules! forward {
     ($($ptr:ty),*) => {$(
-        impl<F: FilterCore + ?Sized> FilterCore for $ptr {
-            type InsertError = F::InsertError;
-            #[inline]
-            fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError> {
-                (**self).try_insert_hash(hash)
-            }
+        impl<F: LookupCore + ?Sized> LookupCore for $ptr {
             #[inline]
             fn contains_hash(&self, hash: u64) -> bool {
                 (**self).contains_hash(hash)
-            }
-            fn clear(&mut self) {
-                (**self).clear();
             }
             fn estimated_len(&self) -> f64 {
                 (**self).estimated_len()
@@ -463,21 +490,35 @@ macro_rules! forward {
             }
         }
 
-        impl<F: Filter + ?Sized> Filter for $ptr {
+        impl<F: FilterCore + ?Sized> FilterCore for $ptr {
+            type InsertError = F::InsertError;
+            #[inline]
+            fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError> {
+                (**self).try_insert_hash(hash)
+            }
+            fn clear(&mut self) {
+                (**self).clear();
+            }
+        }
+
+        impl<F: Lookup + ?Sized> Lookup for $ptr {
             type Key = F::Key;
             #[inline]
             fn hash_key(&self, key: &Self::Key) -> u64 {
                 (**self).hash_key(key)
             }
+            #[inline]
+            fn contains(&self, key: &Self::Key) -> bool {
+                (**self).contains(key)
+            }
+        }
+
+        impl<F: Filter + ?Sized> Filter for $ptr {
             // Forwarded, not provided: a variant may say more in its own (a bitmap names
             // the key it refuses).
             #[inline]
             fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Self::InsertError> {
                 (**self).try_insert(key)
-            }
-            #[inline]
-            fn contains(&self, key: &Self::Key) -> bool {
-                (**self).contains(key)
             }
         }
 
@@ -494,6 +535,38 @@ macro_rules! forward {
 
 forward!(&mut F, Box<F>);
 
+/// A shared reference answers lookups (it cannot insert).
+impl<F: LookupCore + ?Sized> LookupCore for &F {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        (**self).contains_hash(hash)
+    }
+    fn estimated_len(&self) -> f64 {
+        (**self).estimated_len()
+    }
+    fn heap_bytes(&self) -> usize {
+        (**self).heap_bytes()
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        (**self).target_fpr()
+    }
+    fn estimated_fpr(&self) -> f64 {
+        (**self).estimated_fpr()
+    }
+}
+
+impl<F: Lookup + ?Sized> Lookup for &F {
+    type Key = F::Key;
+    #[inline]
+    fn hash_key(&self, key: &Self::Key) -> u64 {
+        (**self).hash_key(key)
+    }
+    #[inline]
+    fn contains(&self, key: &Self::Key) -> bool {
+        (**self).contains(key)
+    }
+}
+
 /// A filter whose insert error is always [`Error`], whatever the variant's own: what lets
 /// variants with different error types live in one collection
 /// (`Vec<Box<dyn Filter<Key = str, InsertError = Error>>>`). Make one with [`unified`].
@@ -502,21 +575,24 @@ forward!(&mut F, Box<F>);
 ///
 /// ```
 /// use bloomkit_core::{unified, Error, Filter};
-/// # use bloomkit_core::{FilterCore, Xxh3Builder};
+/// # use bloomkit_core::{FilterCore, Lookup, LookupCore, Xxh3Builder};
 /// # use std::hash::BuildHasher;
 /// # /// A stand-in for a bloomkit variant that never refuses.
 /// # #[derive(Default)] struct Never(std::collections::HashSet<u64>);
-/// # impl FilterCore for Never {
-/// #     type InsertError = std::convert::Infallible;
-/// #     fn try_insert_hash(&mut self, h: u64) -> Result<bool, Self::InsertError> { Ok(self.0.insert(h)) }
+/// # impl LookupCore for Never {
 /// #     fn contains_hash(&self, h: u64) -> bool { self.0.contains(&h) }
-/// #     fn clear(&mut self) { self.0.clear() }
 /// #     fn estimated_len(&self) -> f64 { self.0.len() as f64 }
 /// #     fn heap_bytes(&self) -> usize { 0 }
 /// #     fn target_fpr(&self) -> Option<f64> { None }
 /// #     fn estimated_fpr(&self) -> f64 { 0.0 }
 /// # }
-/// # impl Filter for Never { type Key = str; fn hash_key(&self, k: &str) -> u64 { Xxh3Builder::default().hash_one(k) } }
+/// # impl FilterCore for Never {
+/// #     type InsertError = std::convert::Infallible;
+/// #     fn try_insert_hash(&mut self, h: u64) -> Result<bool, Self::InsertError> { Ok(self.0.insert(h)) }
+/// #     fn clear(&mut self) { self.0.clear() }
+/// # }
+/// # impl Lookup for Never { type Key = str; fn hash_key(&self, k: &str) -> u64 { Xxh3Builder::default().hash_one(k) } }
+/// # impl Filter for Never {}
 ///
 /// let mut filters: Vec<Box<dyn Filter<Key = str, InsertError = Error>>> =
 ///     vec![unified(Never::default())];
@@ -538,21 +614,13 @@ where
     Box::new(Unified(filter))
 }
 
-impl<F: Filter> FilterCore for Unified<F>
+impl<F: Filter> LookupCore for Unified<F>
 where
     F::InsertError: Into<Error>,
 {
-    type InsertError = Error;
-    #[inline]
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.0.try_insert_hash(hash).map_err(Into::into)
-    }
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         self.0.contains_hash(hash)
-    }
-    fn clear(&mut self) {
-        self.0.clear();
     }
     fn estimated_len(&self) -> f64 {
         self.0.estimated_len()
@@ -568,7 +636,21 @@ where
     }
 }
 
-impl<F: Filter> Filter for Unified<F>
+impl<F: Filter> FilterCore for Unified<F>
+where
+    F::InsertError: Into<Error>,
+{
+    type InsertError = Error;
+    #[inline]
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.0.try_insert_hash(hash).map_err(Into::into)
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl<F: Filter> Lookup for Unified<F>
 where
     F::InsertError: Into<Error>,
 {
@@ -578,12 +660,18 @@ where
         self.0.hash_key(key)
     }
     #[inline]
-    fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Error> {
-        self.0.try_insert(key).map_err(Into::into)
-    }
-    #[inline]
     fn contains(&self, key: &Self::Key) -> bool {
         self.0.contains(key)
+    }
+}
+
+impl<F: Filter> Filter for Unified<F>
+where
+    F::InsertError: Into<Error>,
+{
+    #[inline]
+    fn try_insert(&mut self, key: &Self::Key) -> Result<bool, Error> {
+        self.0.try_insert(key).map_err(Into::into)
     }
 }
 
@@ -783,35 +871,26 @@ pub fn check_same_probes(left: ProbeScheme, right: ProbeScheme) -> Result<(), Er
     }
 }
 
-/// Implements [`FilterCore`] and [`Filter`] for a Bloom-style filter over keys `K` whose
-/// inserts never fail, by forwarding to its inherent methods: `hasher()`, `insert_hash`,
-/// `contains_hash`, `contains_batch`, `insert_batch`, `clear`, `estimated_len`,
-/// `heap_bytes`, `design()` and `estimated_fpr`. For crates that implement a variant; the
-/// other generic parameters go in brackets, and the key parameter is named last:
+/// Implements [`LookupCore`] and [`Lookup`] for a Bloom-style structure over keys `K` by
+/// forwarding to its inherent methods: `hasher()`, `contains_hash`, `contains_batch`,
+/// `estimated_len`, `heap_bytes`, `design()` and `estimated_fpr`. For crates that implement
+/// a variant (and its read-only views); the other generic parameters go in brackets, and the
+/// key parameter is named last:
 ///
 /// ```text
-/// bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<K, S>, key = K);
+/// bloomkit_core::impl_lookup!(['a, S: BuildHasher] BloomFilterRef<'a, K, S>, key = K);
 /// ```
 ///
 /// Exported only so the variant crates can use it: not part of the public API, and hidden
 /// from the docs.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! impl_infallible_filter {
+macro_rules! impl_lookup {
     ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
-        impl<$key: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $crate::FilterCore for $ty {
-            type InsertError = ::core::convert::Infallible;
-
-            #[inline]
-            fn try_insert_hash(&mut self, hash: u64) -> ::core::result::Result<bool, ::core::convert::Infallible> {
-                ::core::result::Result::Ok(<$ty>::insert_hash(self, hash))
-            }
+        impl<$($generics)*, $key: ::core::hash::Hash + ?::core::marker::Sized> $crate::LookupCore for $ty {
             #[inline]
             fn contains_hash(&self, hash: u64) -> bool {
                 <$ty>::contains_hash(self, hash)
-            }
-            fn clear(&mut self) {
-                <$ty>::clear(self);
             }
             fn estimated_len(&self) -> f64 {
                 <$ty>::estimated_len(self)
@@ -827,7 +906,7 @@ macro_rules! impl_infallible_filter {
             }
         }
 
-        impl<$key: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $crate::Filter for $ty {
+        impl<$($generics)*, $key: ::core::hash::Hash + ?::core::marker::Sized> $crate::Lookup for $ty {
             type Key = $key;
 
             #[inline]
@@ -842,6 +921,39 @@ macro_rules! impl_infallible_filter {
             {
                 <$ty>::contains_batch(self, keys, out);
             }
+        }
+    };
+}
+
+/// [`impl_lookup!`], and [`FilterCore`] and [`Filter`] for a filter whose inserts never fail,
+/// forwarding to its inherent `insert_hash`, `insert_batch` and `clear`. Same arguments as
+/// [`impl_lookup!`]:
+///
+/// ```text
+/// bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<K, S>, key = K);
+/// ```
+///
+/// Exported only so the variant crates can use it: not part of the public API, and hidden
+/// from the docs.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! impl_infallible_filter {
+    ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
+        $crate::impl_lookup!([$($generics)*] $ty, key = $key);
+
+        impl<$($generics)*, $key: ::core::hash::Hash + ?::core::marker::Sized> $crate::FilterCore for $ty {
+            type InsertError = ::core::convert::Infallible;
+
+            #[inline]
+            fn try_insert_hash(&mut self, hash: u64) -> ::core::result::Result<bool, ::core::convert::Infallible> {
+                ::core::result::Result::Ok(<$ty>::insert_hash(self, hash))
+            }
+            fn clear(&mut self) {
+                <$ty>::clear(self);
+            }
+        }
+
+        impl<$($generics)*, $key: ::core::hash::Hash + ?::core::marker::Sized> $crate::Filter for $ty {
             #[inline]
             fn insert_batch<I>(&mut self, keys: I) -> usize
             where

@@ -5,7 +5,7 @@
 //! value: a classic-layout filter by its [`ProbeScheme`] ([`WideProbes`], or [`Probes`] for
 //! filters written before format version 3), a blocked filter with [`BlockProbe`]. Callers
 //! who query several filters with the same key can hash it
-//! once with [`Filter::hash_key`](crate::Filter::hash_key) and reuse the value.
+//! once with [`Lookup::hash_key`](crate::Lookup::hash_key) and reuse the value.
 //!
 //! # Portability
 //!

@@ -71,7 +71,8 @@ use core::marker::PhantomData;
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::{
-    Error, Filter, FilterCore, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
+    Error, Filter, FilterCore, Intersection, Lookup, LookupCore, Parameter, PortableHasher, Union,
+    Xxh3Builder,
 };
 
 #[cfg(feature = "serde")]
@@ -238,7 +239,7 @@ pub struct MultiFilter<R: ?Sized, S = Xxh3Builder> {
     /// The filter's hasher: its seed is the one every part's derives from.
     hasher: S,
     /// The record-level part's key (even when it is not kept): what a whole record's
-    /// attribute hashes combine from into its one hash ([`Filter::hash_key`]).
+    /// attribute hashes combine from into its one hash ([`Lookup::hash_key`]).
     record_key: u64,
     record: PhantomData<fn(&R)>,
 }
@@ -480,7 +481,7 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
     /// Whether to keep the record-level filter (default `true`). Without it, whole-record
     /// queries are answered by the attribute filters (and declared subsets) alone, so a
     /// record assembled from other records' values is reported present; the filter then
-    /// has no target for whole records ([`FilterCore::target_fpr`] is `None`). (A record of
+    /// has no target for whole records ([`LookupCore::target_fpr`] is `None`). (A record of
     /// one attribute is that attribute: its filter stays, as the record-level filter.)
     pub fn record_filter(mut self, keep: bool) -> Self {
         self.record_filter = keep;
@@ -1016,9 +1017,43 @@ impl<R: ?Sized, S: PortableHasher + Clone> Intersection for MultiFilter<R, S> {
 /// `contains_hash` answers from it alone (`true` without it: it cannot tell), and
 /// `try_insert_hash` is refused with [`Error::Unsupported`] unless the record has one
 /// attribute, since a record must reach every part: use the record-taking methods.
+impl<R: Record + ?Sized, S: BuildHasher> LookupCore for MultiFilter<R, S> {
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.record_part()
+            .map_or(true, |p| p.filter.contains_hash(hash))
+    }
+    /// Records, from the record-level filter's fill; without it, the most distinct values
+    /// (or combinations) any part holds, a lower bound.
+    fn estimated_len(&self) -> f64 {
+        match self.record_part() {
+            Some(p) => p.filter.estimated_len(),
+            None => self
+                .consulted(self.full())
+                .map(|p| p.filter.estimated_len())
+                .fold(0.0, f64::max),
+        }
+    }
+    fn heap_bytes(&self) -> usize {
+        MultiFilter::heap_bytes(self)
+    }
+    /// The record-level filter's target; `None` without it (whole-record queries then have
+    /// no bound for recombined records).
+    fn target_fpr(&self) -> Option<f64> {
+        self.record_part()
+            .and_then(|p| p.filter.design())
+            .map(|d| d.fpr)
+    }
+    /// For whole-record queries: [`MultiFilter::estimated_fpr_of`] all attributes, its
+    /// `new_values` rate (without a record-level filter, recombined records pass).
+    fn estimated_fpr(&self) -> f64 {
+        self.consulted(self.full())
+            .map(|p| p.filter.estimated_fpr())
+            .product()
+    }
+}
+
 impl<R: Record + ?Sized, S: BuildHasher> FilterCore for MultiFilter<R, S> {
     type InsertError = Error;
-
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         // A whole-record query consults every part, and one hash reaches only the part over
         // the whole record: inserting by hash is possible only when that is the one part.
@@ -1034,50 +1069,12 @@ impl<R: Record + ?Sized, S: BuildHasher> FilterCore for MultiFilter<R, S> {
             )),
         }
     }
-
-    fn contains_hash(&self, hash: u64) -> bool {
-        self.record_part()
-            .map_or(true, |p| p.filter.contains_hash(hash))
-    }
-
     fn clear(&mut self) {
         MultiFilter::clear(self);
     }
-
-    /// Records, from the record-level filter's fill; without it, the most distinct values
-    /// (or combinations) any part holds, a lower bound.
-    fn estimated_len(&self) -> f64 {
-        match self.record_part() {
-            Some(p) => p.filter.estimated_len(),
-            None => self
-                .consulted(self.full())
-                .map(|p| p.filter.estimated_len())
-                .fold(0.0, f64::max),
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        MultiFilter::heap_bytes(self)
-    }
-
-    /// The record-level filter's target; `None` without it (whole-record queries then have
-    /// no bound for recombined records).
-    fn target_fpr(&self) -> Option<f64> {
-        self.record_part()
-            .and_then(|p| p.filter.design())
-            .map(|d| d.fpr)
-    }
-
-    /// For whole-record queries: [`MultiFilter::estimated_fpr_of`] all attributes, its
-    /// `new_values` rate (without a record-level filter, recombined records pass).
-    fn estimated_fpr(&self) -> f64 {
-        self.consulted(self.full())
-            .map(|p| p.filter.estimated_fpr())
-            .product()
-    }
 }
 
-impl<R: Record + ?Sized, S: BuildHasher> Filter for MultiFilter<R, S> {
+impl<R: Record + ?Sized, S: BuildHasher> Lookup for MultiFilter<R, S> {
     type Key = R;
 
     /// The record's one hash: its attribute hashes combined with the record-level hasher.
@@ -1090,12 +1087,13 @@ impl<R: Record + ?Sized, S: BuildHasher> Filter for MultiFilter<R, S> {
         record.visit(&mut v);
         Self::probe_hash(self.record_key, self.full(), &v.hashes)
     }
-
-    fn try_insert(&mut self, record: &R) -> Result<bool, Error> {
-        MultiFilter::try_insert(self, record)
-    }
-
     fn contains(&self, record: &R) -> bool {
         MultiFilter::contains(self, record)
+    }
+}
+
+impl<R: Record + ?Sized, S: BuildHasher> Filter for MultiFilter<R, S> {
+    fn try_insert(&mut self, record: &R) -> Result<bool, Error> {
+        MultiFilter::try_insert(self, record)
     }
 }

@@ -2,7 +2,7 @@
 //! bad parameters and records, the hash entry points, contradictory queries, predicted rates,
 //! and hostile bytes.
 
-use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Parameter, Union};
+use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Lookup, LookupCore, Parameter, Union};
 use bloomkit_multi::{MultiFilter, QueryFpr, MAX_ATTRIBUTES};
 
 type Rec = (u32, String, u16);

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, RandomState};
 
-use bloomkit_core::{Filter, FilterCore};
+use bloomkit_core::{Lookup, LookupCore};
 use bloomkit_multi::{MultiFilter, QueryFpr};
 use bloomkit_testkit::FprMeasurement;
 

@@ -79,8 +79,8 @@ use bloomkit_core::batch::{pipeline, prefetch};
 use bloomkit_core::build::{Builder, FromSettings, Growable, Settings, WithHasher};
 use bloomkit_core::hash::block_contains;
 use bloomkit_core::{
-    check_fpr, sizing, Error, Filter, FilterCore, Limit, Parameter, PortableHasher, Setting, Union,
-    Xxh3Builder,
+    check_fpr, sizing, Error, Filter, FilterCore, Limit, Lookup, LookupCore, Parameter,
+    PortableHasher, Setting, Union, Xxh3Builder,
 };
 
 #[cfg(feature = "serde")]
@@ -661,18 +661,10 @@ impl<K: ?Sized, S: PortableHasher + Clone> Union for ScalableBloomFilter<K, S> {
     }
 }
 
-impl<K: ?Sized, S: BuildHasher + Clone> FilterCore for ScalableBloomFilter<K, S> {
-    type InsertError = Error;
-
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        ScalableBloomFilter::try_insert_hash(self, hash)
-    }
+impl<K: ?Sized, S: BuildHasher + Clone> LookupCore for ScalableBloomFilter<K, S> {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         ScalableBloomFilter::contains_hash(self, hash)
-    }
-    fn clear(&mut self) {
-        ScalableBloomFilter::clear(self);
     }
     fn estimated_len(&self) -> f64 {
         self.len as f64
@@ -688,7 +680,17 @@ impl<K: ?Sized, S: BuildHasher + Clone> FilterCore for ScalableBloomFilter<K, S>
     }
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher + Clone> Filter for ScalableBloomFilter<K, S> {
+impl<K: ?Sized, S: BuildHasher + Clone> FilterCore for ScalableBloomFilter<K, S> {
+    type InsertError = Error;
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        ScalableBloomFilter::try_insert_hash(self, hash)
+    }
+    fn clear(&mut self) {
+        ScalableBloomFilter::clear(self);
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher + Clone> Lookup for ScalableBloomFilter<K, S> {
     type Key = K;
 
     #[inline]
@@ -703,6 +705,8 @@ impl<K: Hash + ?Sized, S: BuildHasher + Clone> Filter for ScalableBloomFilter<K,
         ScalableBloomFilter::contains_batch(self, keys, out);
     }
 }
+
+impl<K: Hash + ?Sized, S: BuildHasher + Clone> Filter for ScalableBloomFilter<K, S> {}
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for ScalableBloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
