@@ -131,7 +131,7 @@ pub fn main(args: &Args) -> ExitCode {
     if failed.is_empty() {
         ExitCode::SUCCESS
     } else {
-        eprintln!("failures in {failed:?}: inputs saved under fuzz/regressions/ (replayed by `cargo test -p bloomkit --test fuzz_regressions`)");
+        eprintln!("failures in {failed:?}: inputs saved under fuzz/regressions/ (replayed by `cargo test -p bloomkit --test it -- fuzz_regressions::`)");
         ExitCode::FAILURE
     }
 }

@@ -2,7 +2,7 @@
 //! small enough to run under miri, which checks the prefetches they make:
 //!
 //! ```text
-//! BLOOMKIT_QC_CASES=4 cargo +nightly miri test -p bloomkit-counting --test batch
+//! BLOOMKIT_QC_CASES=4 cargo +nightly miri test -p bloomkit-counting --test it -- batch::
 //! ```
 
 use bloomkit_core::Xxh3Builder;

@@ -262,7 +262,7 @@ fn golden_filter() -> BloomFilter<u64> {
 /// `tests/golden.rs`.)
 #[test]
 fn version_1_file_still_loads() {
-    let stored: &[u8] = include_bytes!("data/classic-v1.bin");
+    let stored: &[u8] = include_bytes!("../data/classic-v1.bin");
     assert_eq!(stored[4..6], 1u16.to_le_bytes());
     let f = BloomFilter::<u64>::from_bytes(stored).unwrap();
     let bloomkit = f.hasher().hash_one("bloomkit");

@@ -10,7 +10,7 @@
 //! - **Old files keep loading.** The files of every earlier version are read by this build
 //!   and must decode to the same filter, answering every probe as when they were written.
 //!
-//! The generator is this file: `BLOOMKIT_BLESS=1 cargo test -p bloomkit --test golden`
+//! The generator is this file: `BLOOMKIT_BLESS=1 cargo test -p bloomkit --test it -- golden::`
 //! writes the current version's files from [`fixtures`] (never an older version's: those
 //! are frozen as the build of that version wrote them). See `docs/format.md`.
 

@@ -82,7 +82,7 @@ fn misaligned_and_version_1_bytes_are_refused_with_the_reason() {
         blocked
     );
     // Version 1 (the golden file of 0.1.0).
-    let v1 = AlignedBytes::copy_from(include_bytes!("data/classic-v1.bin"));
+    let v1 = AlignedBytes::copy_from(include_bytes!("../data/classic-v1.bin"));
     let why = not_viewable(BloomFilterRef::<u64>::from_bytes(&v1).unwrap_err());
     assert!(why.contains("format version 1"), "{why}");
     assert!(BloomFilter::<u64>::from_bytes(&v1).is_ok());

@@ -13,7 +13,7 @@
 
 // The fuzz crate's library, as a module here: its `pub` items are for the fuzz targets.
 #[allow(unreachable_pub)]
-#[path = "../../../fuzz/src/checks.rs"]
+#[path = "../../../../fuzz/src/checks.rs"]
 mod checks;
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! the table:
 //!
 //! ```text
-//! cargo test --release -p bloomkit-classic --test fpr -- --nocapture --include-ignored
+//! cargo test --release -p bloomkit-classic --test it -- fpr:: --nocapture --include-ignored
 //! ```
 
 use bloomkit_classic::{BlockedBloomFilter, BloomFilter, SplitBlockFilter};

@@ -37,26 +37,26 @@ fn refused_setting(bytes: &[u8], setting: Setting, value: f64, message: &str) {
 fn the_shared_regression_inputs_are_refused() {
     // Growth 2^31: the first insert allocated about 4 GB.
     refused_setting(
-        include_bytes!("data/regressions/scalable-growth-bomb.bin"),
+        include_bytes!("../data/regressions/scalable-growth-bomb.bin"),
         Setting::Growth,
         2_147_483_648.0,
         "growth must be in 2..=16, got 2147483648",
     );
     // Growth 3.5e9 and a target of 0.999: the first insert never returned.
     refused_setting(
-        include_bytes!("data/regressions/scalable-hang.bin"),
+        include_bytes!("../data/regressions/scalable-hang.bin"),
         Setting::Growth,
         3_500_000_000.0,
         "growth must be in 2..=16, got 3500000000",
     );
     // Two slices of 2^63 items: an overflow panic in debug, len 0 in release.
     refused(
-        include_bytes!("data/regressions/scalable-items-overflow.bin"),
+        include_bytes!("../data/regressions/scalable-items-overflow.bin"),
         "slice 0 (9223372036854775808 items at rate 0.01) does not follow",
     );
     // Two slices of u64::MAX items: `capacity()` overflowed.
     refused(
-        include_bytes!("data/regressions/scalable-capacity-overflow.bin"),
+        include_bytes!("../data/regressions/scalable-capacity-overflow.bin"),
         "slice 0 (18446744073709551615 items at rate 0.01) does not follow",
     );
 }

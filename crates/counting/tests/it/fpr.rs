@@ -2,7 +2,7 @@
 //! and hashed like the classic filter, so it must honour the same grid.
 //!
 //! ```text
-//! cargo test --release -p bloomkit-counting --test fpr -- --nocapture
+//! cargo test --release -p bloomkit-counting --test it -- fpr:: --nocapture
 //! ```
 
 use bloomkit_counting::{CountingBloomFilter, U4};

@@ -3,7 +3,7 @@
 //! target, for p = 1% and 0.1%, growth 2 and 4, tightening 0.85 and 0.9. Prints the table:
 //!
 //! ```text
-//! cargo test --release -p bloomkit-scalable --test growth -- --nocapture
+//! cargo test --release -p bloomkit-scalable --test it -- growth:: --nocapture
 //! ```
 
 use bloomkit_classic::BloomFilter;

@@ -2,7 +2,7 @@
 //! search), small enough to run under miri, which checks the prefetches they make:
 //!
 //! ```text
-//! BLOOMKIT_QC_CASES=4 cargo +nightly miri test -p bloomkit-classic --test batch
+//! BLOOMKIT_QC_CASES=4 cargo +nightly miri test -p bloomkit-classic --test it -- batch::
 //! ```
 
 use bloomkit_classic::{BlockedBloomFilter, BloomFilter, SplitBlockFilter};

@@ -75,7 +75,12 @@ fn a_kill_at_any_point_loses_no_key() {
     let mut max_keys = 0;
     for round in 0..rounds {
         let mut child = Command::new(&exe)
-            .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
+            .args([
+                "crash::crash_child",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD, dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

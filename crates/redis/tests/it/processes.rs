@@ -49,7 +49,13 @@ fn four_processes_insert_at_once_and_every_key_is_found() {
     let children: Vec<_> = (0..WORKERS)
         .map(|w| {
             Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "worker", "--nocapture", "--test-threads", "1"])
+                .args([
+                    "--exact",
+                    "processes::worker",
+                    "--nocapture",
+                    "--test-threads",
+                    "1",
+                ])
                 .env("BLOOMKIT_REDIS_WORKER", w.to_string())
                 .env("BLOOMKIT_REDIS_URL", server.url())
                 .spawn()

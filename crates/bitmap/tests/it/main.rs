@@ -1,0 +1,8 @@
+//! The integration tests of this crate, one module per area, built as one test binary
+//! (one link instead of one per file: the first `cargo test` of a fresh clone is
+//! dominated by linking test binaries).
+
+mod algebra;
+mod conformance;
+mod errors;
+mod model;

@@ -1,0 +1,7 @@
+//! The integration tests of this crate, one module per area, built as one test binary
+//! (one link instead of one per file: the first `cargo test` of a fresh clone is
+//! dominated by linking test binaries).
+
+mod cluster_harness;
+mod lying_server;
+mod redis_server;
