@@ -89,8 +89,8 @@ view_common!(BlockedBloomFilterRef, BlockedBloomFilter);
 /// for filters in memory-mapped files, which many processes can then share in the page
 /// cache, and which answer their first query without being read whole.
 ///
-/// The bytes must be of format version 2 (what this build writes) and the bit array aligned
-/// to 8 bytes in memory, which it is in a memory map (page-aligned) and in any buffer
+/// The bytes must be of format version 2 or 3 (3 is what this build writes) and the bit
+/// array aligned to 8 bytes in memory, which it is in a memory map (page-aligned) and in any buffer
 /// aligned to 64. Other bytes get [`DecodeError::NotViewable`] with the reason; the owned
 /// decoder ([`BloomFilter::from_bytes`]) reads them all.
 ///
@@ -232,7 +232,7 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilterRef<'_, K, S> {
 /// map serves from the page cache). Version 2 bytes place the blocks at 64-byte offsets, so
 /// in a page-aligned map every block is one cache line, as in the owned filter.
 ///
-/// Same rules as [`BloomFilterRef`]: version 2 bytes, the payload aligned to 8 bytes in
+/// Same rules as [`BloomFilterRef`]: version 2 or 3 bytes, the payload aligned to 8 bytes in
 /// memory, or [`DecodeError::NotViewable`] with the reason.
 ///
 /// # Examples

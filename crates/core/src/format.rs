@@ -1,6 +1,6 @@
 //! bloomkit's versioned, validated, portable byte format (spec: `docs/format.md`).
 //!
-//! Version 2, written by this build:
+//! Version 3, written by this build:
 //!
 //! ```text
 //! offset      size  field

@@ -4,8 +4,10 @@
 //! generic over filters. To *use* a filter, depend on the `bloomkit` facade, which
 //! re-exports this crate and the variants behind cargo features.
 //!
-//! - [`Filter`]: the one interface every variant implements, so user code can switch
-//!   variants; [`Remove`], [`Union`] and [`Intersection`] for what only some can do.
+//! - [`Lookup`]: the read-only interface every structure implements (owned filters,
+//!   zero-copy views), and [`Filter`] on top of it, the interface every filter that inserts
+//!   implements, so user code can switch variants; [`Remove`], [`Union`] and
+//!   [`Intersection`] for what only some can do.
 //! - [`hash`]: one 64-bit hash per key (XXH3-64 with a seed by default, any
 //!   [`BuildHasher`](core::hash::BuildHasher) if you bring one) and the k probe positions
 //!   derived from it by enhanced double hashing ([`hash::ProbeScheme`]).
@@ -22,11 +24,13 @@
 //!
 //! The key type is part of every filter's type (`BloomFilter<str>`, `Bitmap<u32>`), as it is
 //! of a `HashSet<K>`: a key of another type does not compile, where a filter generic per call
-//! would hash `1i32` and `1u64` differently and miss a key without a word. The interface is
-//! split in two: [`FilterCore`] holds what does not depend on the key (the hash entry points,
-//! `clear`, sizes, rate estimates, and [`InsertError`](FilterCore::InsertError)), so it is
-//! dyn-compatible and needs no annotation; [`Filter`] adds the key as an associated type
-//! ([`Filter::Key`]) and the key-taking methods. Variants differ in whether an insert can
+//! would hash `1i32` and `1u64` differently and miss a key without a word. The interface has
+//! a read side and an insert side, each in two halves: [`LookupCore`] (lookup by hash, sizes,
+//! rate estimates) and [`FilterCore`] (insert by hash, `clear`,
+//! [`InsertError`](FilterCore::InsertError)) do not depend on the key, so they are
+//! dyn-compatible and need no annotation; [`Lookup`] adds the key as an associated type
+//! ([`Lookup::Key`]) with `contains`, and [`Filter`] the key-taking inserts. A read-only view
+//! over bytes is a `Lookup` and not a `Filter`. Variants differ in whether an insert can
 //! fail (a bitmap refuses keys outside its range): `try_insert` is the generic entry point,
 //! and for variants whose error type is [`Infallible`](core::convert::Infallible),
 //! [`insert`](Filter::insert) returns a plain `bool`. `&mut F` and `Box<F>` are filters too,

@@ -47,10 +47,11 @@
 //!
 //! # How a query is answered
 //!
-//! A query over a set of attributes `Q` (one, several, or all of them) is answered by the
-//! filter kept for exactly `Q`, if there is one (the record-level filter for all of them, a
-//! declared subset); otherwise by all of `Q`'s attribute filters and every declared subset
-//! inside `Q`, each of which must say yes. Either way an inserted record's values are found
+//! A query over a set of attributes `Q` (one, several, or all of them) asks the filter kept
+//! for exactly `Q` first, if there is one (the record-level filter for all of them, a
+//! declared subset): a "no" there ends it. Then every attribute filter of `Q` and every
+//! declared subset inside `Q` must say yes too, so a false positive must pass them all and
+//! the query's rate is the product of theirs. An inserted record's values pass every part
 //! (no false negatives). [`MultiFilter::predicted_fpr`] gives the rate of each query kind at
 //! design load and [`MultiFilter::estimated_fpr_of`] from the current fill.
 //!

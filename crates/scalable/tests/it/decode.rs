@@ -1,8 +1,9 @@
 //! Hostile bytes: decoded filters are checked against their own configuration, so nothing
 //! decoded can make its next operations hang, overflow or allocate without bound.
 //!
-//! The four `data/regressions/*.bin` inputs (valid headers and checksums) were accepted by
-//! the decoder of commit b4e8125 and then mishandled; each is now refused.
+//! The four `data/regressions/*.bin` inputs carry valid headers and checksums and describe
+//! filters no configuration produces (a growth bomb, a hang, two overflows); each must be
+//! refused.
 
 use bloomkit_core::{DecodeError, Error, Setting};
 use bloomkit_scalable::ScalableBloomFilter;
