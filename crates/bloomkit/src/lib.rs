@@ -180,6 +180,8 @@ pub use bloomkit_redis as redis;
 
 /// The traits and types most programs need: `use bloomkit::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "redis")]
+    pub use crate::redis::{Options as RedisOptions, RedisFilter};
     #[cfg(feature = "bitmap")]
     pub use crate::Bitmap;
     #[cfg(feature = "serde")]

@@ -493,6 +493,11 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
         self.ones = 0;
     }
 
+    /// Whether no bit is set (nothing was inserted since the last clear); O(1).
+    pub fn is_empty(&self) -> bool {
+        self.ones == 0
+    }
+
     /// The number of 512-bit blocks.
     pub fn num_blocks(&self) -> u64 {
         self.blocks.len() as u64

@@ -6,6 +6,7 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch};
+use bloomkit_core::build::{Builder, FromSettings, Settings};
 use bloomkit_core::hash::{split_block_contains, split_block_insert, xxh64};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{
@@ -202,6 +203,20 @@ fn zeroed(blocks: u64) -> Result<Vec<SplitBlock>, Error> {
     Ok(v)
 }
 
+/// The split-block filter hashes with Parquet's XXH64, seed 0: no hasher to choose (`()`).
+impl<K: ?Sized> FromSettings for SplitBlockFilter<K> {
+    type Hasher = ();
+
+    fn from_settings(settings: &Settings, (): ()) -> Result<Self, Error> {
+        let design = settings.design()?;
+        let blocks = sizing::split_block_blocks(settings.items, settings.fpr, MAX_SPLIT_BLOCKS)?;
+        settings.check_bytes(blocks.saturating_mul(SPLIT_BLOCK_BYTES as u64))?;
+        let mut filter = Self::with_blocks(blocks)?;
+        filter.design = Some(design);
+        Ok(filter)
+    }
+}
+
 impl<K: ?Sized> SplitBlockFilter<K> {
     /// A filter for `expected_items` at false-positive rate `fpr`, sized with the block-load
     /// model so that the rate holds.
@@ -210,11 +225,25 @@ impl<K: ?Sized> SplitBlockFilter<K> {
     /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::UnreachableFpr`],
     /// [`Error::TooLarge`] past [`MAX_SPLIT_BLOCKS`], [`Error::AllocationFailed`].
     pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        let design = Design::new(expected_items, fpr)?;
-        let blocks = sizing::split_block_blocks(expected_items, fpr, MAX_SPLIT_BLOCKS)?;
-        let mut filter = Self::with_blocks(blocks)?;
-        filter.design = Some(design);
-        Ok(filter)
+        Self::builder(expected_items, fpr).build()
+    }
+
+    /// A [`Builder`] for a filter of `expected_items` at rate `fpr` with a memory limit
+    /// (`max_bytes`). The hash is Parquet's (XXH64, seed 0), fixed by the format, so the
+    /// builder has no `seed` or `hasher`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::SplitBlockFilter;
+    ///
+    /// let f = SplitBlockFilter::<str>::builder(100_000, 0.01).max_bytes(1 << 20).build()?;
+    /// assert!(f.heap_bytes() <= 1 << 20);
+    /// assert!(SplitBlockFilter::<str>::builder(100_000_000, 0.01).max_bytes(1 << 20).build().is_err());
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
+        Builder::new(expected_items, fpr)
     }
 
     /// A filter of exactly `blocks` blocks of 32 bytes.
@@ -363,6 +392,11 @@ impl<K: ?Sized> SplitBlockFilter<K> {
     pub fn clear(&mut self) {
         self.blocks.fill(SplitBlock::default());
         self.ones = 0;
+    }
+
+    /// Whether no bit is set (nothing was inserted since the last clear); O(1).
+    pub fn is_empty(&self) -> bool {
+        self.ones == 0
     }
 
     /// The number of 256-bit blocks.

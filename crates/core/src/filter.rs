@@ -101,6 +101,26 @@ pub trait LookupCore {
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```
     fn estimated_fpr(&self) -> f64;
+
+    /// Whether nothing was inserted since the last clear: no bit or counter is set. Every
+    /// structure has it through this trait; variants that keep a count answer in O(1) with
+    /// an inherent method of the same name, the others count (the atomic filters, views).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::AtomicBloomFilter;
+    /// use bloomkit_core::LookupCore;
+    ///
+    /// let f = AtomicBloomFilter::<u64>::new(1_000, 0.01)?;
+    /// assert!(LookupCore::is_empty(&f));
+    /// f.insert(&7);
+    /// assert!(!LookupCore::is_empty(&f));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    fn is_empty(&self) -> bool {
+        self.estimated_len() == 0.0
+    }
 }
 
 /// What every filter that can change does without knowing its key type: insert by hash,

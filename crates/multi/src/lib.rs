@@ -306,6 +306,8 @@ pub struct MultiBuilder<R: ?Sized, S = Xxh3Builder> {
     record_filter: bool,
     record_size: (u64, f64),
     probes: ProbeScheme,
+    /// The most heap the parts together may take.
+    max_bytes: Option<u64>,
     hasher: S,
     record: PhantomData<fn(&R)>,
 }
@@ -347,6 +349,7 @@ impl<R: Record + ?Sized> MultiFilter<R> {
             record_filter: true,
             record_size: (records, fpr),
             probes: ProbeScheme::default(),
+            max_bytes: None,
             hasher: Xxh3Builder::default(),
             record: PhantomData,
         }
@@ -495,6 +498,14 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
         self
     }
 
+    /// Refuse to build a filter whose parts would hold more than `limit` bytes of heap
+    /// together ([`MultiFilter::heap_bytes`]): [`Error::OverLimit`] with what it would
+    /// need, before anything is allocated. The limit of every builder in bloomkit.
+    pub fn max_bytes(mut self, limit: u64) -> Self {
+        self.max_bytes = Some(limit);
+        self
+    }
+
     /// Place every part's positions by `scheme` instead of the default
     /// ([`ProbeScheme::Wide`]); see `bloomkit_core::build::Builder::probe_scheme`.
     pub fn probe_scheme(mut self, scheme: ProbeScheme) -> Self {
@@ -513,6 +524,7 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
             record_filter: self.record_filter,
             record_size: self.record_size,
             probes: self.probes,
+            max_bytes: self.max_bytes,
             hasher,
             record: PhantomData,
         }
@@ -525,36 +537,64 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
     /// [`Error::InvalidArity`] for a dynamic record without [`arity`](Self::arity).
     pub fn build(self) -> Result<MultiFilter<R, S>, Error> {
         let arity = self.checked_arity()?;
-        let family = &self.hasher;
-        let part = |mask: Mask, n: u64, p: f64| {
-            Part::new(family, mask, |hasher| {
-                BloomFilter::<()>::builder(n, p)
-                    .hasher(hasher)
-                    .probe_scheme(self.probes)
-                    .build()
+        // Every part's (mask, values, rate): the attributes in order, then the combinations.
+        let mut wanted: Vec<(Mask, u64, f64)> = (0..arity)
+            .map(|i| {
+                let (n, p) = self
+                    .attributes
+                    .iter()
+                    .find(|&&(a, _, _)| a == i)
+                    .map_or((self.records, self.fpr), |&(_, n, p)| (n, p));
+                (1 << i, n, p)
             })
-        };
-        let mut attributes = Vec::with_capacity(arity);
-        for i in 0..arity {
-            let (n, p) = self
-                .attributes
-                .iter()
-                .find(|&&(a, _, _)| a == i)
-                .map_or((self.records, self.fpr), |&(_, n, p)| (n, p));
-            attributes.push(part(1 << i, n, p)?);
-        }
-        let mut wanted = self.subsets.clone();
+            .collect();
+        let mut combos = self.subsets.clone();
         // One attribute: its filter is the record-level filter.
         if self.record_filter && arity > 1 {
             let (n, p) = self.record_size;
-            wanted.push((full_mask(arity), n, p));
+            combos.push((full_mask(arity), n, p));
         }
-        wanted.sort_by_key(|&(mask, _, _)| mask);
-        let combos = wanted
+        combos.sort_by_key(|&(mask, _, _)| mask);
+        wanted.extend(combos);
+        let family = &self.hasher;
+        let part = |(mask, n, p): (Mask, u64, f64), limit: Option<u64>| {
+            Part::new(family, mask, |hasher| {
+                let b = BloomFilter::<()>::builder(n, p)
+                    .hasher(hasher)
+                    .probe_scheme(self.probes);
+                match limit {
+                    Some(limit) => b.max_bytes(limit),
+                    None => b,
+                }
+                .build()
+            })
+        };
+        if let Some(limit) = self.max_bytes {
+            // What each part needs, asked of its builder with a limit of 0 (which refuses
+            // before allocating), so the whole filter is refused before any part exists.
+            let mut needed = 0u64;
+            for &(mask, n, p) in &wanted {
+                let bytes = match part((mask, n, p), Some(0)) {
+                    Err(Error::OverLimit { needed, .. }) => needed,
+                    Err(other) => return Err(other),
+                    Ok(part) => part.filter.heap_bytes() as u64,
+                };
+                needed = needed.saturating_add(bytes + core::mem::size_of::<Part<S>>() as u64);
+            }
+            if needed > limit {
+                return Err(Error::OverLimit {
+                    what: bloomkit_core::Limit::Bytes,
+                    needed,
+                    limit,
+                });
+            }
+        }
+        let mut parts = wanted
             .into_iter()
-            .map(|(mask, n, p)| part(mask, n, p))
+            .map(|spec| part(spec, None))
             .collect::<Result<Vec<_>, Error>>()?;
-        Ok(MultiFilter::assemble(self.hasher, attributes, combos))
+        let combos = parts.split_off(arity);
+        Ok(MultiFilter::assemble(self.hasher, parts, combos))
     }
 }
 

@@ -47,7 +47,7 @@ fn work(url: &str, w: u64) -> Result<Vec<String>, bloomkit_redis::Error> {
         // Test-and-set in one round trip: of all workers inserting a URL, one is told it is
         // new, and only that one fetches it.
         new.clear();
-        seen.insert_batch_reporting(batch.iter().map(String::as_str), &mut new)?;
+        seen.try_insert_batch_reporting(batch.iter().map(String::as_str), &mut new)?;
         for (link, &is_new) in batch.iter().zip(&new) {
             if is_new {
                 fetched.push(link.clone()); // "fetch"

@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut shared: RedisFilter<BlockedBloomFilter<str>> =
         RedisFilter::connect_or_create(&server.url(), "big", &options)?;
     let keys: Vec<String> = (0..100_000).map(|i| format!("key:{i}")).collect();
-    shared.insert_batch(keys.iter().map(String::as_str))?;
+    shared.try_insert_batch(keys.iter().map(String::as_str))?;
     drop(keys);
     let info = shared.info()?;
     let before = peak_rss();

@@ -23,7 +23,7 @@ fn main() {
                 f.contains_batch(keys.iter().map(String::as_str), &mut out)
                     .unwrap();
             } else {
-                f.insert_batch_reporting(keys.iter().map(String::as_str), &mut out)
+                f.try_insert_batch_reporting(keys.iter().map(String::as_str), &mut out)
                     .unwrap();
             }
         }

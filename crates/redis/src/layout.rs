@@ -63,12 +63,12 @@ pub struct Shape {
 
 /// A local filter type whose bits a shared filter keeps in Redis: the shared filter hashes
 /// keys and places their bits exactly as this type does, so [`download`] gives this type's
-/// filter, equal to one built locally from the same keys, and [`upload`] / [`merge`] take
+/// filter, equal to one built locally from the same keys, and [`upload`] / [`union_with`] take
 /// one.
 ///
 /// [`download`]: crate::RedisFilter::download
 /// [`upload`]: crate::RedisFilter::upload
-/// [`merge`]: crate::RedisFilter::merge
+/// [`union_with`]: crate::RedisFilter::union_with
 pub trait SharedLayout: Sized {
     /// The key type.
     type Key: Hash + ?Sized;

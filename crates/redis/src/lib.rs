@@ -4,7 +4,7 @@
 //! [`BloomFilter`], in a Redis string: the positions come from bloomkit's own hashing on the
 //! client, and the string's bytes are exactly the local filter's bit array, so
 //! [`download`](RedisFilter::download) gives a local filter equal to one built from the same
-//! keys, and [`upload`](RedisFilter::upload) / [`merge`](RedisFilter::merge) take one (a
+//! keys, and [`upload`](RedisFilter::upload) / [`union_with`](RedisFilter::union_with) take one (a
 //! filter built offline by a batch job, merged into the shared one).
 //!
 //! # Examples
@@ -20,7 +20,7 @@
 //!
 //! // One round trip per batch.
 //! let urls = ["https://example.com/", "https://example.org/"];
-//! seen.insert_batch(urls)?;
+//! seen.try_insert_batch(urls)?;
 //! let mut answers = Vec::new();
 //! seen.contains_batch(["https://example.com/", "https://example.net/"], &mut answers)?;
 //! assert!(answers[0]);
@@ -452,16 +452,16 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// # Errors
     /// [`Error::Missing`], [`Error::Recreated`], [`Error::WrongType`],
     /// [`Error::OutOfMemory`], and connection errors.
-    pub fn insert(&mut self, key: &F::Key) -> Result<bool, Error> {
+    pub fn try_insert(&mut self, key: &F::Key) -> Result<bool, Error> {
         let mut out = Vec::with_capacity(1);
-        self.insert_batch_reporting([key], &mut out)?;
+        self.try_insert_batch_reporting([key], &mut out)?;
         Ok(out[0])
     }
 
     /// Whether `key` may be in the filter.
     ///
     /// # Errors
-    /// As [`insert`](Self::insert), but for [`Error::OutOfMemory`].
+    /// As [`try_insert`](Self::try_insert), but for [`Error::OutOfMemory`].
     pub fn contains(&mut self, key: &F::Key) -> Result<bool, Error> {
         let mut out = Vec::with_capacity(1);
         self.contains_batch([key], &mut out)?;
@@ -472,15 +472,15 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// one pipeline). Returns how many were certainly not present before.
     ///
     /// # Errors
-    /// As [`insert`](Self::insert). On an error some keys may be in and others not: insert
+    /// As [`try_insert`](Self::try_insert). On an error some keys may be in and others not: insert
     /// the batch again (inserting is idempotent).
-    pub fn insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    pub fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
     where
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
         let mut out = Vec::new();
-        self.insert_batch_reporting(keys, &mut out)?;
+        self.try_insert_batch_reporting(keys, &mut out)?;
         Ok(out.iter().filter(|&&new| new).count())
     }
 
@@ -491,8 +491,12 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// new.
     ///
     /// # Errors
-    /// As [`insert_batch`](Self::insert_batch); `out` is left as it was.
-    pub fn insert_batch_reporting<I>(&mut self, keys: I, out: &mut Vec<bool>) -> Result<(), Error>
+    /// As [`try_insert_batch`](Self::try_insert_batch); `out` is left as it was.
+    pub fn try_insert_batch_reporting<I>(
+        &mut self,
+        keys: I,
+        out: &mut Vec<bool>,
+    ) -> Result<(), Error>
     where
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
@@ -529,7 +533,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// Removes every key (zeroes the bits, each shard atomically), keeping the filter.
     ///
     /// # Errors
-    /// As [`insert`](Self::insert).
+    /// As [`try_insert`](Self::try_insert).
     pub fn clear(&mut self) -> Result<(), Error> {
         block_on(self.core.clear(&mut self.link))
     }
@@ -538,7 +542,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// get [`Error::Missing`] from then on. Returns the connection.
     ///
     /// # Errors
-    /// As [`insert`](Self::insert).
+    /// As [`try_insert`](Self::try_insert).
     pub fn delete(mut self) -> Result<C, Error> {
         block_on(self.core.delete(&mut self.link))?;
         Ok(self.link.con)
@@ -556,11 +560,11 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// Makes the shared bits equal to `local`'s (same parameters required). The bytes are
     /// staged next to each shard and swapped in atomically per shard; keys other clients
     /// insert during the upload and that `local` lacks are lost (use
-    /// [`merge`](Self::merge) when others write).
+    /// [`union_with`](Self::union_with) when others write).
     ///
     /// # Errors
     /// [`Error::Mismatch`] when `local` has other parameters, and as
-    /// [`insert`](Self::insert).
+    /// [`try_insert`](Self::try_insert).
     pub fn upload(&mut self, local: &F) -> Result<(), Error> {
         block_on(self.core.put(&mut self.link, local, false))
     }
@@ -571,7 +575,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     ///
     /// # Errors
     /// As [`upload`](Self::upload).
-    pub fn merge(&mut self, local: &F) -> Result<(), Error> {
+    pub fn union_with(&mut self, local: &F) -> Result<(), Error> {
         block_on(self.core.put(&mut self.link, local, true))
     }
 

@@ -70,13 +70,13 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         crate::shared::destroy(&mut link, name, timeout).await
     }
 
-    /// See [`RedisFilter::insert`](crate::RedisFilter::insert).
+    /// See [`RedisFilter::try_insert`](crate::RedisFilter::try_insert).
     ///
     /// # Errors
     /// As there.
-    pub async fn insert(&mut self, key: &F::Key) -> Result<bool, Error> {
+    pub async fn try_insert(&mut self, key: &F::Key) -> Result<bool, Error> {
         let mut out = Vec::with_capacity(1);
-        self.insert_batch_reporting([key], &mut out).await?;
+        self.try_insert_batch_reporting([key], &mut out).await?;
         Ok(out[0])
     }
 
@@ -90,25 +90,25 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         Ok(out[0])
     }
 
-    /// See [`RedisFilter::insert_batch`](crate::RedisFilter::insert_batch).
+    /// See [`RedisFilter::try_insert_batch`](crate::RedisFilter::try_insert_batch).
     ///
     /// # Errors
     /// As there.
-    pub async fn insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    pub async fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
     where
         I: IntoIterator,
         I::Item: Borrow<F::Key>,
     {
         let mut out = Vec::new();
-        self.insert_batch_reporting(keys, &mut out).await?;
+        self.try_insert_batch_reporting(keys, &mut out).await?;
         Ok(out.iter().filter(|&&new| new).count())
     }
 
-    /// See [`RedisFilter::insert_batch_reporting`](crate::RedisFilter::insert_batch_reporting).
+    /// See [`RedisFilter::try_insert_batch_reporting`](crate::RedisFilter::try_insert_batch_reporting).
     ///
     /// # Errors
     /// As there.
-    pub async fn insert_batch_reporting<I>(
+    pub async fn try_insert_batch_reporting<I>(
         &mut self,
         keys: I,
         out: &mut Vec<bool>,
@@ -177,11 +177,11 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         self.core.put(&mut self.link, local, false).await
     }
 
-    /// See [`RedisFilter::merge`](crate::RedisFilter::merge).
+    /// See [`RedisFilter::union_with`](crate::RedisFilter::union_with).
     ///
     /// # Errors
     /// As there.
-    pub async fn merge(&mut self, local: &F) -> Result<(), Error> {
+    pub async fn union_with(&mut self, local: &F) -> Result<(), Error> {
         self.core.put(&mut self.link, local, true).await
     }
 

@@ -20,7 +20,7 @@ fn a_six_shard_filter_spreads_over_three_nodes_and_answers_as_the_local_one() {
 
     let keys: Vec<String> = (0..50_000).map(|i| format!("item:{i}")).collect();
     let mut local = BlockedBloomFilter::<str>::new(100_000, 0.01).unwrap();
-    f.insert_batch(keys.iter().map(String::as_str)).unwrap();
+    f.try_insert_batch(keys.iter().map(String::as_str)).unwrap();
     for k in &keys {
         local.insert(k);
     }
@@ -104,7 +104,7 @@ fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_nega
             while !stop.load(Ordering::Relaxed) {
                 let keys: Vec<String> = (0..500).map(|i| format!("k:{batch}:{i}")).collect();
                 let started = Instant::now();
-                let out = f.insert_batch(keys.iter().map(String::as_str));
+                let out = f.try_insert_batch(keys.iter().map(String::as_str));
                 slowest = slowest.max(started.elapsed());
                 outcomes.push((
                     Instant::now(),
@@ -235,7 +235,7 @@ fn flushed_scripts_on_every_node_are_loaded_again_by_every_call() {
         }
     };
     flush();
-    f.insert_batch(keys.iter().map(String::as_str)).unwrap();
+    f.try_insert_batch(keys.iter().map(String::as_str)).unwrap();
     flush();
     let mut out = Vec::new();
     f.contains_batch(keys.iter().map(String::as_str), &mut out)

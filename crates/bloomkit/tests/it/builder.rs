@@ -1,4 +1,4 @@
-//! The one builder (issue 12, item 4): the same chain configures every Bloom variant, each
+//! The one builder: the same chain configures every Bloom variant, each
 //! setting is checked at `build` and nowhere else, and a memory limit is exact.
 
 use bloomkit::build::{Builder, FromSettings};
@@ -11,7 +11,8 @@ use bloomkit_testkit::{ensure, forall, Outcome};
 /// `OverLimit` naming both numbers, and nothing else about the filter changes.
 fn check_byte_limit<F>(items: u64, fpr: f64) -> Outcome
 where
-    F: FromSettings<Hasher = Xxh3Builder> + FilterCore + PartialEq + std::fmt::Debug,
+    F: FromSettings + FilterCore + PartialEq + std::fmt::Debug,
+    F::Hasher: Default,
 {
     let free = Builder::<F>::new(items, fpr).build();
     let Ok(free) = free else {
@@ -58,6 +59,10 @@ fn a_byte_limit_is_exact_for_every_variant() {
         check_byte_limit::<CountingBloomFilter<u64>>(items, fpr)?;
         check_byte_limit::<CountingBloomFilter<u64, u8>>(items, fpr)?;
         check_byte_limit::<CountingBloomFilter<u64, u32>>(items, fpr)?;
+        check_byte_limit::<SplitBlockFilter<u64>>(items, fpr)?;
+        check_byte_limit::<AtomicBloomFilter<u64>>(items, fpr)?;
+        check_byte_limit::<AtomicBlockedBloomFilter<u64>>(items, fpr)?;
+        check_byte_limit::<AtomicCountingBloomFilter<u64>>(items, fpr)?;
         check_byte_limit::<ScalableBloomFilter<u64>>(items, fpr)
     });
 }

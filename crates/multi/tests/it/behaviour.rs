@@ -332,3 +332,34 @@ fn a_keyed_multi_filter_reads_back_only_with_its_key() {
         Error::Decode(DecodeError::KeyRequired)
     );
 }
+
+/// The builder's memory limit covers every part together and is exact: a limit of the
+/// filter's heap builds it, one byte less is refused before anything is allocated.
+#[test]
+fn a_byte_limit_covers_every_part_exactly() {
+    let make = || {
+        MultiFilter::<Rec>::builder(5_000, 0.01)
+            .attribute(1, 40, 0.02)
+            .unwrap()
+            .subset(&[0, 2])
+            .unwrap()
+    };
+    let free = make().build().unwrap();
+    let heap = free.heap_bytes() as u64;
+    let at = make().max_bytes(heap).build().unwrap();
+    assert_eq!(at.heap_bytes() as u64, heap);
+    assert!(at == free);
+    assert_eq!(
+        make().max_bytes(heap - 1).build().unwrap_err(),
+        Error::OverLimit {
+            what: bloomkit_core::Limit::Bytes,
+            needed: heap,
+            limit: heap - 1
+        }
+    );
+    // Bad parameters are still named as such under a limit.
+    assert!(matches!(
+        MultiFilter::<Rec>::builder(0, 0.01).max_bytes(1).build(),
+        Err(Error::ZeroItems)
+    ));
+}

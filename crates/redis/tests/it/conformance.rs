@@ -81,7 +81,7 @@ where
     for op in ops {
         match op {
             Op::Insert(k) => {
-                let new = shared.insert(&key(*k)).map_err(|e| e.to_string())?;
+                let new = shared.try_insert(&key(*k)).map_err(|e| e.to_string())?;
                 let new_locally = insert(&mut local, &key(*k));
                 ensure(new == new_locally, || {
                     format!("{k}: new {new}, locally {new_locally}")
@@ -92,7 +92,7 @@ where
                 let keys: Vec<String> = ks.iter().map(|&k| key(k)).collect();
                 let mut new = Vec::new();
                 shared
-                    .insert_batch_reporting(keys.iter().map(String::as_str), &mut new)
+                    .try_insert_batch_reporting(keys.iter().map(String::as_str), &mut new)
                     .map_err(|e| e.to_string())?;
                 ensure(new.len() == keys.len(), || "answer count".into())?;
                 for (k, new) in keys.iter().zip(new) {
@@ -221,7 +221,7 @@ fn a_filter_built_offline_uploads_merges_and_downloads_bit_for_bit() {
     shared.upload(&first).unwrap();
     assert!(shared.download().unwrap() == first);
     let second = build(10_000..20_000);
-    shared.merge(&second).unwrap();
+    shared.union_with(&second).unwrap();
     let mut both = first.clone();
     bloomkit_core::Union::union_with(&mut both, &second).unwrap();
     let downloaded = shared.download().unwrap();
@@ -237,7 +237,7 @@ fn a_filter_built_offline_uploads_merges_and_downloads_bit_for_bit() {
         .seed(1)
         .build()
         .unwrap();
-    match shared.merge(&other) {
+    match shared.union_with(&other) {
         Err(Error::Mismatch { field: "seed", .. }) => {}
         other => panic!("{other:?}"),
     }
@@ -278,7 +278,7 @@ fn a_classic_filter_from_before_the_probe_scheme_keeps_its_positions() {
         for k in &members {
             assert!(shared.contains(k).unwrap(), "{k}");
         }
-        shared.insert("one more").unwrap();
+        shared.try_insert("one more").unwrap();
         let mut expected = old.clone();
         expected.insert("one more");
         assert_eq!(shared.download().unwrap(), expected);

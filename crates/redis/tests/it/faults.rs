@@ -27,7 +27,7 @@ fn server_stopped_mid_batch_is_an_error_and_a_restart_and_re_create_works() {
     let bits = f.keys()[0].1.to_owned();
     let big = keys(0..1_000_000);
     let inserting = std::thread::spawn(move || {
-        let out = f.insert_batch(big.iter().map(String::as_str));
+        let out = f.try_insert_batch(big.iter().map(String::as_str));
         (f, out)
     });
     // Stopped once the first script calls of the batch have set bits, before the last.
@@ -59,7 +59,7 @@ fn server_stopped_mid_batch_is_an_error_and_a_restart_and_re_create_works() {
         other => panic!("{other:?}"),
     }
     let mut f = open(&server, "stopped", &options).unwrap();
-    f.insert("url:1").unwrap();
+    f.try_insert("url:1").unwrap();
     assert!(f.contains("url:1").unwrap());
 }
 
@@ -69,7 +69,7 @@ fn a_filter_re_created_under_a_running_client_is_a_typed_error() {
         return;
     };
     let mut a = open(&server, "recreated", &Options::new(10_000, 0.01)).unwrap();
-    a.insert_batch(keys(0..100).iter().map(String::as_str))
+    a.try_insert_batch(keys(0..100).iter().map(String::as_str))
         .unwrap();
 
     let old_bits = a.keys()[0].1.to_owned();
@@ -78,8 +78,8 @@ fn a_filter_re_created_under_a_running_client_is_a_typed_error() {
     let b = open(&server, "recreated", &Options::new(50_000, 0.001)).unwrap();
 
     for err in [
-        a.insert("url:1").unwrap_err(),
-        a.insert_batch(keys(0..1000).iter().map(String::as_str))
+        a.try_insert("url:1").unwrap_err(),
+        a.try_insert_batch(keys(0..1000).iter().map(String::as_str))
             .unwrap_err(),
         a.contains("url:1").unwrap_err(),
         a.info().unwrap_err(),
@@ -128,18 +128,18 @@ fn flushed_keys_are_an_error_on_lookup_not_absent() {
     for shards in [1, 3] {
         let name = format!("flushed{shards}");
         let mut f = open(&server, &name, &Options::new(10_000, 0.01).shards(shards)).unwrap();
-        f.insert("url:1").unwrap();
+        f.try_insert("url:1").unwrap();
         assert_eq!(server.command(&["FLUSHALL"]), "+OK");
         for err in [
             f.contains("url:1").unwrap_err(),
-            f.insert("url:2").unwrap_err(),
+            f.try_insert("url:2").unwrap_err(),
         ] {
             assert!(matches!(err, Error::Missing { .. }), "{err:?}");
         }
     }
     // Only the bits gone (an eviction of one key): also an error.
     let mut f = open(&server, "evicted", &Options::new(10_000, 0.01)).unwrap();
-    f.insert("url:1").unwrap();
+    f.try_insert("url:1").unwrap();
     server.command(&["DEL", f.keys()[0].1]);
     let err = f.contains("url:1").unwrap_err();
     assert!(
@@ -164,7 +164,7 @@ fn a_wrong_password_is_an_auth_error() {
     assert!(matches!(err, Error::Auth(_)), "{err:?}");
     let url = format!("redis://:s3cret@127.0.0.1:{}/", server.port());
     let mut f = Shared::connect_or_create(&url, "auth", &Options::new(1_000, 0.01)).unwrap();
-    f.insert("k").unwrap();
+    f.try_insert("k").unwrap();
     assert!(f.contains("k").unwrap());
     // No password at all: refused by the server on the first command.
     let err =
@@ -178,9 +178,9 @@ fn maxmemory_reached_refuses_writes_with_a_typed_error_and_lookups_go_on() {
         return;
     };
     let mut f = open(&server, "oom", &Options::new(10_000, 0.01)).unwrap();
-    f.insert("before").unwrap();
+    f.try_insert("before").unwrap();
     assert_eq!(server.command(&["CONFIG", "SET", "maxmemory", "1"]), "+OK");
-    let err = f.insert("during").unwrap_err();
+    let err = f.try_insert("during").unwrap_err();
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
     assert!(
         f.contains("before").unwrap(),
@@ -189,7 +189,7 @@ fn maxmemory_reached_refuses_writes_with_a_typed_error_and_lookups_go_on() {
     let err = open(&server, "oom-new", &Options::new(10_000, 0.01)).unwrap_err();
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
     assert_eq!(server.command(&["CONFIG", "SET", "maxmemory", "0"]), "+OK");
-    f.insert("after").unwrap();
+    f.try_insert("after").unwrap();
     assert!(f.contains("after").unwrap());
 }
 
@@ -328,10 +328,10 @@ fn bits_gone_between_the_guard_and_the_reads_are_an_error_not_absent() {
         RedisFilter::connect_or_create(&server.url(), "raced-classic", &Options::new(1_000, 0.01))
             .unwrap();
     blocked
-        .insert_batch(keys.iter().map(String::as_str))
+        .try_insert_batch(keys.iter().map(String::as_str))
         .unwrap();
     classic
-        .insert_batch(keys.iter().map(String::as_str))
+        .try_insert_batch(keys.iter().map(String::as_str))
         .unwrap();
     let raced = |bits: &str| DeleteAfterGuard {
         con: client.get_connection().unwrap(),
@@ -363,7 +363,7 @@ fn flushed_scripts_are_loaded_again_and_every_call_goes_on() {
     };
     let mut f = open(&server, "reload", &Options::new(10_000, 0.01)).unwrap();
     let keys = keys(0..500);
-    f.insert_batch(keys.iter().map(String::as_str)).unwrap();
+    f.try_insert_batch(keys.iter().map(String::as_str)).unwrap();
     for _ in 0..2 {
         assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
         let mut out = Vec::new();
@@ -373,7 +373,7 @@ fn flushed_scripts_are_loaded_again_and_every_call_goes_on() {
         assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
         assert!(f.info().unwrap().ones > 0);
         assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
-        f.insert("after a flush").unwrap();
+        f.try_insert("after a flush").unwrap();
         assert!(f.contains("after a flush").unwrap());
     }
 }
@@ -400,7 +400,7 @@ fn a_stalled_server_ends_every_call_at_its_deadline_and_the_filter_goes_on_after
     )
     .unwrap();
     let keys = keys(0..1_000);
-    f.insert_batch(keys.iter().map(String::as_str)).unwrap();
+    f.try_insert_batch(keys.iter().map(String::as_str)).unwrap();
     let absent = self::keys(1_000_000..1_001_000);
 
     signal(server.pid(), "STOP");
@@ -409,7 +409,7 @@ fn a_stalled_server_ends_every_call_at_its_deadline_and_the_filter_goes_on_after
     let lookup = f.contains_batch(keys.iter().map(String::as_str), &mut out);
     let lookup_took = started.elapsed();
     let started = std::time::Instant::now();
-    let insert = f.insert_batch(absent.iter().map(String::as_str));
+    let insert = f.try_insert_batch(absent.iter().map(String::as_str));
     let insert_took = started.elapsed();
     signal(server.pid(), "CONT");
 
@@ -440,7 +440,8 @@ fn a_stalled_server_ends_every_call_at_its_deadline_and_the_filter_goes_on_after
         out.clear();
     }
     // The cut insert may or may not have run: inserted again, every key is in.
-    f.insert_batch(absent.iter().map(String::as_str)).unwrap();
+    f.try_insert_batch(absent.iter().map(String::as_str))
+        .unwrap();
     f.contains_batch(absent.iter().map(String::as_str), &mut out)
         .unwrap();
     assert!(out.iter().all(|&found| found), "no false negative");
@@ -476,7 +477,7 @@ fn a_server_that_answers_slowly_cannot_stretch_a_call_past_its_deadline() {
     });
     let limit = Duration::from_secs(1);
     let mut f = open(&real, "slow", &Options::new(10_000, 0.01)).unwrap();
-    f.insert_batch(keys(0..100).iter().map(String::as_str))
+    f.try_insert_batch(keys(0..100).iter().map(String::as_str))
         .unwrap();
     let con = redis::Client::open(proxy.url())
         .unwrap()
@@ -507,7 +508,7 @@ fn lost_bits_are_a_typed_error_at_open_and_clear_delete_and_destroy_get_out() {
     for how in ["DEL", "PEXPIRE"] {
         let name = format!("lost-{how}");
         let mut f = open(&server, &name, &options).unwrap();
-        f.insert_batch(keys(0..1_000).iter().map(String::as_str))
+        f.try_insert_batch(keys(0..1_000).iter().map(String::as_str))
             .unwrap();
         let bits = f.keys()[2].1.to_owned();
         match how {
@@ -528,13 +529,13 @@ fn lost_bits_are_a_typed_error_at_open_and_clear_delete_and_destroy_get_out() {
         // The handle that was open says so on every call; clear() makes it whole (and
         // empty, which is what clearing asks for).
         let err = f
-            .insert_batch(keys(0..1_000).iter().map(String::as_str))
+            .try_insert_batch(keys(0..1_000).iter().map(String::as_str))
             .unwrap_err();
         assert!(err.is_missing(), "{err:?}");
         // The refused writes left nothing where the bits were (no stray string, no marker).
         assert_eq!(server.command(&["EXISTS", &bits]), ":0");
         f.clear().unwrap();
-        f.insert("url:1").unwrap();
+        f.try_insert("url:1").unwrap();
         assert!(f.contains("url:1").unwrap());
         assert!(open(&server, &name, &options).is_ok());
         // Lost again: delete() works too.
@@ -563,13 +564,13 @@ fn a_lost_configuration_leaves_no_stray_bits_and_no_raw_error() {
     };
     let options = Options::new(10_000, 0.01);
     let mut old = open(&server, "config-lost", &options).unwrap();
-    old.insert("url:1").unwrap();
+    old.try_insert("url:1").unwrap();
     let (cfg, bits) = (old.keys()[0].0.to_owned(), old.keys()[0].1.to_owned());
     server.command(&["DEL", &cfg]);
     // The running client: a typed error, never a raw WRONGTYPE or an answer.
     for err in [
         old.contains("url:1").unwrap_err(),
-        old.insert("url:2").unwrap_err(),
+        old.try_insert("url:2").unwrap_err(),
     ] {
         assert!(err.is_missing(), "{err:?}");
     }
@@ -618,7 +619,7 @@ fn a_creation_the_server_refuses_leaves_nothing_behind() {
     // A creation refused on its third shard takes back the two it made.
     server.command(&["CONFIG", "SET", "proto-max-bulk-len", "512mb"]);
     let mut big = open(&server, "half", &Options::new(1_000_000, 0.01).shards(4)).unwrap();
-    big.insert("url:1").unwrap();
+    big.try_insert("url:1").unwrap();
     assert!(open(&server, "half", &Options::new(1_000_000, 0.01).shards(4)).is_ok());
     big.delete().unwrap();
     server.command(&["SET", "bloomkit:{half2#2}:bits", "in the way"]);
@@ -640,7 +641,7 @@ fn after_a_restart_without_persistence_connect_does_not_create_an_empty_filter()
         return;
     };
     let mut f = open(&server, "volatile", &Options::new(10_000, 0.01)).unwrap();
-    f.insert("url:1").unwrap();
+    f.try_insert("url:1").unwrap();
     server.restart();
     match Shared::connect(&server.url(), "volatile") {
         Err(Error::NotFound { .. }) => {}
@@ -676,7 +677,7 @@ fn a_filter_of_the_previous_key_format_opens_and_works() {
     };
     let options = Options::new(10_000, 0.01);
     let mut f = open(&server, "format2", &options).unwrap();
-    f.insert_batch(keys(0..500).iter().map(String::as_str))
+    f.try_insert_batch(keys(0..500).iter().map(String::as_str))
         .unwrap();
     // What the previous release wrote: format 2, the bits named after the creation id.
     let (cfg, bits) = (f.keys()[0].0.to_owned(), f.keys()[0].1.to_owned());
@@ -692,7 +693,7 @@ fn a_filter_of_the_previous_key_format_opens_and_works() {
         g.contains_batch(keys(0..500).iter().map(String::as_str), &mut out)
             .unwrap();
         assert!(out.iter().all(|&x| x));
-        g.insert("url:new").unwrap();
+        g.try_insert("url:new").unwrap();
     }
 }
 
@@ -828,7 +829,7 @@ fn keys_evicted_under_maxmemory_are_a_typed_error_never_absent_or_a_raw_reply() 
         return;
     };
     let mut f = open(&server, "evicted", &Options::new(10_000, 0.01)).unwrap();
-    f.insert_batch(keys(0..1_000).iter().map(String::as_str))
+    f.try_insert_batch(keys(0..1_000).iter().map(String::as_str))
         .unwrap();
     let (cfg, bits) = (f.keys()[0].0.to_owned(), f.keys()[0].1.to_owned());
     let junk = "x".repeat(10_000);
@@ -843,7 +844,7 @@ fn keys_evicted_under_maxmemory_are_a_typed_error_never_absent_or_a_raw_reply() 
     for err in [
         f.contains_batch(keys(0..1_000).iter().map(String::as_str), &mut out)
             .unwrap_err(),
-        f.insert("url:new").unwrap_err(),
+        f.try_insert("url:new").unwrap_err(),
         open(&server, "evicted", &Options::new(10_000, 0.01)).unwrap_err(),
     ] {
         assert!(err.is_missing(), "{err:?}");
@@ -864,13 +865,16 @@ fn a_write_cut_by_the_deadline_retires_the_connection_instead_of_misreading_it()
     )
     .unwrap();
     let before = keys(0..1_000);
-    f.insert_batch(before.iter().map(String::as_str)).unwrap();
+    f.try_insert_batch(before.iter().map(String::as_str))
+        .unwrap();
     // A batch of about 20 MB to a paused server: the socket buffers fill and the write itself
     // runs out of time, half sent.
     let big = keys(0..100_000);
     signal(server.pid(), "STOP");
     let started = std::time::Instant::now();
-    let err = f.insert_batch(big.iter().map(String::as_str)).unwrap_err();
+    let err = f
+        .try_insert_batch(big.iter().map(String::as_str))
+        .unwrap_err();
     let took = started.elapsed();
     signal(server.pid(), "CONT");
     assert!(err.is_timeout(), "{err:?}");

@@ -33,10 +33,10 @@ fn worker() {
         RedisFilter::connect_or_create(&url, "workers", &options()).unwrap();
     let keys: Vec<String> = (0..PER_WORKER).map(|i| key(worker, i)).collect();
     for batch in keys.chunks(1_000) {
-        f.insert_batch(batch[..990].iter().map(String::as_str))
+        f.try_insert_batch(batch[..990].iter().map(String::as_str))
             .unwrap();
         for k in &batch[990..] {
-            f.insert(k).unwrap();
+            f.try_insert(k).unwrap();
         }
     }
 }

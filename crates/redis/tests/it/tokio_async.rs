@@ -24,14 +24,14 @@ async fn async_filters_answer_as_the_sync_one_and_the_local_one() {
     let keys: Vec<String> = (0..10_000).map(|i| format!("k{i}")).collect();
     let mut local = Local::new(20_000, 0.01).unwrap();
     let new = f
-        .insert_batch(keys.iter().map(String::as_str))
+        .try_insert_batch(keys.iter().map(String::as_str))
         .await
         .unwrap();
     assert!(new > 9_900, "{new}");
     for k in &keys {
         local.insert(k);
     }
-    assert!(f.insert("k0").await.is_ok_and(|new| !new));
+    assert!(f.try_insert("k0").await.is_ok_and(|new| !new));
     let probes: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
     let mut out = Vec::new();
     f.contains_batch(probes.iter().map(String::as_str), &mut out)
@@ -65,7 +65,7 @@ async fn async_cluster_filters_work_across_nodes() {
     .await
     .unwrap();
     let keys: Vec<String> = (0..30_000).map(|i| format!("k{i}")).collect();
-    f.insert_batch(keys.iter().map(String::as_str))
+    f.try_insert_batch(keys.iter().map(String::as_str))
         .await
         .unwrap();
     let mut out = Vec::new();
@@ -96,7 +96,7 @@ async fn a_stalled_server_ends_an_async_call_at_its_deadline() {
     .await
     .unwrap();
     let keys: Vec<String> = (0..1_000).map(|i| format!("k{i}")).collect();
-    f.insert_batch(keys.iter().map(String::as_str))
+    f.try_insert_batch(keys.iter().map(String::as_str))
         .await
         .unwrap();
     let signal = |s: &str| {
@@ -145,12 +145,12 @@ async fn async_calls_on_both_layouts_load_flushed_scripts_again() {
     let flush = || assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
     flush();
     blocked
-        .insert_batch(keys.iter().map(String::as_str))
+        .try_insert_batch(keys.iter().map(String::as_str))
         .await
         .unwrap();
     flush();
     classic
-        .insert_batch(keys.iter().map(String::as_str))
+        .try_insert_batch(keys.iter().map(String::as_str))
         .await
         .unwrap();
     let mut out = Vec::new();
