@@ -91,7 +91,7 @@ fn bench(c: &mut Criterion) {
     let fill: Vec<String> = (0..ITEMS / 2).map(|i| format!("member:{i}")).collect();
     for chunk in fill.chunks(10_000) {
         shared
-            .insert_batch(chunk.iter().map(String::as_str))
+            .try_insert_batch(chunk.iter().map(String::as_str))
             .expect("fill");
         naive.insert_batch(chunk);
     }
@@ -114,7 +114,7 @@ fn bench(c: &mut Criterion) {
                     if op == "insert" {
                         black_box(
                             shared
-                                .insert_batch(keys.iter().map(String::as_str))
+                                .try_insert_batch(keys.iter().map(String::as_str))
                                 .expect("insert"),
                         );
                     } else {

@@ -1,6 +1,6 @@
 //! What every fuzz target checks, as plain functions of the input bytes: the cargo-fuzz
 //! targets (`fuzz_targets/`) call them, and bloomkit's test suite replays the seeds and
-//! every regression input through them (`crates/bloomkit/tests/fuzz_regressions.rs`).
+//! every regression input through them (`crates/bloomkit/tests/it/fuzz_regressions.rs`).
 //!
 //! - `decode_*`: any bytes either fail to decode with an error, or decode to a filter that
 //!   re-encodes to bytes that decode to the same filter, that the streaming decoder and
