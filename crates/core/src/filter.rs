@@ -486,10 +486,9 @@ pub trait Remove: Filter {
     }
 }
 
-/// Forwards every method of [`LookupCore`], [`Lookup`], [`FilterCore`] and [`Filter`]
-/// through a pointer type, so that `&mut F` and `Box<F>` (including `Box<dyn Filter<..>>`)
-/// are filters too.
-macro_rules! forward {
+/// Forwards the read side ([`LookupCore`], [`Lookup`]) through a pointer type, so that `&F`,
+/// `&mut F` and `Box<F>` answer lookups.
+macro_rules! forward_lookup {
     ($($ptr:ty),*) => {$(
         impl<F: LookupCore + ?Sized> LookupCore for $ptr {
             #[inline]
@@ -508,16 +507,8 @@ macro_rules! forward {
             fn estimated_fpr(&self) -> f64 {
                 (**self).estimated_fpr()
             }
-        }
-
-        impl<F: FilterCore + ?Sized> FilterCore for $ptr {
-            type InsertError = F::InsertError;
-            #[inline]
-            fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError> {
-                (**self).try_insert_hash(hash)
-            }
-            fn clear(&mut self) {
-                (**self).clear();
+            fn is_empty(&self) -> bool {
+                (**self).is_empty()
             }
         }
 
@@ -530,6 +521,25 @@ macro_rules! forward {
             #[inline]
             fn contains(&self, key: &Self::Key) -> bool {
                 (**self).contains(key)
+            }
+        }
+    )*};
+}
+
+forward_lookup!(&F, &mut F, Box<F>);
+
+/// Forwards the insert side ([`FilterCore`], [`Filter`], [`Remove`]) through a pointer type,
+/// so that `&mut F` and `Box<F>` (including `Box<dyn Filter<..>>`) are filters too.
+macro_rules! forward {
+    ($($ptr:ty),*) => {$(
+        impl<F: FilterCore + ?Sized> FilterCore for $ptr {
+            type InsertError = F::InsertError;
+            #[inline]
+            fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Self::InsertError> {
+                (**self).try_insert_hash(hash)
+            }
+            fn clear(&mut self) {
+                (**self).clear();
             }
         }
 
@@ -554,38 +564,6 @@ macro_rules! forward {
 }
 
 forward!(&mut F, Box<F>);
-
-/// A shared reference answers lookups (it cannot insert).
-impl<F: LookupCore + ?Sized> LookupCore for &F {
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        (**self).contains_hash(hash)
-    }
-    fn estimated_len(&self) -> f64 {
-        (**self).estimated_len()
-    }
-    fn heap_bytes(&self) -> usize {
-        (**self).heap_bytes()
-    }
-    fn target_fpr(&self) -> Option<f64> {
-        (**self).target_fpr()
-    }
-    fn estimated_fpr(&self) -> f64 {
-        (**self).estimated_fpr()
-    }
-}
-
-impl<F: Lookup + ?Sized> Lookup for &F {
-    type Key = F::Key;
-    #[inline]
-    fn hash_key(&self, key: &Self::Key) -> u64 {
-        (**self).hash_key(key)
-    }
-    #[inline]
-    fn contains(&self, key: &Self::Key) -> bool {
-        (**self).contains(key)
-    }
-}
 
 /// A filter whose insert error is always [`Error`], whatever the variant's own: what lets
 /// variants with different error types live in one collection
