@@ -530,6 +530,15 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         block_on(self.core.info(&mut self.link))
     }
 
+    /// Whether no bit is set in any shard (nothing was inserted since the filter was created
+    /// or cleared): [`info`](Self::info)'s `ones == 0`, one `BITCOUNT` per shard.
+    ///
+    /// # Errors
+    /// As [`info`](Self::info).
+    pub fn is_empty(&mut self) -> Result<bool, Error> {
+        Ok(self.info()?.ones == 0)
+    }
+
     /// Removes every key (zeroes the bits, each shard atomically), keeping the filter.
     ///
     /// # Errors

@@ -144,6 +144,14 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
         self.core.info(&mut self.link).await
     }
 
+    /// See [`RedisFilter::is_empty`](crate::RedisFilter::is_empty).
+    ///
+    /// # Errors
+    /// As there.
+    pub async fn is_empty(&mut self) -> Result<bool, Error> {
+        Ok(self.info().await?.ones == 0)
+    }
+
     /// See [`RedisFilter::clear`](crate::RedisFilter::clear).
     ///
     /// # Errors

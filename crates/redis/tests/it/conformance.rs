@@ -87,6 +87,9 @@ where
                     format!("{k}: new {new}, locally {new_locally}")
                 })?;
                 model.insert(*k);
+                ensure(!shared.is_empty().map_err(|e| e.to_string())?, || {
+                    format!("empty after inserting {k}")
+                })?;
             }
             Op::InsertBatch(ks) => {
                 let keys: Vec<String> = ks.iter().map(|&k| key(k)).collect();
@@ -124,6 +127,9 @@ where
                 shared.clear().map_err(|e| e.to_string())?;
                 local = empty_like(&local);
                 model.clear();
+                ensure(shared.is_empty().map_err(|e| e.to_string())?, || {
+                    "not empty after clear".into()
+                })?;
             }
             Op::Reopen => {
                 shared = RedisFilter::open(connect(server), &name).map_err(|e| e.to_string())?;
