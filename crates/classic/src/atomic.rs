@@ -10,9 +10,10 @@ use core::fmt;
 use core::hash::BuildHasher;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use derive_where::derive_where;
 
 use bloomkit_core::batch::prefetch;
-use bloomkit_core::bits::BitArray;
+use bloomkit_core::bits::{AtomicWords, BitArray};
 use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithHasher};
 use bloomkit_core::hash::{block_contains, block_contains_all, reduce, BlockProbe, ProbeScheme};
 use bloomkit_core::sizing::{self, Design};
@@ -20,18 +21,6 @@ use bloomkit_core::{Error, PortableHasher, Xxh3Builder};
 
 use crate::blocked::{Block, BRANCH_FREE_MAX_BYTES};
 use crate::{BlockedBloomFilter, BloomFilter};
-
-/// `len` zeroed atomic words, or the reason they cannot be had.
-fn atomic_words(len: usize) -> Result<Vec<AtomicU64>, Error> {
-    let mut words = Vec::new();
-    words
-        .try_reserve_exact(len)
-        .map_err(|_| Error::AllocationFailed {
-            bytes: (len as u64).saturating_mul(8),
-        })?;
-    words.resize_with(len, AtomicU64::default);
-    Ok(words)
-}
 
 /// A [`BloomFilter`] that any number of threads insert into at once, through `&self`.
 ///
@@ -74,8 +63,9 @@ fn atomic_words(len: usize) -> Result<Vec<AtomicU64>, Error> {
 /// assert_eq!(seen.to_filter()?, one);
 /// # Ok::<(), bloomkit_core::Error>(())
 /// ```
+#[derive_where(Clone, PartialEq; S)]
 pub struct AtomicBloomFilter<K: ?Sized, S = Xxh3Builder> {
-    words: Box<[AtomicU64]>,
+    words: AtomicWords,
     bits: u64,
     hashes: u32,
     probes: ProbeScheme,
@@ -84,51 +74,15 @@ pub struct AtomicBloomFilter<K: ?Sized, S = Xxh3Builder> {
     key: PhantomData<fn(&K)>,
 }
 
-/// A copy of the words as they are now (an insert running meanwhile may or may not be in
-/// it).
-impl<K: ?Sized, S: Clone> Clone for AtomicBloomFilter<K, S> {
-    fn clone(&self) -> Self {
-        AtomicBloomFilter {
-            words: self
-                .words
-                .iter()
-                .map(|w| AtomicU64::new(w.load(Relaxed)))
-                .collect(),
-            bits: self.bits,
-            hashes: self.hashes,
-            probes: self.probes,
-            design: self.design,
-            hasher: self.hasher.clone(),
-            key: PhantomData,
-        }
-    }
-}
-
-/// The same parameters and hasher, and the same bits as read now.
-impl<K: ?Sized, S: PartialEq> PartialEq for AtomicBloomFilter<K, S> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.bits, self.hashes, self.design, &self.hasher)
-            == (other.bits, other.hashes, other.design, &other.hasher)
-            && self
-                .words
-                .iter()
-                .zip(other.words.iter())
-                .all(|(a, b)| a.load(Relaxed) == b.load(Relaxed))
-    }
-}
-
 impl<K: ?Sized, S: BuildHasher> FromSettings for AtomicBloomFilter<K, S> {
     type Hasher = S;
 
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
         // The twin's sizing exactly; the zeroed words are allocated once, here.
         let (design, plan) = settings.slot_plan(|bits| bits.div_ceil(64) * 8)?;
-        let words = usize::try_from(plan.bits.div_ceil(64)).map_err(|_| Error::TooLarge {
-            bits: plan.bits as f64,
-            max: bloomkit_core::bits::MAX_BITS,
-        })?;
+        let words = plan.bits.div_ceil(64);
         Ok(AtomicBloomFilter {
-            words: atomic_words(words)?.into_boxed_slice(),
+            words: AtomicWords::zeroed(words)?,
             bits: plan.bits,
             hashes: plan.hashes,
             probes: settings.probes.unwrap_or_default(),
@@ -287,12 +241,8 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     /// # Errors
     /// [`Error::AllocationFailed`] when the atomic words cannot be allocated.
     pub fn from_filter(filter: BloomFilter<K, S>) -> Result<Self, Error> {
-        let words = atomic_words(filter.bits.words().len())?;
-        for (atomic, &word) in words.iter().zip(filter.bits.words()) {
-            atomic.store(word, Relaxed);
-        }
         Ok(AtomicBloomFilter {
-            words: words.into_boxed_slice(),
+            words: AtomicWords::from_values(filter.bits.words())?,
             bits: filter.bits.len(),
             hashes: filter.hashes,
             probes: filter.probes,
@@ -348,6 +298,25 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for AtomicBloomFilter<K, S> {
 #[derive(Default)]
 struct AtomicBlock([AtomicU64; 8]);
 
+/// A copy of the block as it is now.
+impl Clone for AtomicBlock {
+    fn clone(&self) -> Self {
+        AtomicBlock(core::array::from_fn(|i| {
+            AtomicU64::new(self.0[i].load(Relaxed))
+        }))
+    }
+}
+
+/// The same words as read now.
+impl PartialEq for AtomicBlock {
+    fn eq(&self, other: &Self) -> bool {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .all(|(x, y)| x.load(Relaxed) == y.load(Relaxed))
+    }
+}
+
 /// A [`BlockedBloomFilter`] that any number of threads insert into at once, through
 /// `&self`: an insert is at most eight `fetch_or`s on one cache line.
 ///
@@ -370,52 +339,13 @@ struct AtomicBlock([AtomicU64; 8]);
 /// assert!((0..100_000u64).all(|i| seen.contains(&i)));
 /// # Ok::<(), bloomkit_core::Error>(())
 /// ```
+#[derive_where(Clone, PartialEq; S)]
 pub struct AtomicBlockedBloomFilter<K: ?Sized, S = Xxh3Builder> {
     blocks: Box<[AtomicBlock]>,
     hashes: u32,
     design: Option<Design>,
     hasher: S,
     key: PhantomData<fn(&K)>,
-}
-
-/// A copy of the blocks as they are now.
-impl<K: ?Sized, S: Clone> Clone for AtomicBlockedBloomFilter<K, S> {
-    fn clone(&self) -> Self {
-        let blocks: Box<[AtomicBlock]> = self
-            .blocks
-            .iter()
-            .map(|b| {
-                AtomicBlock(core::array::from_fn(|i| {
-                    AtomicU64::new(b.0[i].load(Relaxed))
-                }))
-            })
-            .collect();
-        AtomicBlockedBloomFilter {
-            blocks,
-            hashes: self.hashes,
-            design: self.design,
-            hasher: self.hasher.clone(),
-            key: PhantomData,
-        }
-    }
-}
-
-/// The same parameters and hasher, and the same bits as read now.
-impl<K: ?Sized, S: PartialEq> PartialEq for AtomicBlockedBloomFilter<K, S> {
-    fn eq(&self, other: &Self) -> bool {
-        let same = |a: &AtomicBlock, b: &AtomicBlock| {
-            a.0.iter()
-                .zip(&b.0)
-                .all(|(x, y)| x.load(Relaxed) == y.load(Relaxed))
-        };
-        (self.hashes, self.design, &self.hasher) == (other.hashes, other.design, &other.hasher)
-            && self.blocks.len() == other.blocks.len()
-            && self
-                .blocks
-                .iter()
-                .zip(other.blocks.iter())
-                .all(|(a, b)| same(a, b))
-    }
 }
 
 /// `blocks` zeroed atomic blocks, or the reason they cannot be had.

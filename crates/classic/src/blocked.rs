@@ -4,6 +4,7 @@ use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
+use derive_where::derive_where;
 
 use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch, with_simd};
 use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
@@ -172,6 +173,7 @@ pub(crate) fn count_ones(blocks: &[Block]) -> u64 {
 /// f.insert(&1u64);
 /// f.contains(&1i32); // does not compile
 /// ```
+#[derive_where(Clone, PartialEq; S)]
 pub struct BlockedBloomFilter<K: ?Sized, S = Xxh3Builder> {
     pub(crate) blocks: Vec<Block>,
     pub(crate) hashes: u32,
@@ -179,37 +181,6 @@ pub struct BlockedBloomFilter<K: ?Sized, S = Xxh3Builder> {
     pub(crate) hasher: S,
     pub(crate) ones: u64,
     pub(crate) key: PhantomData<fn(&K)>,
-}
-
-impl<K: ?Sized, S: Clone> Clone for BlockedBloomFilter<K, S> {
-    fn clone(&self) -> Self {
-        BlockedBloomFilter {
-            blocks: self.blocks.clone(),
-            hashes: self.hashes,
-            design: self.design,
-            hasher: self.hasher.clone(),
-            ones: self.ones,
-            key: PhantomData,
-        }
-    }
-}
-
-impl<K: ?Sized, S: PartialEq> PartialEq for BlockedBloomFilter<K, S> {
-    fn eq(&self, other: &Self) -> bool {
-        (
-            &self.blocks,
-            self.hashes,
-            self.design,
-            &self.hasher,
-            self.ones,
-        ) == (
-            &other.blocks,
-            other.hashes,
-            other.design,
-            &other.hasher,
-            other.ones,
-        )
-    }
 }
 
 impl<K: ?Sized, S: BuildHasher> FromSettings for BlockedBloomFilter<K, S> {

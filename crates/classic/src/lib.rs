@@ -62,6 +62,7 @@ use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
+use derive_where::derive_where;
 
 use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::{BitArray, BitSlice};
@@ -148,6 +149,7 @@ impl Lookup<'_> {
 /// f.insert(&1u64);
 /// f.contains(&1i32); // a u64 filter does not take an i32: this does not compile
 /// ```
+#[derive_where(Clone, PartialEq; S)]
 pub struct BloomFilter<K: ?Sized, S = Xxh3Builder> {
     bits: BitArray,
     hashes: u32,
@@ -155,37 +157,6 @@ pub struct BloomFilter<K: ?Sized, S = Xxh3Builder> {
     design: Option<Design>,
     hasher: S,
     key: PhantomData<fn(&K)>,
-}
-
-impl<K: ?Sized, S: Clone> Clone for BloomFilter<K, S> {
-    fn clone(&self) -> Self {
-        BloomFilter {
-            bits: self.bits.clone(),
-            hashes: self.hashes,
-            probes: self.probes,
-            design: self.design,
-            hasher: self.hasher.clone(),
-            key: PhantomData,
-        }
-    }
-}
-
-impl<K: ?Sized, S: PartialEq> PartialEq for BloomFilter<K, S> {
-    fn eq(&self, other: &Self) -> bool {
-        (
-            &self.bits,
-            self.hashes,
-            self.probes,
-            self.design,
-            &self.hasher,
-        ) == (
-            &other.bits,
-            other.hashes,
-            other.probes,
-            other.design,
-            &other.hasher,
-        )
-    }
 }
 
 impl<K: ?Sized, S: BuildHasher> FromSettings for BloomFilter<K, S> {

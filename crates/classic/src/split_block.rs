@@ -4,6 +4,7 @@ use core::borrow::Borrow;
 use core::convert::Infallible;
 use core::fmt;
 use core::marker::PhantomData;
+use derive_where::derive_where;
 
 use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch};
 use bloomkit_core::build::{Builder, FromSettings, Settings};
@@ -149,28 +150,12 @@ struct SplitBlock([u32; 8]);
 /// assert!(back.contains(&42));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[derive_where(Clone, PartialEq)]
 pub struct SplitBlockFilter<K: ?Sized> {
     blocks: Vec<SplitBlock>,
     design: Option<Design>,
     ones: u64,
     key: PhantomData<fn(&K)>,
-}
-
-impl<K: ?Sized> Clone for SplitBlockFilter<K> {
-    fn clone(&self) -> Self {
-        SplitBlockFilter {
-            blocks: self.blocks.clone(),
-            design: self.design,
-            ones: self.ones,
-            key: PhantomData,
-        }
-    }
-}
-
-impl<K: ?Sized> PartialEq for SplitBlockFilter<K> {
-    fn eq(&self, other: &Self) -> bool {
-        (&self.blocks, self.design) == (&other.blocks, other.design)
-    }
 }
 
 impl<K: ?Sized> fmt::Debug for SplitBlockFilter<K> {

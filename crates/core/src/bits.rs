@@ -4,6 +4,8 @@
 //! the allocator refuses is an [`Error`], not an abort) and keeps the number of set bits in
 //! O(1), which the cardinality and fill-based FPR estimates read.
 
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 use crate::Error;
 
 /// The largest number of bits any bloomkit structure may hold on this platform: `2^63`,
@@ -436,6 +438,79 @@ impl Iterator for Ones<'_> {
 }
 
 impl ExactSizeIterator for Ones<'_> {}
+
+/// Words that threads update at once (the atomic filters' bits and counters): a boxed slice
+/// of `AtomicU64`, allocated fallibly, whose `Clone` is a snapshot (each word as read now)
+/// and whose `==` compares lengths and each word as read now.
+#[derive(Debug, Default)]
+pub struct AtomicWords(Box<[AtomicU64]>);
+
+impl AtomicWords {
+    /// `len` zeroed words.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] when they cannot be had (including a `len` past `usize`).
+    pub fn zeroed(len: u64) -> Result<Self, Error> {
+        let failed = || Error::AllocationFailed {
+            bytes: len.saturating_mul(8),
+        };
+        let n = usize::try_from(len).map_err(|_| failed())?;
+        let mut words = Vec::new();
+        words.try_reserve_exact(n).map_err(|_| failed())?;
+        words.resize_with(n, AtomicU64::default);
+        Ok(AtomicWords(words.into_boxed_slice()))
+    }
+
+    /// The words `values` hold, made atomic.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] when they cannot be had.
+    pub fn from_values(values: &[u64]) -> Result<Self, Error> {
+        let words = AtomicWords::zeroed(values.len() as u64)?;
+        for (atomic, &v) in words.0.iter().zip(values) {
+            atomic.store(v, Relaxed);
+        }
+        Ok(words)
+    }
+}
+
+impl core::ops::Deref for AtomicWords {
+    type Target = [AtomicU64];
+
+    fn deref(&self) -> &[AtomicU64] {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for AtomicWords {
+    fn deref_mut(&mut self) -> &mut [AtomicU64] {
+        &mut self.0
+    }
+}
+
+/// A copy of the words as they are now (an update running meanwhile may or may not be in it).
+impl Clone for AtomicWords {
+    fn clone(&self) -> Self {
+        AtomicWords(
+            self.0
+                .iter()
+                .map(|w| AtomicU64::new(w.load(Relaxed)))
+                .collect(),
+        )
+    }
+}
+
+/// The same length and the same words as read now.
+impl PartialEq for AtomicWords {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(other.0.iter())
+                .all(|(a, b)| a.load(Relaxed) == b.load(Relaxed))
+    }
+}
 
 impl core::fmt::Debug for BitArray {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -4,9 +4,11 @@
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::Ordering::Relaxed;
+use derive_where::derive_where;
 
 use bloomkit_core::batch::prefetch;
+use bloomkit_core::bits::AtomicWords;
 use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithCounter, WithHasher};
 use bloomkit_core::hash::{Positions, ProbeScheme};
 use bloomkit_core::sizing::{self, Design};
@@ -72,8 +74,9 @@ use crate::{Counter, CounterArray, CountingBloomFilter, Runs, U4};
 /// assert!(single.contains(&1_500u64));
 /// # Ok::<(), bloomkit_core::Error>(())
 /// ```
+#[derive_where(Clone, PartialEq; S)]
 pub struct AtomicCountingBloomFilter<K: ?Sized, C: Counter = U4, S = Xxh3Builder> {
-    words: Box<[AtomicU64]>,
+    words: AtomicWords,
     counters: u64,
     hashes: u32,
     probes: ProbeScheme,
@@ -95,18 +98,6 @@ fn words_for<C: Counter>(counters: u64) -> u128 {
     crate::counter::packed_bits::<C>(counters).div_ceil(64)
 }
 
-/// `words` zeroed atomic words, or the reason they cannot be had.
-fn atomic_words(words: u64) -> Result<Box<[AtomicU64]>, Error> {
-    let failed = || Error::AllocationFailed {
-        bytes: words.saturating_mul(8),
-    };
-    let n = usize::try_from(words).map_err(|_| failed())?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| failed())?;
-    v.resize_with(n, AtomicU64::default);
-    Ok(v.into_boxed_slice())
-}
-
 impl<K: ?Sized, C: Counter, S> AtomicCountingBloomFilter<K, C, S> {
     fn zeroed(
         counters: u64,
@@ -120,7 +111,7 @@ impl<K: ?Sized, C: Counter, S> AtomicCountingBloomFilter<K, C, S> {
             max: bloomkit_core::bits::MAX_BITS,
         })?;
         Ok(AtomicCountingBloomFilter {
-            words: atomic_words(words)?,
+            words: AtomicWords::zeroed(words)?,
             counters,
             hashes,
             probes,
@@ -485,49 +476,6 @@ impl<K: Hash + ?Sized, C: Counter, S: BuildHasher> bloomkit_core::Remove
 {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         AtomicCountingBloomFilter::remove_hash(self, hash)
-    }
-}
-
-/// A copy of the counters as they are now.
-impl<K: ?Sized, C: Counter, S: Clone> Clone for AtomicCountingBloomFilter<K, C, S> {
-    fn clone(&self) -> Self {
-        AtomicCountingBloomFilter {
-            words: self
-                .words
-                .iter()
-                .map(|w| AtomicU64::new(w.load(Relaxed)))
-                .collect(),
-            counters: self.counters,
-            hashes: self.hashes,
-            probes: self.probes,
-            design: self.design,
-            hasher: self.hasher.clone(),
-            key: PhantomData,
-            width: PhantomData,
-        }
-    }
-}
-
-/// The same parameters and hasher, and the same counters as read now.
-impl<K: ?Sized, C: Counter, S: PartialEq> PartialEq for AtomicCountingBloomFilter<K, C, S> {
-    fn eq(&self, other: &Self) -> bool {
-        (
-            self.counters,
-            self.hashes,
-            self.probes,
-            self.design,
-            &self.hasher,
-        ) == (
-            other.counters,
-            other.hashes,
-            other.probes,
-            other.design,
-            &other.hasher,
-        ) && self
-            .words
-            .iter()
-            .zip(other.words.iter())
-            .all(|(a, b)| a.load(Relaxed) == b.load(Relaxed))
     }
 }
 

@@ -80,6 +80,7 @@ use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
+use derive_where::derive_where;
 
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::batch::{insert_counting, pipeline};
@@ -103,6 +104,7 @@ pub use counter::{Counter, CounterArray, Nibbles, Wide, U4};
 /// A counting Bloom filter over keys of type `K`, with counters of width `C` ([`U4`] by
 /// default) and hasher `S`. The key type is part of the filter's type, as in a `HashSet<K>`
 /// (see `BloomFilter`).
+#[derive_where(Clone, PartialEq; S)]
 pub struct CountingBloomFilter<K: ?Sized, C: Counter = U4, S = Xxh3Builder> {
     counters: C::Array,
     hashes: u32,
@@ -114,30 +116,6 @@ pub struct CountingBloomFilter<K: ?Sized, C: Counter = U4, S = Xxh3Builder> {
     /// Counters stuck at the ceiling.
     saturated: u64,
     key: PhantomData<fn(&K)>,
-}
-
-impl<K: ?Sized, C: Counter, S: Clone> Clone for CountingBloomFilter<K, C, S> {
-    fn clone(&self) -> Self {
-        CountingBloomFilter {
-            counters: self.counters.clone(),
-            hashes: self.hashes,
-            probes: self.probes,
-            design: self.design,
-            hasher: self.hasher.clone(),
-            nonzero: self.nonzero,
-            saturated: self.saturated,
-            key: PhantomData,
-        }
-    }
-}
-
-impl<K: ?Sized, C: Counter, S: PartialEq> PartialEq for CountingBloomFilter<K, C, S> {
-    fn eq(&self, other: &Self) -> bool {
-        let parts = |f: &Self| (f.hashes, f.probes, f.design, f.nonzero, f.saturated);
-        self.counters == other.counters
-            && parts(self) == parts(other)
-            && self.hasher == other.hasher
-    }
 }
 
 impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for CountingBloomFilter<K, C, S> {

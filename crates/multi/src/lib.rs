@@ -68,6 +68,7 @@ pub use bloomkit_core;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
+use derive_where::derive_where;
 
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::hash::ProbeScheme;
@@ -90,6 +91,7 @@ type PartFilter<S> = BloomFilter<(), S>;
 
 /// One bit array: over one attribute's values (a one-bit mask) or over the combined values
 /// of several (a declared subset, or all of them: the record-level filter).
+#[derive(Clone, PartialEq)]
 struct Part<S> {
     mask: Mask,
     /// The part's seed, derived from the filter's ([`part_seed`]): its hasher's, and the
@@ -112,22 +114,6 @@ impl<S: PortableHasher> Part<S> {
             key,
             filter: filter(family.reseeded(key))?,
         })
-    }
-}
-
-impl<S: Clone> Clone for Part<S> {
-    fn clone(&self) -> Self {
-        Part {
-            mask: self.mask,
-            key: self.key,
-            filter: self.filter.clone(),
-        }
-    }
-}
-
-impl<S: PartialEq> PartialEq for Part<S> {
-    fn eq(&self, other: &Self) -> bool {
-        self.mask == other.mask && self.filter == other.filter
     }
 }
 
@@ -231,6 +217,7 @@ pub struct PartInfo {
 /// dynamic record (`[T]`, `Vec<T>`) whose arity the builder is given. `S` is the hasher
 /// family: every part hashes with the filter's hasher reseeded
 /// ([`PortableHasher::reseeded`]) with a seed derived from the filter's.
+#[derive_where(Clone, PartialEq; S)]
 pub struct MultiFilter<R: ?Sized, S = Xxh3Builder> {
     /// Attribute `i`'s part at index `i`.
     attributes: Vec<Part<S>>,
@@ -243,26 +230,6 @@ pub struct MultiFilter<R: ?Sized, S = Xxh3Builder> {
     /// attribute hashes combine from into its one hash ([`Lookup::hash_key`]).
     record_key: u64,
     record: PhantomData<fn(&R)>,
-}
-
-impl<R: ?Sized, S: Clone> Clone for MultiFilter<R, S> {
-    fn clone(&self) -> Self {
-        MultiFilter {
-            attributes: self.attributes.clone(),
-            combos: self.combos.clone(),
-            hasher: self.hasher.clone(),
-            record_key: self.record_key,
-            record: PhantomData,
-        }
-    }
-}
-
-impl<R: ?Sized, S: PartialEq> PartialEq for MultiFilter<R, S> {
-    fn eq(&self, other: &Self) -> bool {
-        self.attributes == other.attributes
-            && self.combos == other.combos
-            && self.hasher == other.hasher
-    }
 }
 
 impl<R: ?Sized, S: fmt::Debug + BuildHasher> fmt::Debug for MultiFilter<R, S> {

@@ -73,6 +73,7 @@ pub use bloomkit_core;
 use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
+use derive_where::derive_where;
 
 use bloomkit_classic::BlockedBloomFilter;
 use bloomkit_core::batch::{pipeline, prefetch};
@@ -102,6 +103,7 @@ pub const TIGHTENING_RANGE: core::ops::RangeInclusive<f64> = 0.5..=0.95;
 
 /// A scalable Bloom filter over keys of type `K`, made of blocked slices. The key type is
 /// part of the filter's type, as in a `HashSet<K>`.
+#[derive_where(Clone, PartialEq; S)]
 pub struct ScalableBloomFilter<K: ?Sized, S = Xxh3Builder> {
     /// Oldest first; the last is the one inserts go into.
     slices: Vec<Slice<K, S>>,
@@ -113,47 +115,12 @@ pub struct ScalableBloomFilter<K: ?Sized, S = Xxh3Builder> {
     len: u64,
 }
 
-impl<K: ?Sized, S: Clone> Clone for ScalableBloomFilter<K, S> {
-    fn clone(&self) -> Self {
-        ScalableBloomFilter {
-            slices: self.slices.clone(),
-            hasher: self.hasher.clone(),
-            config: self.config,
-            next: self.next,
-            len: self.len,
-        }
-    }
-}
-
-impl<K: ?Sized, S: PartialEq> PartialEq for ScalableBloomFilter<K, S> {
-    fn eq(&self, other: &Self) -> bool {
-        self.slices == other.slices
-            && self.hasher == other.hasher
-            && (self.config, self.next, self.len) == (other.config, other.next, other.len)
-    }
-}
-
 /// One blocked filter of the list, and how many items went into it.
+#[derive_where(Clone, PartialEq; S)]
 struct Slice<K: ?Sized, S> {
     filter: BlockedBloomFilter<K, S>,
     capacity: u64,
     items: u64,
-}
-
-impl<K: ?Sized, S: Clone> Clone for Slice<K, S> {
-    fn clone(&self) -> Self {
-        Slice {
-            filter: self.filter.clone(),
-            capacity: self.capacity,
-            items: self.items,
-        }
-    }
-}
-
-impl<K: ?Sized, S: PartialEq> PartialEq for Slice<K, S> {
-    fn eq(&self, other: &Self) -> bool {
-        self.filter == other.filter && (self.capacity, self.items) == (other.capacity, other.items)
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

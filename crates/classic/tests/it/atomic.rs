@@ -228,3 +228,24 @@ fn measured_fpr_honours_the_target() {
     let m = kit::measure_fpr(&f, 200_000);
     assert!(m.within(0.01, 5.0), "{m:?}");
 }
+
+/// Equality compares every field, the probe scheme included: two atomic filters with the
+/// same (empty) bits and different schemes answer differently once keys go in, so they are
+/// not equal. A clone is a snapshot equal to its source.
+#[test]
+fn atomic_equality_sees_every_field() {
+    use bloomkit_core::hash::ProbeScheme;
+    let wide = AtomicBloomFilter::<u64>::builder(1_000, 0.01)
+        .build()
+        .unwrap();
+    let enhanced = AtomicBloomFilter::<u64>::builder(1_000, 0.01)
+        .probe_scheme(ProbeScheme::Enhanced)
+        .build()
+        .unwrap();
+    assert!(wide != enhanced);
+    wide.insert(&7);
+    let copy = wide.clone();
+    assert!(copy == wide);
+    wide.insert(&8);
+    assert!(copy != wide);
+}
