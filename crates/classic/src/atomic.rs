@@ -14,7 +14,7 @@ use derive_where::derive_where;
 
 use bloomkit_core::batch::prefetch;
 use bloomkit_core::bits::{AtomicWords, BitArray};
-use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithHasher};
+use bloomkit_core::build::{FromSettings, Probing, Settings, WithHasher};
 use bloomkit_core::hash::{block_contains, block_contains_all, reduce, BlockProbe, ProbeScheme};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{Error, PortableHasher, Xxh3Builder};
@@ -97,22 +97,6 @@ impl<K: ?Sized, S: BuildHasher> Probing for AtomicBloomFilter<K, S> {}
 
 impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for AtomicBloomFilter<K, S> {
     type Output = AtomicBloomFilter<K, H>;
-}
-
-impl<K: ?Sized> AtomicBloomFilter<K> {
-    /// A filter for `expected_items` at rate `fpr`: the m and k of
-    /// [`BloomFilter::new`].
-    ///
-    /// # Errors
-    /// As [`BloomFilter::new`].
-    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(expected_items, fpr).build()
-    }
-
-    /// A [`Builder`] for other settings (seed or hasher, memory limit).
-    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(expected_items, fpr)
-    }
 }
 
 impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
@@ -383,22 +367,6 @@ impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for AtomicBlockedB
     type Output = AtomicBlockedBloomFilter<K, H>;
 }
 
-impl<K: ?Sized> AtomicBlockedBloomFilter<K> {
-    /// A filter for `expected_items` at rate `fpr`: the blocks and k of
-    /// [`BlockedBloomFilter::new`].
-    ///
-    /// # Errors
-    /// As [`BlockedBloomFilter::new`].
-    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(expected_items, fpr).build()
-    }
-
-    /// A [`Builder`] for other settings (seed or hasher, memory limit).
-    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(expected_items, fpr)
-    }
-}
-
 impl<K: ?Sized, S: BuildHasher> AtomicBlockedBloomFilter<K, S> {
     #[inline]
     fn block(&self, hash: u64) -> &[AtomicU64; 8] {
@@ -602,3 +570,6 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for AtomicBlockedBloomFilter<K, S> {
             .finish_non_exhaustive()
     }
 }
+bloomkit_core::impl_builder_entry!(AtomicBloomFilter, "bloomkit_classic");
+
+bloomkit_core::impl_builder_entry!(AtomicBlockedBloomFilter, "bloomkit_classic");

@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 use derive_where::derive_where;
 
 use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch, with_simd};
-use bloomkit_core::build::{Builder, FromSettings, Settings, WithHasher};
+use bloomkit_core::build::{FromSettings, Settings, WithHasher};
 use bloomkit_core::hash::{block_contains_fast, block_positions, reduce, BlockProbe, BLOCK_BITS};
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{
@@ -200,34 +200,9 @@ impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for BlockedBloomFi
     type Output = BlockedBloomFilter<K, H>;
 }
 
+bloomkit_core::impl_builder_entry!(BlockedBloomFilter, "bloomkit_classic");
+
 impl<K: ?Sized> BlockedBloomFilter<K> {
-    /// A blocked filter for `expected_items` at false-positive rate `fpr`, with the default
-    /// hasher and seed.
-    ///
-    /// # Errors
-    /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::UnreachableFpr`],
-    /// [`Error::TooLarge`], [`Error::AllocationFailed`].
-    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(expected_items, fpr).build()
-    }
-
-    /// A [`Builder`] for a blocked filter of `expected_items` at rate `fpr` with other
-    /// settings: a seed or hasher, a memory limit.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BlockedBloomFilter;
-    ///
-    /// let mut f = BlockedBloomFilter::builder(10_000, 0.01).seed(7).build()?;
-    /// f.insert(&42u64);
-    /// assert!(f.contains(&42));
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(expected_items, fpr)
-    }
-
     /// A filter of exactly `blocks` blocks of 512 bits and `hashes` probes per key.
     ///
     /// # Errors

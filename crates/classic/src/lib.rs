@@ -66,7 +66,7 @@ use derive_where::derive_where;
 
 use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::{BitArray, BitSlice};
-use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithHasher};
+use bloomkit_core::build::{FromSettings, Probing, Settings, WithHasher};
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{
@@ -177,48 +177,9 @@ impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for BloomFilter<K,
     type Output = BloomFilter<K, H>;
 }
 
+bloomkit_core::impl_builder_entry!(BloomFilter, "bloomkit_classic");
+
 impl<K: ?Sized> BloomFilter<K> {
-    /// A filter for `expected_items` at false-positive rate `fpr`, with the default hasher
-    /// and seed.
-    ///
-    /// # Errors
-    /// [`Error::ZeroItems`], [`Error::InvalidFpr`] (outside (0, 1), NaN),
-    /// [`Error::TooLarge`] or [`Error::AllocationFailed`] when it cannot be stored.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BloomFilter;
-    ///
-    /// let f = BloomFilter::<str>::new(1_000_000, 0.01)?;
-    /// assert_eq!(f.num_hashes(), 7);
-    /// assert!(BloomFilter::<str>::new(0, 0.01).is_err());
-    /// assert!(BloomFilter::<str>::new(10, 1.5).is_err());
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(expected_items, fpr).build()
-    }
-
-    /// A [`Builder`] for a filter of `expected_items` at rate `fpr` with other settings: a
-    /// seed or hasher, a memory limit.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BloomFilter;
-    ///
-    /// let mut f = BloomFilter::builder(10_000, 0.01).seed(7).max_bytes(16 << 10).build()?;
-    /// f.insert("a");
-    /// assert!(f.contains("a"));
-    /// // 100 million items at 1% need 114 MiB: more than the limit.
-    /// assert!(BloomFilter::<str>::builder(100_000_000, 0.01).max_bytes(1 << 20).build().is_err());
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(expected_items, fpr)
-    }
-
     /// A filter of `bits` bits (rounded up to the next size with no prime factor below
     /// `hashes`, see [`sizing::coprime_bits`]: a few bits more at most) and `hashes` probes
     /// per key, with the default hasher.

@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 use derive_where::derive_where;
 
 use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch};
-use bloomkit_core::build::{Builder, FromSettings, Settings};
+use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::hash::{split_block_contains, split_block_insert, xxh64};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{
@@ -202,35 +202,9 @@ impl<K: ?Sized> FromSettings for SplitBlockFilter<K> {
     }
 }
 
+bloomkit_core::impl_builder_entry!(SplitBlockFilter, "bloomkit_classic");
+
 impl<K: ?Sized> SplitBlockFilter<K> {
-    /// A filter for `expected_items` at false-positive rate `fpr`, sized with the block-load
-    /// model so that the rate holds.
-    ///
-    /// # Errors
-    /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::UnreachableFpr`],
-    /// [`Error::TooLarge`] past [`MAX_SPLIT_BLOCKS`], [`Error::AllocationFailed`].
-    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(expected_items, fpr).build()
-    }
-
-    /// A [`Builder`] for a filter of `expected_items` at rate `fpr` with a memory limit
-    /// (`max_bytes`). The hash is Parquet's (XXH64, seed 0), fixed by the format, so the
-    /// builder has no `seed` or `hasher`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::SplitBlockFilter;
-    ///
-    /// let f = SplitBlockFilter::<str>::builder(100_000, 0.01).max_bytes(1 << 20).build()?;
-    /// assert!(f.heap_bytes() <= 1 << 20);
-    /// assert!(SplitBlockFilter::<str>::builder(100_000_000, 0.01).max_bytes(1 << 20).build().is_err());
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(expected_items, fpr)
-    }
-
     /// A filter of exactly `blocks` blocks of 32 bytes.
     ///
     /// # Errors

@@ -329,3 +329,78 @@ impl<F: FromSettings> Builder<F> {
         F::from_settings(&self.settings, self.hasher)
     }
 }
+
+/// `new(expected_items, fpr)` and `builder(expected_items, fpr)` for a variant made through
+/// [`Builder`] (its type with the default generic parameters: `impl<K> Type<K>`), with their
+/// docs and a doctest written once for all variants. The second argument is the crate the
+/// type is exported from, for the doctest's `use` line:
+///
+/// ```text
+/// bloomkit_core::impl_builder_entry!(BloomFilter, "bloomkit_classic");
+/// ```
+///
+/// Exported only so the variant crates can use it: not part of the public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! impl_builder_entry {
+    ($ty:ident, $krate:literal) => {
+        impl<K: ?::core::marker::Sized> $ty<K> {
+            #[doc = concat!(
+                "A filter for `expected_items` at false-positive rate `fpr` with the default ",
+                "settings: `builder(expected_items, fpr).build()` (see [`", stringify!($ty),
+                "::builder`] for the others)."
+            )]
+            ///
+            /// # Errors
+            /// [`Error::ZeroItems`](bloomkit_core::Error::ZeroItems),
+            /// [`Error::InvalidFpr`](bloomkit_core::Error::InvalidFpr) (outside (0, 1), NaN),
+            /// [`Error::UnreachableFpr`](bloomkit_core::Error::UnreachableFpr),
+            /// [`Error::TooLarge`](bloomkit_core::Error::TooLarge) or
+            /// [`Error::AllocationFailed`](bloomkit_core::Error::AllocationFailed) when it
+            /// cannot be stored.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use ", $krate, "::", stringify!($ty), ";")]
+            ///
+            #[doc = concat!("let f = ", stringify!($ty), "::<u64>::new(1_000_000, 0.01)?;")]
+            /// assert!(!f.contains(&7));
+            #[doc = concat!("assert!(", stringify!($ty), "::<u64>::new(0, 0.01).is_err());")]
+            #[doc = concat!("assert!(", stringify!($ty), "::<u64>::new(10, 1.5).is_err());")]
+            /// # Ok::<(), bloomkit_core::Error>(())
+            /// ```
+            pub fn new(
+                expected_items: u64,
+                fpr: f64,
+            ) -> ::core::result::Result<Self, $crate::Error> {
+                Self::builder(expected_items, fpr).build()
+            }
+
+            /// A [`Builder`](bloomkit_core::build::Builder) for a filter of `expected_items` at
+            /// rate `fpr` with other settings: a memory limit, and where the variant has them
+            /// a seed or hasher, a probe scheme, a counter width, growth.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use ", $krate, "::", stringify!($ty), ";")]
+            ///
+            #[doc = concat!(
+                "let f = ", stringify!($ty),
+                "::<u64>::builder(10_000, 0.01).max_bytes(1 << 20).build()?;"
+            )]
+            /// assert!(f.heap_bytes() <= 1 << 20);
+            /// // 100 million items at 1% need more than the limit: refused before allocating.
+            #[doc = concat!(
+                "assert!(", stringify!($ty),
+                "::<u64>::builder(100_000_000, 0.01).max_bytes(1 << 20).build().is_err());"
+            )]
+            /// # Ok::<(), bloomkit_core::Error>(())
+            /// ```
+            pub fn builder(expected_items: u64, fpr: f64) -> $crate::build::Builder<Self> {
+                $crate::build::Builder::new(expected_items, fpr)
+            }
+        }
+    };
+}

@@ -9,7 +9,7 @@ use derive_where::derive_where;
 
 use bloomkit_core::batch::prefetch;
 use bloomkit_core::bits::AtomicWords;
-use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithCounter, WithHasher};
+use bloomkit_core::build::{FromSettings, Probing, Settings, WithCounter, WithHasher};
 use bloomkit_core::hash::{Positions, ProbeScheme};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{Error, PortableHasher, Xxh3Builder};
@@ -199,22 +199,6 @@ impl<K: ?Sized, C: Counter, C2: Counter, S: BuildHasher> WithCounter<C2>
     for AtomicCountingBloomFilter<K, C, S>
 {
     type Output = AtomicCountingBloomFilter<K, C2, S>;
-}
-
-impl<K: ?Sized> AtomicCountingBloomFilter<K> {
-    /// A filter with 4-bit counters for `expected_items` at rate `fpr`: the m and k of
-    /// [`CountingBloomFilter::new`].
-    ///
-    /// # Errors
-    /// As [`CountingBloomFilter::new`].
-    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(expected_items, fpr).build()
-    }
-
-    /// A [`Builder`] for other settings (counter width, seed or hasher, memory limit).
-    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(expected_items, fpr)
-    }
 }
 
 impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
@@ -491,3 +475,4 @@ impl<K: ?Sized, C: Counter, S: fmt::Debug> fmt::Debug for AtomicCountingBloomFil
             .finish_non_exhaustive()
     }
 }
+bloomkit_core::impl_builder_entry!(AtomicCountingBloomFilter, "bloomkit_counting");

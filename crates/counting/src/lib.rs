@@ -85,7 +85,7 @@ use derive_where::derive_where;
 use bloomkit_classic::BloomFilter;
 use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::build::{Builder, FromSettings, Probing, Settings, WithCounter, WithHasher};
+use bloomkit_core::build::{FromSettings, Probing, Settings, WithCounter, WithHasher};
 use bloomkit_core::hash::{Positions, ProbeScheme};
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
 use bloomkit_core::{
@@ -146,39 +146,23 @@ impl<K: ?Sized, C: Counter, C2: Counter, S: BuildHasher> WithCounter<C2>
     type Output = CountingBloomFilter<K, C2, S>;
 }
 
+bloomkit_core::impl_builder_entry!(CountingBloomFilter, "bloomkit_counting");
+
 /// The plain constructors build 4-bit counters with XXH3 (as `HashMap::new` builds its
 /// default hasher), so they need no type annotation beyond the key's; for another width,
-/// ask the builder: `CountingBloomFilter::builder(n, p).counter::<u16>().build()`.
+/// ask the builder:
+///
+/// ```
+/// use bloomkit_counting::CountingBloomFilter;
+///
+/// let mut f = CountingBloomFilter::builder(1_000, 0.01).counter::<u8>().seed(7).build()?;
+/// for _ in 0..200 {
+///     f.insert("hot key");
+/// }
+/// assert_eq!(f.count("hot key"), 200); // a 4-bit counter would stick at 15
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
 impl<K: ?Sized> CountingBloomFilter<K> {
-    /// A filter with 4-bit counters for `expected_items` at false-positive rate `fpr`, with
-    /// the default hasher and seed: the same m and k as `BloomFilter::new`.
-    ///
-    /// # Errors
-    /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::TooLarge`],
-    /// [`Error::AllocationFailed`].
-    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(expected_items, fpr).build()
-    }
-
-    /// A [`Builder`] for a filter of `expected_items` at rate `fpr` with other settings:
-    /// counter width, seed or hasher, a memory limit.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_counting::CountingBloomFilter;
-    ///
-    /// let mut f = CountingBloomFilter::builder(1_000, 0.01).counter::<u8>().seed(7).build()?;
-    /// for _ in 0..200 {
-    ///     f.insert("hot key");
-    /// }
-    /// assert_eq!(f.count("hot key"), 200); // a 4-bit counter would stick at 15
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn builder(expected_items: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(expected_items, fpr)
-    }
-
     /// `counters` 4-bit counters (rounded up as `BloomFilter::with_bits` rounds its bits)
     /// and `hashes` probes per key, with the default hasher.
     ///

@@ -77,7 +77,7 @@ use derive_where::derive_where;
 
 use bloomkit_classic::BlockedBloomFilter;
 use bloomkit_core::batch::{pipeline, prefetch};
-use bloomkit_core::build::{Builder, FromSettings, Growable, Settings, WithHasher};
+use bloomkit_core::build::{FromSettings, Growable, Settings, WithHasher};
 use bloomkit_core::hash::block_contains;
 use bloomkit_core::{
     check_fpr, sizing, Error, Filter, FilterCore, Limit, Lookup, LookupCore, Parameter,
@@ -243,46 +243,6 @@ impl<K: ?Sized, S: BuildHasher + Clone, H: BuildHasher + Clone> WithHasher<H>
 
 /// A scalable filter takes the builder's growth, tightening and item limit.
 impl<K: ?Sized, S: BuildHasher + Clone> Growable for ScalableBloomFilter<K, S> {}
-
-impl<K: ?Sized> ScalableBloomFilter<K> {
-    /// A filter that starts with room for `initial_capacity` items and grows, keeping its
-    /// false-positive rate at most `fpr` however large it gets; growth 2, tightening 0.85,
-    /// no limit, the default hasher and seed.
-    ///
-    /// # Errors
-    /// As [`Builder::build`].
-    pub fn new(initial_capacity: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(initial_capacity, fpr).build()
-    }
-
-    /// A [`Builder`] for other settings:
-    ///
-    /// - [`growth`](Builder::growth): each new slice holds `growth` times the items of the
-    ///   last, 2 to [`MAX_GROWTH`]. 2 (the default) uses the least memory; 4 makes fewer
-    ///   slices, so faster lookups, in about 25% more memory.
-    /// - [`tightening`](Builder::tightening): each new slice's rate is `ratio` times the
-    ///   last's, in [`TIGHTENING_RANGE`], default 0.85.
-    /// - [`max_items`](Builder::max_items), [`max_bytes`](Builder::max_bytes): refuse
-    ///   inserts past that many items, or that would need a slice taking the filter past
-    ///   that many bytes of heap ([`Error::LimitReached`]).
-    /// - [`seed`](Builder::seed), [`hasher`](Builder::hasher).
-    ///
-    /// All are checked at [`build`](Builder::build).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_scalable::ScalableBloomFilter;
-    ///
-    /// let f = ScalableBloomFilter::<str>::builder(1_000, 0.01).seed(7).growth(4).build()?;
-    /// assert_eq!(f.growth(), 4);
-    /// assert!(ScalableBloomFilter::<str>::builder(1_000, 0.01).growth(1).build().is_err());
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn builder(initial_capacity: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(initial_capacity, fpr)
-    }
-}
 
 impl<K: ?Sized, S: BuildHasher + Clone> ScalableBloomFilter<K, S> {
     /// Adds the next slice of the sequence, unless a limit or an error stops it; then the
@@ -685,6 +645,8 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for ScalableBloomFilter<K, S> {
             .finish()
     }
 }
+
+bloomkit_core::impl_builder_entry!(ScalableBloomFilter, "bloomkit_scalable");
 
 #[cfg(test)]
 mod tests {
