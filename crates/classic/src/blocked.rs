@@ -617,14 +617,6 @@ impl<K: ?Sized, S: PortableHasher + Clone> Intersection for BlockedBloomFilter<K
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] BlockedBloomFilter<K, S>, key = K);
 
-/// Inserts keys or references to them, as
-/// [`insert_batch`](BlockedBloomFilter::insert_batch) does.
-impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for BlockedBloomFilter<K, S> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
-        self.insert_batch(keys);
-    }
-}
-
 /// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
 /// `rayon`), as [`BloomFilter`](crate::BloomFilter)'s `par_extend` does: the same filter, bit for bit, as a
 /// sequential [`insert_batch`](BlockedBloomFilter::insert_batch).

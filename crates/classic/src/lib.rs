@@ -499,14 +499,6 @@ impl<K: ?Sized, S: PortableHasher + Clone> Intersection for BloomFilter<K, S> {
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<K, S>, key = K);
 
-/// Inserts keys or references to them (anything that borrows as `K`), as
-/// [`insert_batch`](BloomFilter::insert_batch) does.
-impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for BloomFilter<K, S> {
-    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
-        self.insert_batch(keys);
-    }
-}
-
 /// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
 /// `rayon`): one private filter per thread, ORed in at the end
 /// ([`bloomkit_core::parallel`]; faster than one shared atomic filter, as measured there).

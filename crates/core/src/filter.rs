@@ -923,8 +923,8 @@ macro_rules! impl_lookup {
     };
 }
 
-/// [`impl_lookup!`], and [`FilterCore`] and [`Filter`] for a filter whose inserts never fail,
-/// forwarding to its inherent `insert_hash`, `insert_batch` and `clear`. Same arguments as
+/// [`impl_lookup!`], and [`FilterCore`], [`Filter`] and `Extend` for a filter whose inserts
+/// never fail, forwarding to its inherent `insert_hash`, `insert_batch` and `clear`. Same arguments as
 /// [`impl_lookup!`]:
 ///
 /// ```text
@@ -959,6 +959,17 @@ macro_rules! impl_infallible_filter {
                 I::Item: ::core::borrow::Borrow<$key>,
             {
                 <$ty>::insert_batch(self, keys)
+            }
+        }
+
+        /// Inserts keys or references to them (anything that borrows as the key type), as
+        /// `insert_batch` does.
+        impl<$($generics)*, $key: ::core::hash::Hash + ?::core::marker::Sized, T> ::core::iter::Extend<T> for $ty
+        where
+            T: ::core::borrow::Borrow<$key>,
+        {
+            fn extend<I: ::core::iter::IntoIterator<Item = T>>(&mut self, keys: I) {
+                <$ty>::insert_batch(self, keys);
             }
         }
     };

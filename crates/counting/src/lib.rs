@@ -580,16 +580,6 @@ impl<K: Hash + ?Sized, C: Counter, S: BuildHasher> Remove for CountingBloomFilte
     }
 }
 
-/// Inserts keys or references to them, as
-/// [`insert_batch`](CountingBloomFilter::insert_batch) does.
-impl<K: Hash + ?Sized, C: Counter, S: BuildHasher, T: Borrow<K>> Extend<T>
-    for CountingBloomFilter<K, C, S>
-{
-    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
-        self.insert_batch(keys);
-    }
-}
-
 /// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
 /// `rayon`): one private filter per thread, their counters added at the end (saturating
 /// addition of partial counts gives exactly the counters of one sequential
