@@ -188,6 +188,82 @@ fn main() {
         try_insert,
         contains
     );
+    // Multi-attribute filter, whole records: members, and records of new values.
+    {
+        let recs: Vec<(u64, u64, u64)> = keys(5, 100_000)
+            .iter()
+            .map(|&k| (k % 1_000, k % 97, k))
+            .collect();
+        let fresh: Vec<(u64, u64, u64)> =
+            keys(6, PROBES).iter().map(|&k| (k, k ^ 1, k ^ 2)).collect();
+        let mut b = base::MultiFilter::<(u64, u64, u64)>::new(100_000, 0.01).unwrap();
+        let mut h = head::MultiFilter::<(u64, u64, u64)>::new(100_000, 0.01).unwrap();
+        for r in &recs {
+            b.try_insert(r).unwrap();
+            h.try_insert(r).unwrap();
+        }
+        let members: Vec<(u64, u64, u64)> = recs.iter().step_by(2).copied().collect();
+        compare(
+            "MultiFilter<(u64,u64,u64)>: contains, members",
+            &mut || members.iter().filter(|r| b.contains(black_box(*r))).count(),
+            &mut || members.iter().filter(|r| h.contains(black_box(*r))).count(),
+        );
+        compare(
+            "MultiFilter<(u64,u64,u64)>: pair (0, 2), new values",
+            &mut || {
+                fresh
+                    .iter()
+                    .filter(|r| {
+                        b.query()
+                            .attr::<0>(black_box(&r.0))
+                            .attr::<2>(&r.2)
+                            .contains()
+                    })
+                    .count()
+            },
+            &mut || {
+                fresh
+                    .iter()
+                    .filter(|r| {
+                        h.query()
+                            .attr::<0>(black_box(&r.0))
+                            .attr::<2>(&r.2)
+                            .contains()
+                    })
+                    .count()
+            },
+        );
+        compare(
+            "MultiFilter<(u64,u64,u64)>: pair (0, 2), members",
+            &mut || {
+                members
+                    .iter()
+                    .filter(|r| {
+                        b.query()
+                            .attr::<0>(black_box(&r.0))
+                            .attr::<2>(&r.2)
+                            .contains()
+                    })
+                    .count()
+            },
+            &mut || {
+                members
+                    .iter()
+                    .filter(|r| {
+                        h.query()
+                            .attr::<0>(black_box(&r.0))
+                            .attr::<2>(&r.2)
+                            .contains()
+                    })
+                    .count()
+            },
+        );
+        compare(
+            "MultiFilter<(u64,u64,u64)>: contains, new values",
+            &mut || fresh.iter().filter(|r| b.contains(black_box(*r))).count(),
+            &mut || fresh.iter().filter(|r| h.contains(black_box(*r))).count(),
+        );
+    }
     // Batched lookups of the blocked filter.
     {
         let members = keys(1, N as usize);

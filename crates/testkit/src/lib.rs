@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::fmt::Debug;
 
 use bloomkit_core::format::{checksum, CHECKSUM_LEN, HEADER_LEN};
-use bloomkit_core::{Codec, DecodeError, Error, Filter, Intersection, Union};
+use bloomkit_core::{Codec, DecodeError, Error, Filter, Intersection, LookupCore, Union};
 use quickcheck::{Arbitrary, Gen};
 
 pub mod fpr;
@@ -248,6 +248,10 @@ where
     let empty = make();
     assert_eq!(empty.estimated_len(), 0.0, "fresh filter: {empty:?}");
     assert_eq!(empty.estimated_fpr(), 0.0, "fresh filter: {empty:?}");
+    assert!(
+        LookupCore::is_empty(&empty),
+        "fresh filter not empty: {empty:?}"
+    );
     assert!(empty.heap_bytes() > 0);
     if let Some(p) = empty.target_fpr() {
         assert!((0.0..1.0).contains(&p), "target fpr {p}");
@@ -277,6 +281,7 @@ where
     for i in 0..1_000 {
         f.try_insert(&key(member(i))).expect("insert");
     }
+    assert!(!LookupCore::is_empty(&f), "empty after 1,000 keys: {f:?}");
     let est = f.estimated_len();
     assert!(
         (est - 1_000.0).abs() <= 50.0,
@@ -296,6 +301,7 @@ where
     // Clear forgets everything.
     f.clear();
     assert_eq!(f.estimated_len(), 0.0);
+    assert!(LookupCore::is_empty(&f), "not empty after clear: {f:?}");
     assert!(
         (0..1_000).all(|i| !f.contains(&key(member(i)))),
         "cleared filter claims keys"
@@ -600,6 +606,22 @@ where
             "serde: a prefix of {cut} bytes decoded"
         );
     }
+    // Formats without byte strings (JSON) hand the bytes over as a sequence of numbers:
+    // the same decoder reads them, and refuses them changed.
+    let as_seq = |bytes: &[u8]| -> Result<F, serde::de::value::Error> {
+        use serde::de::value::SeqDeserializer;
+        serde::Deserialize::deserialize(SeqDeserializer::<_, serde::de::value::Error>::new(
+            bytes.iter().copied(),
+        ))
+    };
+    let from_seq = as_seq(&bytes).expect("a sequence of the bytes reads back");
+    assert_eq!(from_seq.to_bytes(), bytes, "a sequence read another filter");
+    let mut bad = bytes.clone();
+    bad[len / 2] ^= 0x01;
+    assert!(
+        as_seq(&bad).is_err(),
+        "a changed byte in a sequence went unnoticed"
+    );
 
     match F::from_bytes(foreign) {
         Err(Error::Decode(DecodeError::WrongVariant { .. })) => {}
