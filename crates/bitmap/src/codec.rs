@@ -3,7 +3,7 @@
 
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::format::{Reader, Writer};
-use bloomkit_core::{Codec, DecodeError, Error, HasherSpec, Variant};
+use bloomkit_core::{Codec, Error, HasherSpec, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::{Bitmap, Key};
@@ -41,10 +41,6 @@ fn from_wire<K: Key>(v: i128) -> Option<K> {
     } else {
         K::from_u128(v as u128)
     }
-}
-
-fn invalid(msg: String) -> Error {
-    Error::Decode(DecodeError::Invalid(msg))
 }
 
 fn key_type<K: Key>() -> (u32, bool) {
@@ -89,7 +85,7 @@ impl<K: Key> Bitmap<K> {
     fn from_parts(params: Params, words: Vec<u64>) -> Result<Self, Error> {
         let expected = key_type::<K>();
         if (params.key_bits, params.key_signed) != expected {
-            return Err(invalid(format!(
+            return Err(Error::invalid_bytes(format!(
                 "bitmap of {} keys, expected {} keys",
                 type_name(params.key_bits, params.key_signed),
                 type_name(expected.0, expected.1)
@@ -97,7 +93,7 @@ impl<K: Key> Bitmap<K> {
         }
         let bound = |v: i128| {
             from_wire::<K>(v).ok_or_else(|| {
-                invalid(format!(
+                Error::invalid_bytes(format!(
                     "range bound {v} is not a {}",
                     type_name(expected.0, expected.1)
                 ))
@@ -108,7 +104,8 @@ impl<K: Key> Bitmap<K> {
         Ok(Bitmap {
             lo,
             hi,
-            base: crate::ordinal(lo).ok_or_else(|| invalid("a bound has no ordinal".into()))?,
+            base: crate::ordinal(lo)
+                .ok_or_else(|| Error::invalid_bytes("a bound has no ordinal"))?,
             bits: BitArray::from_words(words, keys)?,
         })
     }
@@ -153,7 +150,7 @@ impl<K: Key> Codec for Bitmap<K> {
     fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
         let found = reader.header().hasher;
         if found != HasherSpec::IDENTITY {
-            return Err(invalid(format!(
+            return Err(Error::invalid_bytes(format!(
                 "a bitmap has no hasher, found hasher id {} seed {}",
                 found.id, found.seed
             )));

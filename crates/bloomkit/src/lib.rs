@@ -133,8 +133,8 @@ pub use bloomkit_core as core;
 #[cfg(feature = "rayon")]
 pub use bloomkit_core::parallel;
 pub use bloomkit_core::{
-    bits, build, check_fpr, hash, sizing, unified, Builder, DecodeError, Design, Error, Filter,
-    FilterCore, HashKey, HasherSpec, Intersection, KeyedHasher, Limit, Lookup, LookupCore,
+    bits, build, check_fpr, hash, sizing, unified, Builder, DecodeError, Design, EmptyLike, Error,
+    Filter, FilterCore, HashKey, HasherSpec, Intersection, KeyedHasher, Limit, Lookup, LookupCore,
     Parameter, PortableHasher, ProbeScheme, Remove, Setting, Unified, Union, Variant, Xxh3Builder,
     Xxh3Scheme,
 };

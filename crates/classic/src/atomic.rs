@@ -14,7 +14,7 @@ use derive_where::derive_where;
 
 use bloomkit_core::batch::prefetch;
 use bloomkit_core::bits::{AtomicWords, BitArray};
-use bloomkit_core::build::{FromSettings, Probing, Settings, WithHasher};
+use bloomkit_core::build::{FromSettings, Probing, Settings};
 use bloomkit_core::hash::{block_contains, block_contains_all, reduce, BlockProbe, ProbeScheme};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{Error, PortableHasher, Xxh3Builder};
@@ -95,10 +95,6 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for AtomicBloomFilter<K, S> {
 
 impl<K: ?Sized, S: BuildHasher> Probing for AtomicBloomFilter<K, S> {}
 
-impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for AtomicBloomFilter<K, S> {
-    type Output = AtomicBloomFilter<K, H>;
-}
-
 impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     /// Inserts the key whose hash is `hash`; returns as [`insert`](Self::insert).
     #[inline]
@@ -147,16 +143,6 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
         self.bits
     }
 
-    /// `k`, the number of probes per key.
-    pub fn num_hashes(&self) -> u32 {
-        self.hashes
-    }
-
-    /// How a key's positions follow from its hash ([`BloomFilter::probe_scheme`]).
-    pub fn probe_scheme(&self) -> ProbeScheme {
-        self.probes
-    }
-
     /// The number of set bits, counted now (O(m / 64); inserts running meanwhile may or may
     /// not be counted).
     pub fn count_ones(&self) -> u64 {
@@ -164,16 +150,6 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
             .iter()
             .map(|w| u64::from(w.load(Relaxed).count_ones()))
             .sum()
-    }
-
-    /// The hasher.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-
-    /// The design point, for a filter built from (items, FPR).
-    pub fn design(&self) -> Option<Design> {
-        self.design
     }
 
     /// An estimate of the number of distinct keys inserted, from the set bits counted now
@@ -261,7 +237,13 @@ impl<K: ?Sized, S: BuildHasher> AtomicBloomFilter<K, S> {
     }
 }
 
-bloomkit_core::impl_atomic_key_methods!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
+bloomkit_core::impl_shape_accessors!([S] AtomicBloomFilter<K, S>, key = K, probes);
+
+bloomkit_core::impl_key_methods!(
+    [S: BuildHasher] AtomicBloomFilter<K, S>, key = K,
+    doc = ("bloomkit_classic", AtomicBloomFilter),
+    insert = shared Self::insert_hash, contains_batch = pipeline
+);
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
 
@@ -363,10 +345,6 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for AtomicBlockedBloomFilter<K, S> 
     }
 }
 
-impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for AtomicBlockedBloomFilter<K, S> {
-    type Output = AtomicBlockedBloomFilter<K, H>;
-}
-
 impl<K: ?Sized, S: BuildHasher> AtomicBlockedBloomFilter<K, S> {
     #[inline]
     fn block(&self, hash: u64) -> &[AtomicU64; 8] {
@@ -432,21 +410,6 @@ impl<K: ?Sized, S: BuildHasher> AtomicBlockedBloomFilter<K, S> {
     /// The number of 512-bit blocks.
     pub fn num_blocks(&self) -> u64 {
         self.blocks.len() as u64
-    }
-
-    /// `k`, the number of probes per key.
-    pub fn num_hashes(&self) -> u32 {
-        self.hashes
-    }
-
-    /// The hasher.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-
-    /// The design point, for a filter built from (items, FPR).
-    pub fn design(&self) -> Option<Design> {
-        self.design
     }
 
     fn block_ones(&self) -> impl Iterator<Item = u32> + '_ {
@@ -556,7 +519,13 @@ fn copy_block(atomic: &AtomicBlock, block: &Block) {
     }
 }
 
-bloomkit_core::impl_atomic_key_methods!([S: BuildHasher] AtomicBlockedBloomFilter<K, S>, key = K);
+bloomkit_core::impl_shape_accessors!([S] AtomicBlockedBloomFilter<K, S>, key = K);
+
+bloomkit_core::impl_key_methods!(
+    [S: BuildHasher] AtomicBlockedBloomFilter<K, S>, key = K,
+    doc = ("bloomkit_classic", AtomicBlockedBloomFilter),
+    insert = shared Self::insert_hash, contains_batch = pipeline
+);
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] AtomicBlockedBloomFilter<K, S>, key = K);
 
@@ -570,6 +539,6 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for AtomicBlockedBloomFilter<K, S> {
             .finish_non_exhaustive()
     }
 }
-bloomkit_core::impl_builder_entry!(AtomicBloomFilter, "bloomkit_classic");
+bloomkit_core::impl_builder_entry!(AtomicBloomFilter, "bloomkit_classic", hasher);
 
-bloomkit_core::impl_builder_entry!(AtomicBlockedBloomFilter, "bloomkit_classic");
+bloomkit_core::impl_builder_entry!(AtomicBlockedBloomFilter, "bloomkit_classic", hasher);

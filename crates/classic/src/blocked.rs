@@ -6,12 +6,12 @@ use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 use derive_where::derive_where;
 
-use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch, with_simd};
-use bloomkit_core::build::{FromSettings, Settings, WithHasher};
+use bloomkit_core::batch::{pipeline_groups, prefetch, with_simd};
+use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::hash::{block_contains_fast, block_positions, reduce, BlockProbe, BLOCK_BITS};
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{
-    check_same_shape, Error, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
+    check_same_shape, EmptyLike, Error, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
 };
 
 /// The size up to which [`AtomicBlockedBloomFilter::contains_hash`](crate::AtomicBlockedBloomFilter::contains_hash)
@@ -96,6 +96,49 @@ pub(crate) fn test_group(
         },
     );
 }
+
+/// The accessors of a filter stored as `blocks: Vec<B>` with a running count of set bits
+/// `ones` (the blocked and split-block filters): `clear`, `is_empty`, `num_blocks`,
+/// `num_bits`, `count_ones` and `heap_bytes`, written once.
+macro_rules! block_accessors {
+    ([$($generics:tt)*] $ty:ty, block = $block:ty, bits = $bits:literal) => {
+        impl<K: ?Sized, $($generics)*> $ty {
+            /// Removes every key, keeping the allocation.
+            pub fn clear(&mut self) {
+                self.blocks.fill(<$block>::default());
+                self.ones = 0;
+            }
+
+            /// Whether no bit is set (nothing was inserted since the last clear); O(1).
+            pub fn is_empty(&self) -> bool {
+                self.ones == 0
+            }
+
+            #[doc = concat!("The number of ", stringify!($bits), "-bit blocks.")]
+            pub fn num_blocks(&self) -> u64 {
+                self.blocks.len() as u64
+            }
+
+            #[doc = concat!("The number of bits (", stringify!($bits), " per block).")]
+            pub fn num_bits(&self) -> u64 {
+                self.num_blocks() * $bits
+            }
+
+            /// The number of set bits; O(1).
+            pub fn count_ones(&self) -> u64 {
+                self.ones
+            }
+
+            /// Bytes of heap memory held.
+            pub fn heap_bytes(&self) -> usize {
+                self.blocks.capacity() * core::mem::size_of::<$block>()
+            }
+        }
+    };
+}
+pub(crate) use block_accessors;
+
+block_accessors!([S] BlockedBloomFilter<K, S>, block = Block, bits = 512);
 
 /// One 64-byte block, aligned to a cache line.
 #[derive(Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -196,11 +239,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for BlockedBloomFilter<K, S> {
     }
 }
 
-impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for BlockedBloomFilter<K, S> {
-    type Output = BlockedBloomFilter<K, H>;
-}
-
-bloomkit_core::impl_builder_entry!(BlockedBloomFilter, "bloomkit_classic");
+bloomkit_core::impl_builder_entry!(BlockedBloomFilter, "bloomkit_classic", hasher);
 
 impl<K: ?Sized> BlockedBloomFilter<K> {
     /// A filter of exactly `blocks` blocks of 512 bits and `hashes` probes per key.
@@ -374,12 +413,13 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let block = reduce(hash, self.blocks.len() as u64) as usize;
-        self.insert_at(hash, block)
+        self.insert_at((hash, block))
     }
 
-    /// Sets the key's bits in `block`, the block its hash maps to.
+    /// Sets the key's bits in `block`, the block its hash maps to (as
+    /// [`locate`](Self::locate) returns them).
     #[inline]
-    fn insert_at(&mut self, hash: u64, block: usize) -> bool {
+    fn insert_at(&mut self, (hash, block): (u64, usize)) -> bool {
         debug_assert_eq!(self.probe(hash).block as usize, block);
         let block = &mut self.blocks[block].0;
         // Bit by bit, counting the ones that were clear: no mask to build and no popcount
@@ -433,47 +473,6 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
         }
     }
 
-    /// Removes every key.
-    pub fn clear(&mut self) {
-        self.blocks.fill(Block::default());
-        self.ones = 0;
-    }
-
-    /// Whether no bit is set (nothing was inserted since the last clear); O(1).
-    pub fn is_empty(&self) -> bool {
-        self.ones == 0
-    }
-
-    /// The number of 512-bit blocks.
-    pub fn num_blocks(&self) -> u64 {
-        self.blocks.len() as u64
-    }
-
-    /// The number of bits (512 per block).
-    pub fn num_bits(&self) -> u64 {
-        self.num_blocks() * BLOCK_BITS
-    }
-
-    /// `k`, the number of probes per key.
-    pub fn num_hashes(&self) -> u32 {
-        self.hashes
-    }
-
-    /// The number of set bits.
-    pub fn count_ones(&self) -> u64 {
-        self.ones
-    }
-
-    /// The hasher.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-
-    /// The design point, for a filter built from (items, FPR).
-    pub fn design(&self) -> Option<Design> {
-        self.design
-    }
-
     fn block_ones(&self) -> impl Iterator<Item = u32> + '_ {
         self.blocks
             .iter()
@@ -497,11 +496,6 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
         sizing::blocked_fpr_model(items, self.num_blocks(), self.hashes).unwrap_or(1.0)
     }
 
-    /// Bytes of heap memory held.
-    pub fn heap_bytes(&self) -> usize {
-        self.blocks.capacity() * core::mem::size_of::<Block>()
-    }
-
     fn combine(&mut self, other: &Self, op: fn(u64, u64) -> u64) {
         self.ones = combine_words(
             bytemuck::cast_slice_mut(&mut self.blocks),
@@ -512,76 +506,13 @@ impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
     }
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {
-    /// The 64-bit hash of `key` (or a form it borrows as) that the `*_hash` methods take.
-    #[inline]
-    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
-    where
-        K: Borrow<Q>,
-    {
-        self.hasher.hash_one(key)
-    }
+bloomkit_core::impl_shape_accessors!([S] BlockedBloomFilter<K, S>, key = K);
 
-    /// Inserts `key`; returns `true` if it was certainly not present before.
-    #[inline]
-    pub fn insert(&mut self, key: &K) -> bool {
-        self.insert_hash(self.hash_key(key))
-    }
-
-    /// Whether `key` (or a form it borrows as) may be in the filter.
-    ///
-    /// For many keys, [`contains_batch`](Self::contains_batch) answers the same several times
-    /// faster once the filter is out of cache (its blocks are requested a group at a time;
-    /// about 4x at 10^7 keys, see `docs/performance.md`).
-    #[inline(always)]
-    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-    {
-        self.contains_hash(self.hash_key(key))
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order: the same
-    /// answers as [`contains`](Self::contains) one key at a time, faster when the filter is
-    /// much larger than the cache, because the keys' blocks are prefetched a group at a time
-    /// ([`bloomkit_core::batch`]) and their misses overlap.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BlockedBloomFilter;
-    ///
-    /// let mut f = BlockedBloomFilter::<u64>::new(1_000, 0.01)?;
-    /// f.insert_batch(1..=3u64); // keys, or references to them
-    /// let mut found = Vec::new();
-    /// f.contains_batch(&[1u64, 2, 3], &mut found);
-    /// assert_eq!(found, [true, true, true]);
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        self.lookup().contains_batch(&self.hasher, keys, out);
-    }
-
-    /// Inserts every key of `keys`, prefetching their blocks a group at a time as
-    /// [`contains_batch`](Self::contains_batch) does. Returns how many of them were certainly
-    /// new (as [`insert`](Self::insert) would count them one at a time).
-    pub fn insert_batch<I>(&mut self, keys: I) -> usize
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        insert_counting(
-            self,
-            keys,
-            |f, key| f.locate(f.hash_key(key.borrow())),
-            |f, (hash, block)| f.insert_at(hash, block),
-        )
-    }
-}
+bloomkit_core::impl_key_methods!(
+    [S: BuildHasher] BlockedBloomFilter<K, S>, key = K,
+    doc = ("bloomkit_classic", BlockedBloomFilter),
+    insert = exclusive Self::insert_at, contains_batch = lookup
+);
 
 impl<K: ?Sized, S: PortableHasher> BlockedBloomFilter<K, S> {
     /// Checks that `other` has the same blocks, probes, hasher and seed.
@@ -594,6 +525,19 @@ impl<K: ?Sized, S: PortableHasher> BlockedBloomFilter<K, S> {
             (self.hashes, other.hashes),
             (self.hasher.spec(), other.hasher.spec()),
         )
+    }
+}
+
+impl<K: ?Sized, S: Clone> EmptyLike for BlockedBloomFilter<K, S> {
+    fn empty_like(&self) -> Result<Self, Error> {
+        Ok(BlockedBloomFilter {
+            blocks: zeroed_blocks(self.blocks.len() as u64)?,
+            hashes: self.hashes,
+            design: self.design,
+            hasher: self.hasher.clone(),
+            ones: 0,
+            key: PhantomData,
+        })
     }
 }
 
@@ -617,48 +561,11 @@ impl<K: ?Sized, S: PortableHasher + Clone> Intersection for BlockedBloomFilter<K
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] BlockedBloomFilter<K, S>, key = K);
 
-/// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
-/// `rayon`), as [`BloomFilter`](crate::BloomFilter)'s `par_extend` does: the same filter, bit for bit, as a
-/// sequential [`insert_batch`](BlockedBloomFilter::insert_batch).
-///
-/// # Examples
-///
-/// ```
-/// use bloomkit_classic::BlockedBloomFilter;
-/// use rayon::prelude::*;
-///
-/// let urls: Vec<String> = (0..10_000).map(|i| format!("https://example.com/{i}")).collect();
-/// let mut seen = BlockedBloomFilter::<str>::new(10_000, 0.01)?;
-/// seen.par_extend(urls.par_iter().map(String::as_str));
-/// assert!(seen.contains("https://example.com/42"));
-/// # Ok::<(), bloomkit_core::Error>(())
-/// ```
 #[cfg(feature = "rayon")]
-impl<K, S, T> rayon::iter::ParallelExtend<T> for BlockedBloomFilter<K, S>
-where
-    K: Hash + ?Sized,
-    S: PortableHasher + Clone + Send,
-    T: Borrow<K> + Send,
-{
-    fn par_extend<I: rayon::iter::IntoParallelIterator<Item = T>>(&mut self, keys: I) {
-        let (blocks, hashes, hasher, design) = (
-            self.blocks.len() as u64,
-            self.hashes,
-            self.hasher.clone(),
-            self.design,
-        );
-        bloomkit_core::parallel::par_insert(self, keys, || {
-            Ok(BlockedBloomFilter {
-                blocks: zeroed_blocks(blocks)?,
-                hashes,
-                design,
-                hasher: hasher.clone(),
-                ones: 0,
-                key: PhantomData,
-            })
-        });
-    }
-}
+bloomkit_core::impl_par_extend!(
+    [S: PortableHasher + Clone + Send] BlockedBloomFilter<K, S>, key = K,
+    doc = ("bloomkit_classic", BlockedBloomFilter)
+);
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BlockedBloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

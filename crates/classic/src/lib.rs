@@ -64,14 +64,14 @@ use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 use derive_where::derive_where;
 
-use bloomkit_core::batch::{insert_counting, pipeline};
+use bloomkit_core::batch::pipeline;
 use bloomkit_core::bits::{BitArray, BitSlice};
-use bloomkit_core::build::{FromSettings, Probing, Settings, WithHasher};
+use bloomkit_core::build::{FromSettings, Probing, Settings};
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{
-    check_same_probes, check_same_shape, Error, Intersection, Parameter, PortableHasher, Union,
-    Xxh3Builder,
+    check_same_probes, check_same_shape, EmptyLike, Error, Intersection, Parameter, PortableHasher,
+    Union, Xxh3Builder,
 };
 
 mod atomic;
@@ -173,11 +173,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for BloomFilter<K, S> {
 
 impl<K: ?Sized, S: BuildHasher> Probing for BloomFilter<K, S> {}
 
-impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for BloomFilter<K, S> {
-    type Output = BloomFilter<K, H>;
-}
-
-bloomkit_core::impl_builder_entry!(BloomFilter, "bloomkit_classic");
+bloomkit_core::impl_builder_entry!(BloomFilter, "bloomkit_classic", hasher);
 
 impl<K: ?Sized> BloomFilter<K> {
     /// A filter of `bits` bits (rounded up to the next size with no prime factor below
@@ -300,18 +296,6 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
         self.bits.len()
     }
 
-    /// `k`, the number of probes per key.
-    pub fn num_hashes(&self) -> u32 {
-        self.hashes
-    }
-
-    /// How a key's positions follow from its hash: [`ProbeScheme::Wide`] for every filter
-    /// this build creates, [`ProbeScheme::Enhanced`] for one read from bytes of format
-    /// version 1 or 2 (which keeps answering as it was built).
-    pub fn probe_scheme(&self) -> ProbeScheme {
-        self.probes
-    }
-
     /// The number of set bits.
     pub fn count_ones(&self) -> u64 {
         self.bits.count_ones()
@@ -320,16 +304,6 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
     /// The bit array, for inspection.
     pub fn bits(&self) -> &BitArray {
         &self.bits
-    }
-
-    /// The hasher.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-
-    /// The design point, for a filter built from (items, FPR).
-    pub fn design(&self) -> Option<Design> {
-        self.design
     }
 
     /// An estimate of the number of distinct keys inserted (Swamidass & Baldi 2007);
@@ -356,86 +330,12 @@ impl<K: ?Sized, S: BuildHasher> BloomFilter<K, S> {
     }
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher> BloomFilter<K, S> {
-    /// Inserts `key`. Returns `true` if it was certainly not present before (at least one
-    /// of its bits was clear), `false` if it may already have been present.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BloomFilter;
-    ///
-    /// let mut f = BloomFilter::new(1_000, 0.01)?;
-    /// f.insert(&1u64);
-    /// assert!(f.contains(&1)); // the literal is a u64 here: the filter's key type
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    #[inline]
-    pub fn insert(&mut self, key: &K) -> bool {
-        self.insert_hash(self.hasher.hash_one(key))
-    }
+bloomkit_core::impl_shape_accessors!([S] BloomFilter<K, S>, key = K, probes);
 
-    /// Whether `key` (the key or a form it borrows as) may be in the filter. Never `false`
-    /// for an inserted key.
-    #[inline]
-    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-    {
-        self.contains_hash(self.hasher.hash_one(key))
-    }
-
-    /// The 64-bit hash of `key` that [`insert_hash`](Self::insert_hash) and
-    /// [`contains_hash`](Self::contains_hash) take.
-    #[inline]
-    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
-    where
-        K: Borrow<Q>,
-    {
-        self.hasher.hash_one(key)
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
-    /// of [`contains`](Self::contains), with the k cache lines of a group of keys requested
-    /// before any is probed ([`bloomkit_core::batch`]), so that in a filter larger than the
-    /// cache their misses overlap.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_classic::BloomFilter;
-    ///
-    /// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
-    /// assert_eq!(f.insert_batch(["a", "b", "a"]), 2);
-    /// let mut found = Vec::new();
-    /// f.contains_batch(["a", "b"], &mut found);
-    /// assert_eq!(found, [true, true]);
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        self.lookup().contains_batch(&self.hasher, keys, out);
-    }
-
-    /// Inserts every key of `keys`, requesting their cache lines a group at a time as
-    /// [`contains_batch`](Self::contains_batch) does. Returns how many were certainly new
-    /// (as [`insert`](Self::insert) counts them one at a time).
-    pub fn insert_batch<I>(&mut self, keys: I) -> usize
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        insert_counting(
-            self,
-            keys,
-            |f, key| f.locate(f.hash_key(key.borrow())),
-            Self::insert_hash,
-        )
-    }
-}
+bloomkit_core::impl_key_methods!(
+    [S: BuildHasher] BloomFilter<K, S>, key = K, doc = ("bloomkit_classic", BloomFilter),
+    insert = exclusive Self::insert_hash, contains_batch = lookup
+);
 
 impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
     /// Checks that `other` was built with the same bits, probes, hasher, seed and probe
@@ -478,6 +378,19 @@ impl<K: ?Sized, S: PortableHasher> BloomFilter<K, S> {
     }
 }
 
+impl<K: ?Sized, S: Clone> EmptyLike for BloomFilter<K, S> {
+    fn empty_like(&self) -> Result<Self, Error> {
+        Ok(BloomFilter {
+            bits: BitArray::new(self.bits.len())?,
+            hashes: self.hashes,
+            probes: self.probes,
+            design: self.design,
+            hasher: self.hasher.clone(),
+            key: PhantomData,
+        })
+    }
+}
+
 impl<K: ?Sized, S: PortableHasher + Clone> Union for BloomFilter<K, S> {
     /// Bitwise OR: the result contains every key either contained.
     fn union_with(&mut self, other: &Self) -> Result<(), Error> {
@@ -499,50 +412,11 @@ impl<K: ?Sized, S: PortableHasher + Clone> Intersection for BloomFilter<K, S> {
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<K, S>, key = K);
 
-/// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
-/// `rayon`): one private filter per thread, ORed in at the end
-/// ([`bloomkit_core::parallel`]; faster than one shared atomic filter, as measured there).
-/// The result is the filter a sequential [`insert_batch`](BloomFilter::insert_batch) of the
-/// same keys makes, bit for bit.
-///
-/// # Examples
-///
-/// ```
-/// use bloomkit_classic::BloomFilter;
-/// use rayon::prelude::*;
-///
-/// let mut f = BloomFilter::<u64>::new(1_000_000, 0.01)?;
-/// f.par_extend((0..1_000_000u64).into_par_iter());
-/// assert!(f.contains(&123_456));
-/// # Ok::<(), bloomkit_core::Error>(())
-/// ```
 #[cfg(feature = "rayon")]
-impl<K, S, T> rayon::iter::ParallelExtend<T> for BloomFilter<K, S>
-where
-    K: Hash + ?Sized,
-    S: PortableHasher + Clone + Send,
-    T: Borrow<K> + Send,
-{
-    fn par_extend<I: rayon::iter::IntoParallelIterator<Item = T>>(&mut self, keys: I) {
-        let (bits, hashes, probes, hasher, design) = (
-            self.bits.len(),
-            self.hashes,
-            self.probes,
-            self.hasher.clone(),
-            self.design,
-        );
-        bloomkit_core::parallel::par_insert(self, keys, || {
-            Ok(BloomFilter {
-                bits: BitArray::new(bits)?,
-                hashes,
-                probes,
-                design,
-                hasher: hasher.clone(),
-                key: PhantomData,
-            })
-        });
-    }
-}
+bloomkit_core::impl_par_extend!(
+    [S: PortableHasher + Clone + Send] BloomFilter<K, S>, key = K,
+    doc = ("bloomkit_classic", BloomFilter)
+);
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

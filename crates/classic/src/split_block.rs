@@ -347,32 +347,6 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         (hash, block)
     }
 
-    /// Clears every bit, keeping the allocation.
-    pub fn clear(&mut self) {
-        self.blocks.fill(SplitBlock::default());
-        self.ones = 0;
-    }
-
-    /// Whether no bit is set (nothing was inserted since the last clear); O(1).
-    pub fn is_empty(&self) -> bool {
-        self.ones == 0
-    }
-
-    /// The number of 256-bit blocks.
-    pub fn num_blocks(&self) -> u64 {
-        self.blocks.len() as u64
-    }
-
-    /// The number of bits.
-    pub fn num_bits(&self) -> u64 {
-        self.num_blocks() * 256
-    }
-
-    /// The number of set bits.
-    pub fn count_ones(&self) -> u64 {
-        self.ones
-    }
-
     /// The items and rate the filter was sized for, if it was sized from them.
     pub fn design(&self) -> Option<Design> {
         self.design
@@ -412,11 +386,6 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         total / self.blocks.len() as f64
     }
 
-    /// Bytes of heap memory held.
-    pub fn heap_bytes(&self) -> usize {
-        self.blocks.capacity() * SPLIT_BLOCK_BYTES
-    }
-
     /// Checks that `other` has the same number of blocks (all split-block filters hash alike).
     ///
     /// # Errors
@@ -441,6 +410,8 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         );
     }
 }
+
+crate::blocked::block_accessors!([] SplitBlockFilter<K>, block = SplitBlock, bits = 256);
 
 impl<K: ParquetValue + ?Sized> SplitBlockFilter<K> {
     /// The key's hash: XXH64, seed 0, of its plain encoding.

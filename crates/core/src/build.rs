@@ -339,10 +339,25 @@ impl<F: FromSettings> Builder<F> {
 /// bloomkit_core::impl_builder_entry!(BloomFilter, "bloomkit_classic");
 /// ```
 ///
+/// With a third argument `hasher`, also [`WithHasher`] for a type `Type<K, S>` whose last
+/// parameter is its hasher (what [`Builder::hasher`] and [`Builder::keyed`] switch).
+///
 /// Exported only so the variant crates can use it: not part of the public API.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! impl_builder_entry {
+    ($ty:ident, $krate:literal, hasher) => {
+        $crate::impl_builder_entry!($ty, $krate);
+
+        impl<K, S, H> $crate::build::WithHasher<H> for $ty<K, S>
+        where
+            K: ?::core::marker::Sized,
+            S: ::core::hash::BuildHasher,
+            H: ::core::hash::BuildHasher,
+        {
+            type Output = $ty<K, H>;
+        }
+    };
     ($ty:ident, $krate:literal) => {
         impl<K: ?::core::marker::Sized> $ty<K> {
             #[doc = concat!(

@@ -243,6 +243,12 @@ impl From<core::convert::Infallible> for Error {
 }
 
 impl Error {
+    /// [`DecodeError::Invalid`]: bytes whose structure decoded but whose content is
+    /// inconsistent, saying what (for the crates that write a variant's decoder).
+    pub fn invalid_bytes(what: impl Into<String>) -> Error {
+        Error::Decode(DecodeError::Invalid(what.into()))
+    }
+
     /// This error, found while decoding: a bad parameter read from serialized bytes becomes
     /// [`DecodeError::Parameter`], which keeps it whole (match on it, or follow
     /// [`source`](std::error::Error::source)); decode errors stay as they are.

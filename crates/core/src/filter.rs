@@ -673,6 +673,34 @@ where
     }
 }
 
+/// Filters that can make an empty filter of their own shape: the same size, probes, hasher
+/// and seed, so that it can be filled elsewhere (another thread, another partition) and
+/// merged back with [`Union::union_with`]. A fallible `clone` of the parameters, not of the
+/// items: short of memory it is an error, where `Clone` aborts.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::BloomFilter;
+/// use bloomkit_core::{EmptyLike, Filter, Union};
+///
+/// let mut today = BloomFilter::<str>::new(1_000, 0.01)?;
+/// today.insert("a");
+/// let mut partition = today.empty_like()?; // same shape, no items
+/// assert!(partition.is_empty());
+/// partition.insert("b");
+/// today.union_with(&partition)?; // accepted: built alike
+/// assert!(today.contains("a") && today.contains("b"));
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub trait EmptyLike: Sized {
+    /// An empty filter that [`Union::union_with`] accepts from and into `self`.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] when its memory cannot be had.
+    fn empty_like(&self) -> Result<Self, Error>;
+}
+
 /// Filters that can absorb another filter built with the same parameters, so that the
 /// result contains every item of either.
 pub trait Union: Sized + Clone {
@@ -975,41 +1003,147 @@ macro_rules! impl_infallible_filter {
     };
 }
 
-/// The key-taking methods of a filter that threads insert into through `&self` (the atomic
-/// filters): `insert`, `contains`, `hash_key`, `contains_batch` and `insert_batch`, on top of
-/// its inherent `hasher()`, `insert_hash(&self, u64) -> bool`, `contains_hash` and
-/// `locate(&self, u64) -> u64` (which requests the key's cache lines and returns the hash).
-/// Generic parameters other than the key go in brackets, as for [`impl_infallible_filter!`]:
+/// The accessors of a hashed filter's shape, read from its fields `hashes`, `hasher`,
+/// `design` (and `probes` where the call says `probes`): `num_hashes`, `hasher`, `design`
+/// (and `probe_scheme`), with their docs written once. Generic parameters other than the key
+/// go in brackets, the hasher's named `S`:
 ///
 /// ```text
-/// bloomkit_core::impl_atomic_key_methods!([S: BuildHasher] AtomicBloomFilter<K, S>, key = K);
+/// bloomkit_core::impl_shape_accessors!([S] BloomFilter<K, S>, key = K, probes);
 /// ```
 ///
 /// Exported only so the variant crates can use it: not part of the public API.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! impl_atomic_key_methods {
+macro_rules! impl_shape_accessors {
+    ([$($generics:tt)*] $ty:ty, key = $key:ident, probes) => {
+        $crate::impl_shape_accessors!([$($generics)*] $ty, key = $key);
+
+        impl<$key: ?::core::marker::Sized, $($generics)*> $ty {
+            /// How a key's positions follow from its hash:
+            /// [`ProbeScheme::Wide`](bloomkit_core::ProbeScheme::Wide) for every filter this
+            /// build creates, [`ProbeScheme::Enhanced`](bloomkit_core::ProbeScheme::Enhanced)
+            /// for one read from bytes of format version 1 or 2 (which keeps answering as it
+            /// was built).
+            pub fn probe_scheme(&self) -> $crate::ProbeScheme {
+                self.probes
+            }
+        }
+    };
     ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
-        impl<$key: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $ty {
-            /// Inserts `key`, from any thread. Returns `true` if the key was certainly new (this
-            /// call found one of its bits or counters still zero), `false` otherwise.
-            #[inline]
-            pub fn insert(&self, key: &$key) -> bool {
-                self.insert_hash(::core::hash::BuildHasher::hash_one(self.hasher(), key))
+        impl<$key: ?::core::marker::Sized, $($generics)*> $ty {
+            /// `k`, the number of probes per key.
+            pub fn num_hashes(&self) -> u32 {
+                self.hashes
             }
 
-            /// Whether `key` may be in the filter; `true` for every key whose insert finished
-            /// before this call (a thread that joined the inserting thread, or received a message
-            /// it sent after the insert, sees it).
+            /// The hasher that turns a key into the one 64-bit hash its probes come from.
+            pub fn hasher(&self) -> &S {
+                &self.hasher
+            }
+
+            /// The items and rate the filter was sized for, when it was sized from them
+            /// (`new`, `builder`); `None` for one made from an explicit size.
+            pub fn design(&self) -> ::core::option::Option<$crate::Design> {
+                self.design
+            }
+        }
+    };
+}
+
+/// The key-taking methods of a Bloom-style filter, written once for every variant that has
+/// them: `insert`, `contains`, `hash_key`, `contains_batch` and `insert_batch`, with their
+/// docs and doctests. They stand on the filter's inherent `hasher()`, `insert_hash`,
+/// `contains_hash`, `locate(&self, u64) -> L` (which requests the key's cache lines) and the
+/// insert of a located key named in the call (`insert_batch` uses it). Generic parameters other than the key go in brackets, as
+/// for [`impl_infallible_filter!`]; then the crate and type for the doctests; then whether
+/// inserts take `&mut self` (`exclusive`) or `&self` (`shared`: the atomic filters); then how
+/// `contains_batch` runs: `pipeline` (the generic [`batch::pipeline`](crate::batch::pipeline)
+/// over `locate` and `contains_hash`) or `lookup` (the filter's `lookup().contains_batch`,
+/// the code its read-only view shares):
+///
+/// ```text
+/// bloomkit_core::impl_key_methods!(
+///     [S: BuildHasher] BloomFilter<K, S>, key = K, doc = ("bloomkit_classic", BloomFilter),
+///     insert = exclusive Self::insert_hash, contains_batch = lookup
+/// );
+/// ```
+///
+/// Exported only so the variant crates can use it: not part of the public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! impl_key_methods {
+    (
+        [$($generics:tt)*] $ty:ty, key = $key:ident, doc = ($krate:literal, $name:ident),
+        insert = exclusive $insert:path, contains_batch = $batch:ident $(,)?
+    ) => {
+        $crate::impl_key_methods!(
+            @methods [$($generics)*] $ty, $key, $krate, $name, [mut], "", $insert, $batch
+        );
+    };
+    (
+        [$($generics:tt)*] $ty:ty, key = $key:ident, doc = ($krate:literal, $name:ident),
+        insert = shared $insert:path, contains_batch = $batch:ident $(,)?
+    ) => {
+        $crate::impl_key_methods!(
+            @methods [$($generics)*] $ty, $key, $krate, $name, [], " From any thread: the filter \
+            is shared by reference (an `Arc`), and no insert is lost to another.", $insert, $batch
+        );
+    };
+    (@contains_batch lookup, $this:ident, $keys:ident, $out:ident) => {
+        $this.lookup().contains_batch($this.hasher(), $keys, $out)
+    };
+    (@contains_batch pipeline, $this:ident, $keys:ident, $out:ident) => {
+        $crate::batch::pipeline(
+            $out,
+            $keys,
+            |_, key| $this.locate($this.hash_key(::core::borrow::Borrow::borrow(&key))),
+            |out, hash| out.push($this.contains_hash(hash)),
+        )
+    };
+    (
+        @methods [$($generics:tt)*] $ty:ty, $key:ident, $krate:literal, $name:ident,
+        [$($mut:tt)?], $shared_note:literal, $insert:path, $batch:ident
+    ) => {
+        impl<$key: ::core::hash::Hash + ?::core::marker::Sized, $($generics)*> $ty {
+            /// Inserts `key`. Returns `true` if it was certainly not present before (one of its
+            /// bits or counters was still zero), `false` if it may already have been.
+            #[doc = $shared_note]
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use ", $krate, "::", stringify!($name), ";")]
+            ///
+            #[doc = concat!(
+                "let ", stringify!($($mut)?), " f = ", stringify!($name),
+                "::<u64>::new(1_000, 0.01)?;"
+            )]
+            /// assert!(f.insert(&1)); // certainly new
+            /// assert!(!f.insert(&1)); // maybe seen before
+            /// assert!(f.contains(&1)); // the literal is a u64: the filter's key type
+            /// # Ok::<(), bloomkit_core::Error>(())
+            /// ```
             #[inline]
+            pub fn insert(&$($mut)? self, key: &$key) -> bool {
+                self.insert_hash(self.hash_key(key))
+            }
+
+            /// Whether `key` (the key, or a form it borrows as: `&str` for a `String` key) may
+            /// be in the filter. Never `false` for an inserted key.
+            ///
+            /// For many keys, [`contains_batch`](Self::contains_batch) answers the same, faster
+            /// once the filter is larger than the cache.
+            #[inline(always)]
             pub fn contains<Q: ::core::hash::Hash + ?::core::marker::Sized>(&self, key: &Q) -> bool
             where
                 $key: ::core::borrow::Borrow<Q>,
             {
-                self.contains_hash(::core::hash::BuildHasher::hash_one(self.hasher(), key))
+                self.contains_hash(self.hash_key(key))
             }
 
-            /// The 64-bit hash of `key` that the `*_hash` methods take.
+            /// The 64-bit hash of `key` (or a form it borrows as) that the `*_hash` methods
+            /// take: the filter's hasher applied once.
             #[inline]
             pub fn hash_key<Q: ::core::hash::Hash + ?::core::marker::Sized>(&self, key: &Q) -> u64
             where
@@ -1018,24 +1152,38 @@ macro_rules! impl_atomic_key_methods {
                 ::core::hash::BuildHasher::hash_one(self.hasher(), key)
             }
 
-            /// [`contains`](Self::contains) for each of `keys`, appended to `out`, with a group of
-            /// keys' cache lines requested before any is probed.
+            /// Whether each of `keys` may be in the filter, appended to `out` in order: the
+            /// answers of [`contains`](Self::contains), with the cache lines of a group of keys
+            /// requested before any is probed ([`bloomkit_core::batch`]), so that in a filter
+            /// larger than the cache their misses overlap.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use ", $krate, "::", stringify!($name), ";")]
+            ///
+            #[doc = concat!(
+                "let ", stringify!($($mut)?), " f = ", stringify!($name),
+                "::<str>::new(1_000, 0.01)?;"
+            )]
+            /// assert_eq!(f.insert_batch(["a", "b", "a"]), 2); // keys, or references to them
+            /// let mut found = Vec::new();
+            /// f.contains_batch(["a", "b"], &mut found);
+            /// assert_eq!(found, [true, true]);
+            /// # Ok::<(), bloomkit_core::Error>(())
+            /// ```
             pub fn contains_batch<I>(&self, keys: I, out: &mut ::std::vec::Vec<bool>)
             where
                 I: ::core::iter::IntoIterator,
                 I::Item: ::core::borrow::Borrow<$key>,
             {
-                $crate::batch::pipeline(
-                    out,
-                    keys,
-                    |_, key| self.locate(self.hash_key(::core::borrow::Borrow::borrow(&key))),
-                    |out, hash| out.push(self.contains_hash(hash)),
-                );
+                $crate::impl_key_methods!(@contains_batch $batch, self, keys, out);
             }
 
-            /// Inserts every key of `keys` (from any thread), a group at a time as
-            /// [`contains_batch`](Self::contains_batch) probes; returns how many were certainly new.
-            pub fn insert_batch<I>(&self, keys: I) -> usize
+            /// Inserts every key of `keys`, requesting their cache lines a group at a time as
+            /// [`contains_batch`](Self::contains_batch) does. Returns how many were certainly
+            /// new (as [`insert`](Self::insert) counts them one at a time).
+            pub fn insert_batch<I>(&$($mut)? self, keys: I) -> usize
             where
                 I: ::core::iter::IntoIterator,
                 I::Item: ::core::borrow::Borrow<$key>,
@@ -1045,7 +1193,7 @@ macro_rules! impl_atomic_key_methods {
                     &mut this,
                     keys,
                     |f, key| f.locate(f.hash_key(::core::borrow::Borrow::borrow(&key))),
-                    |f, hash| f.insert_hash(hash),
+                    |f, at| $insert(f, at),
                 )
             }
         }

@@ -82,8 +82,8 @@ mod xxh3;
 pub use build::Builder;
 pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Variant};
 pub use filter::{
-    check_same_probes, check_same_shape, unified, Filter, FilterCore, Intersection, Lookup,
-    LookupCore, Remove, Unified, Union,
+    check_same_probes, check_same_shape, unified, EmptyLike, Filter, FilterCore, Intersection,
+    Lookup, LookupCore, Remove, Unified, Union,
 };
 #[cfg(feature = "serde")]
 pub use format::Codec;

@@ -23,7 +23,11 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use rayon::iter::{IntoParallelIterator, ParallelIterator};
 
-use crate::{Error, Filter, FilterCore, Union};
+use crate::{EmptyLike, Filter, FilterCore, Union};
+
+/// The rayon this crate was built with, for [`impl_par_extend!`](crate::impl_par_extend).
+#[doc(hidden)]
+pub use rayon;
 
 /// Keys gathered per rayon job before they go to a filter in one `insert_batch`: enough to
 /// amortize taking a filter from the pool and to fill the batch pipeline, few enough to stay
@@ -118,22 +122,22 @@ where
 }
 
 /// Inserts every key of the parallel iterator `keys` into `filter`, from all of rayon's
-/// threads; `empty` makes an empty filter of `filter`'s shape (the same size, probes,
-/// hasher and seed), for the other threads to fill. See the [module docs](self).
+/// threads; the other threads fill filters of `filter`'s shape ([`EmptyLike`]). See the
+/// [module docs](self).
 ///
 /// For the crates that implement a variant: users call `par_extend` (rayon's
-/// `ParallelExtend`) on the filter, which passes the right `empty`.
+/// `ParallelExtend`, which [`impl_par_extend!`](crate::impl_par_extend) writes).
 ///
 /// The result equals, bit for bit, a sequential `insert_batch` of the same keys. If `keys`
 /// panics, the panic propagates and `filter` holds its keys from before the call and some
 /// of the new ones: nothing it held is lost.
 ///
 /// # Panics
-/// If `empty` makes a filter that cannot be merged into `filter` (a bug in the variant,
+/// If `empty_like` makes a filter that cannot be merged into `filter` (a bug in the variant,
 /// never caused by input): better a panic than keys silently left out.
-pub fn par_insert<F, T, I>(filter: &mut F, keys: I, empty: impl Fn() -> Result<F, Error>)
+pub fn par_insert<F, T, I>(filter: &mut F, keys: I)
 where
-    F: Filter + FilterCore<InsertError = Infallible> + Union + Send,
+    F: Filter + FilterCore<InsertError = Infallible> + Union + EmptyLike + Send,
     T: Borrow<F::Key> + Send,
     I: IntoParallelIterator<Item = T>,
 {
@@ -141,7 +145,7 @@ where
     let helpers = rayon::current_num_threads().saturating_sub(1);
     let mut extras = Vec::with_capacity(helpers);
     while extras.len() < helpers {
-        match empty() {
+        match filter.empty_like() {
             Ok(f) => extras.push(f),
             Err(_) => break,
         }
@@ -171,7 +175,67 @@ where
         let merged = filter.union_with(extra);
         assert!(
             merged.is_ok(),
-            "par_insert: `empty` made a filter of another shape: {merged:?}"
+            "par_insert: `empty_like` made a filter of another shape: {merged:?}"
         );
     }
+}
+
+/// rayon's `ParallelExtend` for a filter, through [`par_insert`]: one filter per thread,
+/// merged at the end, with its docs and doctest written once. As for
+/// [`impl_infallible_filter!`](crate::impl_infallible_filter): the generic parameters other
+/// than the key in brackets, the type, and the key parameter; then the crate and type for the
+/// doctest; then any doc lines of the variant's own:
+///
+/// ```text
+/// bloomkit_core::impl_par_extend!(
+///     [S: PortableHasher + Clone + Send] BloomFilter<K, S>, key = K,
+///     doc = ("bloomkit_classic", BloomFilter)
+/// );
+/// ```
+///
+/// Exported only so the variant crates can use it: not part of the public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! impl_par_extend {
+    (
+        [$($generics:tt)*] $ty:ty, key = $key:ident, doc = ($krate:literal, $name:ident)
+        $(, $(#[$doc:meta])*)?
+    ) => {
+        /// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
+        /// `rayon`): one private filter per thread, merged into this one at the end
+        /// ([`bloomkit_core::parallel`]; faster than one shared atomic filter, as measured
+        /// there). The result is the filter a sequential `insert_batch` of the same keys
+        /// makes, bit for bit.
+        $($(#[$doc])*)?
+        ///
+        /// # Examples
+        ///
+        /// ```
+        #[doc = concat!("use ", $krate, "::", stringify!($name), ";")]
+        /// use rayon::prelude::*;
+        ///
+        /// let urls: Vec<String> = (0..10_000).map(|i| format!("https://example.com/{i}")).collect();
+        #[doc = concat!("let mut seen = ", stringify!($name), "::<str>::new(10_000, 0.01)?;")]
+        /// seen.par_extend(urls.par_iter().map(String::as_str));
+        /// assert!(urls.iter().all(|url| seen.contains(url)));
+        /// # Ok::<(), bloomkit_core::Error>(())
+        /// ```
+        impl<$key, $($generics)*, T> $crate::parallel::rayon::iter::ParallelExtend<T> for $ty
+        where
+            $key: ::core::hash::Hash + ?::core::marker::Sized,
+            T: ::core::borrow::Borrow<$key> + ::core::marker::Send,
+            $ty: $crate::Filter<Key = $key>
+                + $crate::FilterCore<InsertError = ::core::convert::Infallible>
+                + $crate::Union
+                + $crate::EmptyLike
+                + ::core::marker::Send,
+        {
+            fn par_extend<I>(&mut self, keys: I)
+            where
+                I: $crate::parallel::rayon::iter::IntoParallelIterator<Item = T>,
+            {
+                $crate::parallel::par_insert(self, keys);
+            }
+        }
+    };
 }

@@ -9,7 +9,7 @@ use derive_where::derive_where;
 
 use bloomkit_core::batch::prefetch;
 use bloomkit_core::bits::AtomicWords;
-use bloomkit_core::build::{FromSettings, Probing, Settings, WithCounter, WithHasher};
+use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::hash::{Positions, ProbeScheme};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{Error, PortableHasher, Xxh3Builder};
@@ -187,19 +187,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for AtomicCountingBloom
     }
 }
 
-impl<K: ?Sized, C: Counter, S: BuildHasher> Probing for AtomicCountingBloomFilter<K, C, S> {}
-
-impl<K: ?Sized, C: Counter, S: BuildHasher, H: BuildHasher> WithHasher<H>
-    for AtomicCountingBloomFilter<K, C, S>
-{
-    type Output = AtomicCountingBloomFilter<K, C, H>;
-}
-
-impl<K: ?Sized, C: Counter, C2: Counter, S: BuildHasher> WithCounter<C2>
-    for AtomicCountingBloomFilter<K, C, S>
-{
-    type Output = AtomicCountingBloomFilter<K, C2, S>;
-}
+crate::counting_settings!(AtomicCountingBloomFilter);
 
 impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     #[inline]
@@ -318,17 +306,6 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
         self.counters
     }
 
-    /// `k`, the number of probes per key.
-    pub fn num_hashes(&self) -> u32 {
-        self.hashes
-    }
-
-    /// How a key's positions follow from its hash
-    /// ([`CountingBloomFilter::probe_scheme`]).
-    pub fn probe_scheme(&self) -> ProbeScheme {
-        self.probes
-    }
-
     /// Counter `i` as it is now; `None` past [`num_counters`](Self::num_counters).
     pub fn counter(&self, i: u64) -> Option<u64> {
         (i < self.counters).then(|| self.get(i))
@@ -342,16 +319,6 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     /// How many counters are stuck at the ceiling, counted now (O(m)).
     pub fn saturated_counters(&self) -> u64 {
         self.values().filter(|&c| c == C::MAX).count() as u64
-    }
-
-    /// The hasher.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-
-    /// The design point, for a filter built from (items, FPR).
-    pub fn design(&self) -> Option<Design> {
-        self.design
     }
 
     /// An estimate of the number of distinct keys present, from the counters now (as
@@ -450,7 +417,15 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> AtomicCountingBloomFilter<K, C, S> {
     }
 }
 
-bloomkit_core::impl_atomic_key_methods!([C: Counter, S: BuildHasher] AtomicCountingBloomFilter<K, C, S>, key = K);
+bloomkit_core::impl_shape_accessors!(
+    [C: Counter, S] AtomicCountingBloomFilter<K, C, S>, key = K, probes
+);
+
+bloomkit_core::impl_key_methods!(
+    [C: Counter, S: BuildHasher] AtomicCountingBloomFilter<K, C, S>, key = K,
+    doc = ("bloomkit_counting", AtomicCountingBloomFilter),
+    insert = shared Self::insert_hash, contains_batch = pipeline
+);
 
 bloomkit_core::impl_infallible_filter!([C: Counter, S: BuildHasher] AtomicCountingBloomFilter<K, C, S>, key = K);
 

@@ -83,14 +83,13 @@ use core::marker::PhantomData;
 use derive_where::derive_where;
 
 use bloomkit_classic::BloomFilter;
-use bloomkit_core::batch::{insert_counting, pipeline};
 use bloomkit_core::bits::BitArray;
-use bloomkit_core::build::{FromSettings, Probing, Settings, WithCounter, WithHasher};
+use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::hash::{Positions, ProbeScheme};
 use bloomkit_core::sizing::{self, check_hashes, Design, MAX_HASHES};
 use bloomkit_core::{
-    check_same_probes, check_same_shape, Error, Parameter, PortableHasher, Remove, Union,
-    Xxh3Builder,
+    check_same_probes, check_same_shape, EmptyLike, Error, Parameter, PortableHasher, Remove,
+    Union, Xxh3Builder,
 };
 
 mod atomic;
@@ -132,19 +131,28 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> FromSettings for CountingBloomFilter
     }
 }
 
-impl<K: ?Sized, C: Counter, S: BuildHasher> Probing for CountingBloomFilter<K, C, S> {}
+/// The builder's settings a counting filter takes beyond the common ones: a probe scheme,
+/// a hasher and a counter width (for this type and its atomic twin).
+macro_rules! counting_settings {
+    ($ty:ident) => {
+        impl<K: ?Sized, C: Counter, S: BuildHasher> bloomkit_core::build::Probing for $ty<K, C, S> {}
 
-impl<K: ?Sized, C: Counter, S: BuildHasher, H: BuildHasher> WithHasher<H>
-    for CountingBloomFilter<K, C, S>
-{
-    type Output = CountingBloomFilter<K, C, H>;
-}
+        impl<K: ?Sized, C: Counter, S: BuildHasher, H: BuildHasher>
+            bloomkit_core::build::WithHasher<H> for $ty<K, C, S>
+        {
+            type Output = $ty<K, C, H>;
+        }
 
-impl<K: ?Sized, C: Counter, C2: Counter, S: BuildHasher> WithCounter<C2>
-    for CountingBloomFilter<K, C, S>
-{
-    type Output = CountingBloomFilter<K, C2, S>;
+        impl<K: ?Sized, C: Counter, C2: Counter, S: BuildHasher>
+            bloomkit_core::build::WithCounter<C2> for $ty<K, C, S>
+        {
+            type Output = $ty<K, C2, S>;
+        }
+    };
 }
+pub(crate) use counting_settings;
+
+counting_settings!(CountingBloomFilter);
 
 bloomkit_core::impl_builder_entry!(CountingBloomFilter, "bloomkit_counting");
 
@@ -194,32 +202,14 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
         })
     }
 
-    /// The 64-bit hash of `key` (or a form it borrows as) that the `*_hash` methods take.
-    #[inline]
-    pub fn hash_key<Q: Hash + ?Sized>(&self, key: &Q) -> u64
-    where
-        K: Borrow<Q>,
-    {
-        self.hasher.hash_one(key)
-    }
-
     #[inline]
     fn probes(&self, hash: u64) -> Positions {
         self.probes
             .positions(hash, self.counters.len(), self.hashes)
     }
 
-    /// Inserts `key`: increments its k counters, each saturating at the ceiling. Returns
-    /// `true` if the key was certainly not present before (one of its counters was zero).
-    #[inline]
-    pub fn insert(&mut self, key: &K) -> bool
-    where
-        K: Hash,
-    {
-        self.insert_hash(self.hash_key(key))
-    }
-
-    /// [`insert`](Self::insert) by hash.
+    /// [`insert`](Self::insert) by hash: increments the key's k counters, each saturating at
+    /// the ceiling.
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         let mut new = false;
         let (counters, nonzero, saturated) =
@@ -242,16 +232,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
         new
     }
 
-    /// Whether `key` may be in the filter (all its counters are above zero).
-    #[inline]
-    pub fn contains<Q: Hash + ?Sized>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-    {
-        self.contains_hash(self.hash_key(key))
-    }
-
-    /// [`contains`](Self::contains) by hash.
+    /// [`contains`](Self::contains) by hash: whether all the key's counters are above zero.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let counters = &self.counters;
@@ -297,7 +278,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// ```
     pub fn remove<Q: Hash + ?Sized>(&mut self, key: &Q) -> Result<(), Error>
     where
-        K: Borrow<Q>,
+        K: Hash + Borrow<Q>,
     {
         self.remove_hash(self.hash_key(key))
     }
@@ -332,7 +313,7 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// all its counters.
     pub fn count<Q: Hash + ?Sized>(&self, key: &Q) -> u64
     where
-        K: Borrow<Q>,
+        K: Hash + Borrow<Q>,
     {
         self.count_hash(self.hash_key(key))
     }
@@ -340,39 +321,6 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// [`count`](Self::count) by hash.
     pub fn count_hash(&self, hash: u64) -> u64 {
         self.runs(hash).count::<C>(|i| self.counters.get(i))
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
-    /// of [`contains`](Self::contains), with the counters of a group of keys requested
-    /// before any is read ([`bloomkit_core::batch`]).
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        K: Hash,
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        pipeline(
-            out,
-            keys,
-            |_, key| self.locate(self.hash_key(key.borrow())),
-            |out, hash| out.push(self.contains_hash(hash)),
-        );
-    }
-
-    /// Inserts every key of `keys`, requesting their counters a group at a time. Returns how
-    /// many were certainly new (as [`insert`](Self::insert) counts them one at a time).
-    pub fn insert_batch<I>(&mut self, keys: I) -> usize
-    where
-        K: Hash,
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        insert_counting(
-            self,
-            keys,
-            |f, key| f.locate(f.hash_key(key.borrow())),
-            Self::insert_hash,
-        )
     }
 
     /// Requests the cache lines of the key's counters; returns the hash.
@@ -401,18 +349,6 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
         self.counters.len()
     }
 
-    /// `k`, the number of probes per key.
-    pub fn num_hashes(&self) -> u32 {
-        self.hashes
-    }
-
-    /// How a key's positions follow from its hash: [`ProbeScheme::Wide`] for every filter
-    /// this build creates, [`ProbeScheme::Enhanced`] for one read from bytes of format
-    /// version 1 or 2.
-    pub fn probe_scheme(&self) -> ProbeScheme {
-        self.probes
-    }
-
     /// How many counters are stuck at the ceiling. Above zero, the filter is overloaded for
     /// its counter width: removals no longer free those positions.
     pub fn saturated_counters(&self) -> u64 {
@@ -438,16 +374,6 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     /// ```
     pub fn counter(&self, i: u64) -> Option<u64> {
         (i < self.counters.len()).then(|| self.counters.get(i))
-    }
-
-    /// The hasher.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-
-    /// The design point, for a filter built from (items, FPR).
-    pub fn design(&self) -> Option<Design> {
-        self.design
     }
 
     /// An estimate of the number of distinct keys present (Swamidass & Baldi 2007 on the
@@ -537,6 +463,14 @@ impl<K: ?Sized, C: Counter, S: BuildHasher> CountingBloomFilter<K, C, S> {
     }
 }
 
+bloomkit_core::impl_shape_accessors!([C: Counter, S] CountingBloomFilter<K, C, S>, key = K, probes);
+
+bloomkit_core::impl_key_methods!(
+    [C: Counter, S: BuildHasher] CountingBloomFilter<K, C, S>, key = K,
+    doc = ("bloomkit_counting", CountingBloomFilter),
+    insert = exclusive Self::insert_hash, contains_batch = pipeline
+);
+
 impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
     /// Checks that `other` was built with the same counters, probes, hasher, seed and probe
     /// scheme.
@@ -554,6 +488,18 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
             (self.hasher.spec(), other.hasher.spec()),
         )?;
         check_same_probes(self.probes, other.probes)
+    }
+}
+
+impl<K: ?Sized, C: Counter, S: BuildHasher + Clone> EmptyLike for CountingBloomFilter<K, C, S> {
+    fn empty_like(&self) -> Result<Self, Error> {
+        Ok(CountingBloomFilter::from_counters(
+            C::Array::zeroed(self.counters.len())?,
+            self.hashes,
+            self.probes,
+            self.design,
+            self.hasher.clone(),
+        ))
     }
 }
 
@@ -580,50 +526,14 @@ impl<K: Hash + ?Sized, C: Counter, S: BuildHasher> Remove for CountingBloomFilte
     }
 }
 
-/// Inserts the keys of a rayon parallel iterator from all of rayon's threads (feature
-/// `rayon`): one private filter per thread, their counters added at the end (saturating
-/// addition of partial counts gives exactly the counters of one sequential
-/// [`insert_batch`](CountingBloomFilter::insert_batch), stuck ones included).
-///
-/// # Examples
-///
-/// ```
-/// use bloomkit_counting::CountingBloomFilter;
-/// use rayon::prelude::*;
-///
-/// let mut f = CountingBloomFilter::<u64>::new(100_000, 0.01)?;
-/// f.par_extend((0..100_000u64).into_par_iter());
-/// assert!((0..100_000u64).all(|i| f.contains(&i)));
-/// f.remove(&7)?; // each was inserted once
-/// # Ok::<(), bloomkit_core::Error>(())
-/// ```
 #[cfg(feature = "rayon")]
-impl<K, C, S, T> rayon::iter::ParallelExtend<T> for CountingBloomFilter<K, C, S>
-where
-    K: Hash + ?Sized,
-    C: Counter,
-    S: PortableHasher + Clone + Send,
-    T: Borrow<K> + Send,
-{
-    fn par_extend<I: rayon::iter::IntoParallelIterator<Item = T>>(&mut self, keys: I) {
-        let (counters, hashes, probes, hasher, design) = (
-            self.counters.len(),
-            self.hashes,
-            self.probes,
-            self.hasher.clone(),
-            self.design,
-        );
-        bloomkit_core::parallel::par_insert(self, keys, || {
-            Ok(CountingBloomFilter::from_counters(
-                C::Array::zeroed(counters)?,
-                hashes,
-                probes,
-                design,
-                hasher.clone(),
-            ))
-        });
-    }
-}
+bloomkit_core::impl_par_extend!(
+    [C: Counter, S: PortableHasher + Clone + Send] CountingBloomFilter<K, C, S>, key = K,
+    doc = ("bloomkit_counting", CountingBloomFilter),
+    /// Counters merge by saturating addition: the partial counts add up to exactly the
+    /// counters of one sequential insert, stuck ones included, so every key inserted once can
+    /// be removed once.
+);
 
 impl<K: ?Sized, C: Counter, S: fmt::Debug> fmt::Debug for CountingBloomFilter<K, C, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -6,7 +6,7 @@ use bloomkit_core::bits::BitArray;
 use bloomkit_core::format::{Reader, Writer};
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::Design;
-use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant};
+use bloomkit_core::{Codec, Error, PortableHasher, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::{full_mask, Mask, MultiFilter, Part, Record, MAX_ATTRIBUTES};
@@ -27,10 +27,6 @@ struct PartParams {
     bits: u64,
     hashes: u32,
     design: Design,
-}
-
-fn invalid(msg: String) -> Error {
-    Error::Decode(DecodeError::Invalid(msg))
 }
 
 impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
@@ -85,7 +81,7 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
             .into_decode());
         }
         if fixed.is_some_and(|f| f != arity) {
-            return Err(invalid(format!(
+            return Err(Error::invalid_bytes(format!(
                 "the filter holds records of {arity} attributes, this record type has {}",
                 fixed.unwrap_or(0)
             )));
@@ -99,14 +95,14 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
         let arity = params.arity as usize;
         let announced = arity + params.combinations as usize;
         if parts.len() != announced {
-            return Err(invalid(format!(
+            return Err(Error::invalid_bytes(format!(
                 "{announced} parts announced, {} present",
                 parts.len()
             )));
         }
         for (i, p) in parts[..arity].iter().enumerate() {
             if p.mask != 1 << i {
-                return Err(invalid(format!(
+                return Err(Error::invalid_bytes(format!(
                     "part {i} is over attributes {:#b}, expected attribute {i} alone",
                     p.mask
                 )));
@@ -116,7 +112,7 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
         let mut previous = 0;
         for p in &parts[arity..] {
             if p.mask.count_ones() < 2 || p.mask & !full != 0 || p.mask <= previous {
-                return Err(invalid(format!(
+                return Err(Error::invalid_bytes(format!(
                     "combination {:#b} is not two or more of {arity} attributes in increasing order",
                     p.mask
                 )));

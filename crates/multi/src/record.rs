@@ -160,30 +160,24 @@ tuple_record!(10; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
 tuple_record!(11; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
 tuple_record!(12; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
 
-/// A dynamic record: one attribute per element, all of one type.
-impl<T: Hash> Record for [T] {
-    const ARITY: Option<usize> = None;
-    #[inline]
-    fn arity(&self) -> usize {
-        self.len()
-    }
-    #[inline]
-    fn visit<V: Visitor>(&self, visitor: &mut V) {
-        for value in self {
-            visitor.attribute(value);
+/// `Record` for a dynamic record type: one attribute per element, all of one type.
+macro_rules! dynamic_record {
+    ($($ty:ty),*) => {$(
+        /// A dynamic record: one attribute per element, all of one type.
+        impl<T: Hash> Record for $ty {
+            const ARITY: Option<usize> = None;
+            #[inline]
+            fn arity(&self) -> usize {
+                self.len()
+            }
+            #[inline]
+            fn visit<V: Visitor>(&self, visitor: &mut V) {
+                for value in self.iter() {
+                    visitor.attribute(value);
+                }
+            }
         }
-    }
+    )*};
 }
 
-/// A dynamic record, as `[T]`.
-impl<T: Hash> Record for Vec<T> {
-    const ARITY: Option<usize> = None;
-    #[inline]
-    fn arity(&self) -> usize {
-        self.len()
-    }
-    #[inline]
-    fn visit<V: Visitor>(&self, visitor: &mut V) {
-        self.as_slice().visit(visitor);
-    }
-}
+dynamic_record!([T], Vec<T>);

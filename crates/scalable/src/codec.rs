@@ -3,7 +3,7 @@
 
 use bloomkit_classic::BlockedBloomFilter;
 use bloomkit_core::format::{Reader, Writer};
-use bloomkit_core::{sizing, Codec, DecodeError, Design, Error, PortableHasher, Variant};
+use bloomkit_core::{sizing, Codec, Design, Error, PortableHasher, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::{Config, ScalableBloomFilter, Slice};
@@ -11,12 +11,8 @@ use crate::{Config, ScalableBloomFilter, Slice};
 /// The filter-wide parameter block (`docs/format.md`).
 #[derive(Clone, Copy, Serialize, Deserialize)]
 struct Params {
-    initial_capacity: u64,
-    fpr: f64,
-    growth: u32,
-    tightening: f64,
-    max_items: Option<u64>,
-    max_bytes: Option<u64>,
+    /// The settings, field by field (a nested struct adds no bytes).
+    config: Config,
     next: u32,
     len: u64,
     slices: u64,
@@ -30,10 +26,6 @@ struct SliceParams {
     capacity: u64,
     fpr: f64,
     items: u64,
-}
-
-fn invalid_msg(msg: String) -> Error {
-    Error::Decode(DecodeError::Invalid(msg))
 }
 
 /// Checks that `slices` are what this filter and the filters unioned into it could have
@@ -61,7 +53,7 @@ fn check_sequence<K: ?Sized, S: core::hash::BuildHasher>(
             match position.map(|p| p + 1).filter(|&j| matches(j)) {
                 Some(j) => j,
                 None => {
-                    return Err(invalid_msg(format!(
+                    return Err(Error::invalid_bytes(format!(
                         "slice {i} ({} items at rate {design}) does not follow the filter's \
                          sequence (initial capacity {}, growth {}, tightening {})",
                         s.capacity, config.initial_capacity, config.growth, config.tightening
@@ -75,7 +67,7 @@ fn check_sequence<K: ?Sized, S: core::hash::BuildHasher>(
         // A hair of slack, so that a refinement of the sizing model does not make files
         // written before it unreadable; a slice sized for another rate is far off.
         if model > design * 1.01 {
-            return Err(invalid_msg(format!(
+            return Err(Error::invalid_bytes(format!(
                 "slice {i} is too small for its rate: {} blocks, {} probes give {model:e} at \
                  {} items, above {design:e}",
                 s.filter.num_blocks(),
@@ -87,7 +79,7 @@ fn check_sequence<K: ?Sized, S: core::hash::BuildHasher>(
     }
     let own = position.map_or(0, |p| p + 1);
     if own != next {
-        return Err(invalid_msg(format!(
+        return Err(Error::invalid_bytes(format!(
             "the filter's own slices are {own}, it says it made {next}"
         )));
     }
@@ -96,14 +88,8 @@ fn check_sequence<K: ?Sized, S: core::hash::BuildHasher>(
 
 impl<K: ?Sized, S: PortableHasher + Clone> ScalableBloomFilter<K, S> {
     fn params(&self) -> Params {
-        let c = self.config;
         Params {
-            initial_capacity: c.initial_capacity,
-            fpr: c.fpr,
-            growth: c.growth,
-            tightening: c.tightening,
-            max_items: c.max_items,
-            max_bytes: c.max_bytes,
+            config: self.config,
             next: self.next,
             len: self.len,
             slices: self.slices.len() as u64,
@@ -122,13 +108,13 @@ impl<K: ?Sized, S: PortableHasher + Clone> ScalableBloomFilter<K, S> {
 
     fn slice_from_parts(hasher: &S, p: SliceParams, words: &[u64]) -> Result<Slice<K, S>, Error> {
         if p.items > p.capacity {
-            return Err(invalid_msg(format!(
+            return Err(Error::invalid_bytes(format!(
                 "slice holds {} items, more than its capacity {}",
                 p.items, p.capacity
             )));
         }
         if p.blocks == 0 || p.blocks.checked_mul(8) != Some(words.len() as u64) {
-            return Err(invalid_msg(format!(
+            return Err(Error::invalid_bytes(format!(
                 "a slice of {} blocks with {} words",
                 p.blocks,
                 words.len()
@@ -147,18 +133,9 @@ impl<K: ?Sized, S: PortableHasher + Clone> ScalableBloomFilter<K, S> {
     /// Rebuilds a filter from decoded parts, rejecting anything the filter could not have
     /// reached by itself.
     fn from_parts(hasher: S, params: Params, slices: Vec<Slice<K, S>>) -> Result<Self, Error> {
-        let config = Config {
-            initial_capacity: params.initial_capacity,
-            fpr: params.fpr,
-            growth: params.growth,
-            tightening: params.tightening,
-            max_items: params.max_items,
-            max_bytes: params.max_bytes,
-        }
-        .check()
-        .map_err(Error::into_decode)?;
+        let config = params.config.check().map_err(Error::into_decode)?;
         if slices.is_empty() || slices.len() as u64 != params.slices {
-            return Err(invalid_msg(format!(
+            return Err(Error::invalid_bytes(format!(
                 "{} slices announced, {} present",
                 params.slices,
                 slices.len()
@@ -168,15 +145,17 @@ impl<K: ?Sized, S: PortableHasher + Clone> ScalableBloomFilter<K, S> {
         let items = slices
             .iter()
             .try_fold(0u64, |sum, s| sum.checked_add(s.items))
-            .ok_or_else(|| invalid_msg("the slices' item counts overflow".into()))?;
+            .ok_or_else(|| Error::invalid_bytes("the slices' item counts overflow"))?;
         if items != params.len {
-            return Err(invalid_msg(format!(
+            return Err(Error::invalid_bytes(format!(
                 "slices hold {items} items, the filter says {}",
                 params.len
             )));
         }
-        if params.max_items.is_some_and(|max| params.len > max) {
-            return Err(invalid_msg("more items than the filter's own limit".into()));
+        if config.max_items.is_some_and(|max| params.len > max) {
+            return Err(Error::invalid_bytes(
+                "more items than the filter's own limit",
+            ));
         }
         Ok(ScalableBloomFilter {
             slices,

@@ -124,6 +124,7 @@ struct Slice<K: ?Sized, S> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Config {
     initial_capacity: u64,
     fpr: f64,

@@ -19,6 +19,7 @@ use bloomkit_core::{Codec, DecodeError, Error, Filter, Intersection, LookupCore,
 use quickcheck::{Arbitrary, Gen};
 
 pub mod fpr;
+pub mod parallel;
 pub mod redis_server;
 pub mod resp;
 pub mod resp_server;

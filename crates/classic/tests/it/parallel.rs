@@ -5,44 +5,28 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
-use bloomkit_testkit::{ensure, forall};
+use bloomkit_testkit::forall;
+use bloomkit_testkit::parallel::{check_par_extend, pool};
 use rayon::prelude::*;
-
-fn pool(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-}
 
 #[test]
 fn parallel_build_equals_sequential_build() {
     forall(40, |(before, keys, seed): &(Vec<u64>, Vec<u64>, u64)| {
         let n = (before.len() + keys.len()) as u64 + 1;
         for threads in [1, 2, 4] {
-            let mut seq = BloomFilter::<u64>::builder(n, 0.01)
+            let mut classic = BloomFilter::<u64>::builder(n, 0.01)
                 .seed(*seed)
                 .build()
                 .unwrap();
-            seq.insert_batch(before);
-            let mut par = seq.clone();
-            seq.insert_batch(keys);
-            pool(threads).install(|| par.par_extend(keys.par_iter()));
-            ensure(par == seq, || {
-                format!("classic, {threads} threads: bits differ")
-            })?;
+            classic.insert_batch(before);
+            check_par_extend(&classic, keys, threads, "classic")?;
 
-            let mut seq = BlockedBloomFilter::<u64>::builder(n, 0.01)
+            let mut blocked = BlockedBloomFilter::<u64>::builder(n, 0.01)
                 .seed(*seed)
                 .build()
                 .unwrap();
-            seq.insert_batch(before);
-            let mut par = seq.clone();
-            seq.insert_batch(keys);
-            pool(threads).install(|| par.par_extend(keys.par_iter().copied()));
-            ensure(par == seq, || {
-                format!("blocked, {threads} threads: bits differ")
-            })?;
+            blocked.insert_batch(before);
+            check_par_extend(&blocked, keys, threads, "blocked")?;
         }
         Ok(())
     });

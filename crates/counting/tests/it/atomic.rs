@@ -3,13 +3,12 @@
 //! removals; concurrent inserts (and removals) lose nothing and match a sequential build;
 //! counters saturate and stick under contention; conversions round-trip.
 
-use std::collections::HashMap;
 use std::thread;
 
+use crate::model::{Model, Op};
 use bloomkit_core::{Error, Xxh3Builder};
 use bloomkit_counting::{AtomicCountingBloomFilter, Counter, CountingBloomFilter, U4};
 use bloomkit_testkit::{self as kit, ensure, forall, non_member, Outcome};
-use quickcheck::{Arbitrary, Gen};
 
 #[test]
 fn filter_promises() {
@@ -74,55 +73,27 @@ fn same_sizing_as_the_twin() {
     }
 }
 
-#[derive(Debug, Clone)]
-enum Op {
-    Insert(u64),
-    /// Remove the i-th (mod len) key the model holds.
-    RemoveHeld(usize),
-    /// Try to remove a key never inserted.
-    RemoveStranger(u64),
-}
-
-impl Arbitrary for Op {
-    fn arbitrary(g: &mut Gen) -> Op {
-        match u8::arbitrary(g) % 20 {
-            0..=10 => Op::Insert(u64::arbitrary(g) % 24),
-            11..=17 => Op::RemoveHeld(usize::arbitrary(g)),
-            _ => Op::RemoveStranger(u64::arbitrary(g)),
-        }
-    }
-}
-
 /// One thread, the same operations on both filters: after every step the atomic filter's
 /// counters equal the single-threaded one's, removals succeed or refuse alike, and no key
 /// the model holds is missing.
 fn differential<C: Counter>(ops: &[Op], plain: CountingBloomFilter<u64, C>) -> Outcome {
-    let atomic = AtomicCountingBloomFilter::from_filter(plain.clone()).unwrap();
+    let mut atomic = AtomicCountingBloomFilter::from_filter(plain.clone()).unwrap();
     let mut plain = plain;
-    let mut model: HashMap<u64, u64> = HashMap::new();
+    let mut model = Model::default();
     for (step, op) in ops.iter().enumerate() {
         match *op {
             Op::Insert(k) => {
                 let (a, b) = (atomic.insert(&k), plain.insert(&k));
                 ensure(a == b, || format!("step {step}: insert {k}: {a} vs {b}"))?;
-                *model.entry(k).or_default() += 1;
+                model.insert(k);
             }
             Op::RemoveHeld(i) => {
-                let mut held: Vec<u64> = model.keys().copied().collect();
-                if held.is_empty() {
-                    continue;
-                }
-                held.sort_unstable();
-                let k = held[i % held.len()];
+                let Some(k) = model.held(i) else { continue };
                 let (a, b) = (atomic.remove(&k), plain.remove(&k));
                 ensure(a == b && a.is_ok(), || {
                     format!("step {step}: remove held {k}: {a:?} vs {b:?}")
                 })?;
-                let c = model.get_mut(&k).unwrap();
-                *c -= 1;
-                if *c == 0 {
-                    model.remove(&k);
-                }
+                model.remove(k);
             }
             Op::RemoveStranger(s) => {
                 let k = non_member(s % (1 << 62));
@@ -138,11 +109,16 @@ fn differential<C: Counter>(ops: &[Op], plain: CountingBloomFilter<u64, C>) -> O
                     format!("step {step}: a refused remove changed counters")
                 })?;
             }
+            Op::Clear => {
+                atomic.clear();
+                plain.clear();
+                model.0.clear();
+            }
         }
         ensure(atomic.to_filter().unwrap() == plain, || {
             format!("step {step}: counters differ after {op:?}")
         })?;
-        for (k, &n) in &model {
+        for (k, &n) in &model.0 {
             ensure(atomic.contains(k), || format!("step {step}: lost {k}"))?;
             ensure(atomic.count(k) == plain.count(k), || {
                 format!("step {step}: count of {k} (held {n}) differs")

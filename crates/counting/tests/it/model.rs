@@ -10,7 +10,7 @@ use bloomkit_testkit::{ensure, forall, non_member, Outcome};
 use quickcheck::{Arbitrary, Gen};
 
 #[derive(Debug, Clone)]
-enum Op {
+pub(crate) enum Op {
     Insert(u64),
     /// Remove the i-th (mod len) key the model holds.
     RemoveHeld(usize),
@@ -30,29 +30,46 @@ impl Arbitrary for Op {
     }
 }
 
+/// The multiset the filter should hold: each key and how many times it is held.
+#[derive(Default)]
+pub(crate) struct Model(pub(crate) HashMap<u64, u64>);
+
+impl Model {
+    pub(crate) fn insert(&mut self, k: u64) {
+        *self.0.entry(k).or_default() += 1;
+    }
+
+    /// The `i`-th (mod len) key held, in key order; `None` when nothing is.
+    pub(crate) fn held(&self, i: usize) -> Option<u64> {
+        let mut held: Vec<u64> = self.0.keys().copied().collect();
+        held.sort_unstable();
+        (!held.is_empty()).then(|| held[i % held.len()])
+    }
+
+    /// One copy of a held `k` removed.
+    pub(crate) fn remove(&mut self, k: u64) {
+        let c = self.0.get_mut(&k).expect("a held key");
+        *c -= 1;
+        if *c == 0 {
+            self.0.remove(&k);
+        }
+    }
+}
+
 fn run<C: Counter>(ops: &[Op], make: impl Fn() -> CountingBloomFilter<u64, C>) -> Outcome {
     let mut f = make();
-    let mut model: HashMap<u64, u64> = HashMap::new();
+    let mut model = Model::default();
     for (step, op) in ops.iter().enumerate() {
         match *op {
             Op::Insert(k) => {
                 f.insert(&k);
-                *model.entry(k).or_default() += 1;
+                model.insert(k);
             }
             Op::RemoveHeld(i) => {
-                let mut held: Vec<u64> = model.keys().copied().collect();
-                if held.is_empty() {
-                    continue;
-                }
-                held.sort_unstable();
-                let k = held[i % held.len()];
+                let Some(k) = model.held(i) else { continue };
                 f.remove(&k)
                     .map_err(|e| format!("step {step}: removing held {k}: {e}"))?;
-                let c = model.get_mut(&k).unwrap();
-                *c -= 1;
-                if *c == 0 {
-                    model.remove(&k);
-                }
+                model.remove(k);
             }
             Op::RemoveStranger(s) => {
                 let k = non_member(s % (1 << 62));
@@ -69,10 +86,10 @@ fn run<C: Counter>(ops: &[Op], make: impl Fn() -> CountingBloomFilter<u64, C>) -
             }
             Op::Clear => {
                 f.clear();
-                model.clear();
+                model.0.clear();
             }
         }
-        for (k, &n) in &model {
+        for (k, &n) in &model.0 {
             ensure(f.contains(k), || {
                 format!("step {step}: false negative {k} (count {n})")
             })?;

@@ -2,7 +2,8 @@
 //! parallel build equal a sequential build's, stuck counters included.
 
 use bloomkit_counting::{CountingBloomFilter, U4};
-use bloomkit_testkit::{ensure, forall};
+use bloomkit_testkit::forall;
+use bloomkit_testkit::parallel::check_par_extend;
 use rayon::prelude::*;
 
 #[test]
@@ -11,32 +12,17 @@ fn parallel_build_equals_sequential_build() {
         // u16 keys, many repeats: small filters whose 4-bit counters saturate.
         let keys: Vec<u64> = keys.iter().map(|&k| u64::from(k % 64)).collect();
         for threads in [1, 2, 4] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            let mut seq = CountingBloomFilter::<u64>::builder(16, 0.1)
+            let u4 = CountingBloomFilter::<u64>::builder(16, 0.1)
                 .seed(*seed)
                 .build()
                 .unwrap();
-            let mut par = seq.clone();
-            seq.insert_batch(&keys);
-            pool.install(|| par.par_extend(keys.par_iter()));
-            ensure(par == seq, || {
-                format!("u4, {threads} threads: counters differ")
-            })?;
-
-            let mut seq = CountingBloomFilter::<u64>::builder(16, 0.1)
+            check_par_extend(&u4, &keys, threads, "u4")?;
+            let u16 = CountingBloomFilter::<u64>::builder(16, 0.1)
                 .counter::<u16>()
                 .seed(*seed)
                 .build()
                 .unwrap();
-            let mut par = seq.clone();
-            seq.insert_batch(&keys);
-            pool.install(|| par.par_extend(keys.par_iter()));
-            ensure(par == seq, || {
-                format!("u16, {threads} threads: counters differ")
-            })?;
+            check_par_extend(&u16, &keys, threads, "u16")?;
         }
         Ok(())
     });
