@@ -1064,7 +1064,7 @@ mod tests {
     }
 
     fn read_sample(mut r: Reader<'_>) {
-        assert_eq!(r.header().hasher, HasherSpec { id: 2, seed: 9 });
+        assert_eq!(r.header().hasher, HasherSpec { id: 4, seed: 9 });
         assert_eq!(r.header().version, VERSION);
         assert_eq!(
             r.hasher::<Xxh3Builder>().unwrap(),

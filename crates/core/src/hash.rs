@@ -352,11 +352,12 @@ impl HasherSpec {
 /// manufacture false positives. Keep the seed secret ([`Xxh3Builder::random`]) in that
 /// setting.
 ///
-/// Two schemes feed a key's bytes to XXH3 ([`Xxh3Scheme`]); they give the same hash for
-/// every key that writes at most 16 bytes at a time and 128 in all (integers, tuples of
-/// integers, strings of up to 16 bytes), and differ for longer strings and slices. New
-/// builders use [`Xxh3Scheme::Chained`] (hasher id 2); filters serialized with
-/// [`Xxh3Scheme::Buffered`] (id 1, bloomkit 0.1) load with it and keep hashing with it.
+/// Three schemes feed a key's bytes to XXH3 ([`Xxh3Scheme`]); they give the same hash for
+/// every key that writes only integers, at most 16 bytes of them, and differ for strings
+/// and slices. New builders use [`Xxh3Scheme::OneShot`] (hasher id 4): a string or byte
+/// slice key costs one XXH3 call over its bytes, and its hash is exactly XXH3-64 of them.
+/// Filters serialized with [`Xxh3Scheme::Chained`] (id 2) or [`Xxh3Scheme::Buffered`]
+/// (id 1, bloomkit 0.1) load with their scheme and keep hashing with it.
 ///
 /// # Examples
 ///
@@ -379,9 +380,9 @@ pub struct Xxh3Builder {
 
 /// How an [`Xxh3Builder`]'s hasher feeds the bytes a key's `Hash` impl writes to XXH3-64.
 ///
-/// Both give exactly `XXH3_64bits_withSeed(bytes, seed)` of the bytes written (integers
-/// little-endian, `usize`/`isize` as 64 bits) when no single write is longer than 16 bytes
-/// and all writes together hold at most 128: integer keys, tuples of them, short strings.
+/// All give exactly `XXH3_64bits_withSeed(bytes, seed)` of the bytes written (integers
+/// little-endian, `usize`/`isize` as 64 bits) when the key writes only integers, at most 16
+/// bytes of them: integer keys and pairs of `u64`s hash alike in every scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Xxh3Scheme {
@@ -389,12 +390,29 @@ pub enum Xxh3Scheme {
     /// 128 bytes) and the buffer hashed once at the end. A 36-byte string costs about three
     /// times XXH3 of its bytes.
     Buffered,
-    /// Hasher id 2, the default: a write of more than 16 bytes (a string's or a byte slice's
-    /// contents) is hashed where it lies, in one shot, with the hash of everything before it
-    /// as the seed; shorter writes are buffered as by `Buffered`, and a buffer that would
-    /// pass 128 bytes is hashed into the chain the same way. Never allocates.
-    #[default]
+    /// Hasher id 2 (bloomkit 0.2 until the one-shot scheme): a write of more than 16 bytes
+    /// (a string's or a byte slice's contents) is hashed where it lies, in one shot, with the
+    /// hash of everything before it as the seed; shorter writes are buffered as by
+    /// `Buffered`, and a buffer that would pass 128 bytes is hashed into the chain the same
+    /// way. Never allocates; a string costs two XXH3 calls past 16 bytes.
     Chained,
+    /// Hasher id 4, the default: a key's byte contents are hashed in one XXH3 call, where
+    /// they lie. A `str`, `String`, `[u8]`, `Vec<u8>` or `[u8; N]` key hashes to exactly
+    /// `XXH3_64bits_withSeed(bytes, seed)` of its bytes, what a user of XXH3 (or of sbbf-rs)
+    /// computes by hand:
+    ///
+    /// - a *run* (a `write` of bytes: a string's or a slice's contents) is hashed in one shot
+    ///   with the value of everything before it as the seed (the builder's seed when nothing
+    ///   came before);
+    /// - integers (`write_u8` .. `write_u128`, `usize` as 64 bits) gather in a 16-byte word,
+    ///   hashed into that value when full, before a run, or at the end;
+    /// - two writes that only delimit a run are implied by the run's own call and dropped:
+    ///   the `0xff` a string writes after its contents, and a slice's length written just
+    ///   before its contents (8 bytes equal to the run's length).
+    ///
+    /// Keys that write only integers hash as in the other schemes (up to 16 bytes of them).
+    #[default]
+    OneShot,
 }
 
 impl Xxh3Scheme {
@@ -408,6 +426,7 @@ impl Xxh3Scheme {
         match self {
             Xxh3Scheme::Buffered => 1,
             Xxh3Scheme::Chained => 2,
+            Xxh3Scheme::OneShot => 4,
         }
     }
 }
@@ -416,13 +435,13 @@ impl Xxh3Builder {
     /// The seed used by the filters' plain constructors: 0.
     pub const DEFAULT_SEED: u64 = 0;
 
-    /// XXH3-64 with this seed, [`Xxh3Scheme::Chained`].
+    /// XXH3-64 with this seed, [`Xxh3Scheme::OneShot`].
     pub const fn with_seed(seed: u64) -> Self {
-        Xxh3Builder::with_scheme(seed, Xxh3Scheme::Chained)
+        Xxh3Builder::with_scheme(seed, Xxh3Scheme::OneShot)
     }
 
     /// XXH3-64 with this seed and scheme: [`Xxh3Scheme::Buffered`] hashes as bloomkit 0.1
-    /// did (hasher id 1).
+    /// did (hasher id 1), [`Xxh3Scheme::Chained`] as filters of hasher id 2 do.
     pub const fn with_scheme(seed: u64, scheme: Xxh3Scheme) -> Self {
         Xxh3Builder { seed, scheme }
     }
@@ -446,39 +465,153 @@ impl BuildHasher for Xxh3Builder {
 
     #[inline]
     fn build_hasher(&self) -> Xxh3Hasher {
-        Xxh3Hasher {
-            seed: self.seed,
-            chained: matches!(self.scheme, Xxh3Scheme::Chained),
-            len: 0,
-            inline: [0; INLINE],
-            spill: Vec::new(),
-        }
+        Xxh3Hasher(match self.scheme {
+            Xxh3Scheme::OneShot => Inner::OneShot(OneShotHasher::new(self.seed)),
+            scheme => Inner::Buffer(BufferHasher {
+                seed: self.seed,
+                chained: matches!(scheme, Xxh3Scheme::Chained),
+                len: 0,
+                inline: [0; INLINE],
+                spill: Vec::new(),
+            }),
+        })
     }
 
     /// The hash [`build_hasher`](BuildHasher::build_hasher)'s hasher gives `x`, computed
-    /// first with a hasher that lives in registers: no 128-byte buffer to zero and no byte
-    /// stored only to be read back. A key that writes more than 16 short bytes before
-    /// finishing (a tuple of three `u64`s) is hashed again with the full hasher; `Hash`
-    /// impls are deterministic, so the answer is the same either way.
+    /// with a hasher that lives in registers: no 128-byte buffer to zero and no byte stored
+    /// only to be read back. In the chained scheme, a key that writes more than 16 short
+    /// bytes before finishing (a tuple of three `u64`s) is hashed again with the full
+    /// hasher; `Hash` impls are deterministic, so the answer is the same either way.
     #[inline(always)]
     // This is `hash_one`: the lint's suggestion would recurse.
     #[allow(clippy::manual_hash_one)]
     fn hash_one<T: Hash>(&self, x: T) -> u64 {
-        if self.scheme == Xxh3Scheme::Chained {
-            let mut word = WordHasher {
-                seed: self.seed,
-                word: 0,
-                len: 0,
-                overflowed: false,
-            };
-            x.hash(&mut word);
-            if !word.overflowed {
-                return word.finish();
+        match self.scheme {
+            Xxh3Scheme::OneShot => {
+                let mut h = OneShotHasher::new(self.seed);
+                x.hash(&mut h);
+                return h.finish();
             }
+            Xxh3Scheme::Chained => {
+                let mut word = WordHasher {
+                    seed: self.seed,
+                    word: 0,
+                    len: 0,
+                    overflowed: false,
+                };
+                x.hash(&mut word);
+                if !word.overflowed {
+                    return word.finish();
+                }
+            }
+            Xxh3Scheme::Buffered => {}
         }
         let mut full = self.build_hasher();
         x.hash(&mut full);
         full.finish()
+    }
+}
+
+/// [`Xxh3Scheme::OneShot`]'s hasher: every field in registers, one XXH3 call per run of
+/// bytes, none per delimiter.
+#[derive(Debug, Clone, Copy)]
+struct OneShotHasher {
+    /// The builder's seed; after a run or a full word, the value of everything so far.
+    chain: u64,
+    /// Integer bytes not yet hashed, byte i in bits `8i..8i+8`.
+    word: u128,
+    len: usize,
+    /// The last write was a run: a string's `0xff` may follow, and is implied.
+    after_run: bool,
+    /// A run was hashed into `chain`: with no integer bytes after it, `chain` is the hash.
+    any_run: bool,
+}
+
+impl OneShotHasher {
+    #[inline(always)]
+    fn new(seed: u64) -> Self {
+        OneShotHasher {
+            chain: seed,
+            word: 0,
+            len: 0,
+            after_run: false,
+            any_run: false,
+        }
+    }
+
+    /// `bytes` (at most 16) little-endian bytes of an integer, gathered.
+    #[inline(always)]
+    fn gather(&mut self, value: u128, bytes: usize) {
+        if self.len + bytes > WORD {
+            self.chain = xxh3_word(self.chain, self.word, self.len);
+            self.word = 0;
+            self.len = 0;
+        }
+        // `self.len` is below 16 here (`bytes` is at least 1), so the shift is in range.
+        self.word |= value << (8 * self.len);
+        self.len += bytes;
+        self.after_run = false;
+    }
+}
+
+impl Hasher for OneShotHasher {
+    /// A run of bytes, hashed where it lies.
+    #[inline(always)]
+    fn write(&mut self, bytes: &[u8]) {
+        if self.len > 0 {
+            // A slice's length, written just before its contents, is implied by the run.
+            if !(self.len == 8 && self.word == bytes.len() as u128) {
+                self.chain = xxh3_word(self.chain, self.word, self.len);
+            }
+            self.word = 0;
+            self.len = 0;
+        }
+        self.chain = xxh3(self.chain, bytes);
+        self.after_run = true;
+        self.any_run = true;
+    }
+
+    #[inline(always)]
+    fn finish(&self) -> u64 {
+        if self.len == 0 && self.any_run {
+            self.chain
+        } else {
+            xxh3_word(self.chain, self.word, self.len)
+        }
+    }
+
+    #[inline(always)]
+    fn write_u8(&mut self, i: u8) {
+        // The `0xff` a string writes after its contents (`Hasher::write_str`).
+        if self.after_run && i == 0xff {
+            self.after_run = false;
+        } else {
+            self.gather(u128::from(i), 1);
+        }
+    }
+    #[inline(always)]
+    fn write_u16(&mut self, i: u16) {
+        self.gather(u128::from(i), 2);
+    }
+    #[inline(always)]
+    fn write_u32(&mut self, i: u32) {
+        self.gather(u128::from(i), 4);
+    }
+    #[inline(always)]
+    fn write_u64(&mut self, i: u64) {
+        self.gather(u128::from(i), 8);
+    }
+    #[inline(always)]
+    fn write_u128(&mut self, i: u128) {
+        self.gather(i, 16);
+    }
+    #[inline(always)]
+    fn write_usize(&mut self, i: usize) {
+        self.gather(u128::from(i as u64), 8);
+    }
+    #[inline(always)]
+    fn write_isize(&mut self, i: isize) {
+        self.gather(u128::from(i as i64 as u64), 8);
     }
 }
 
@@ -533,9 +666,9 @@ impl Hasher for WordHasher {
 const _: () = assert!(CHAIN_MIN == WORD);
 
 impl PortableHasher for Xxh3Builder {
-    /// The id of [`Xxh3Scheme::Chained`], what new builders use; a builder's own id is in
+    /// The id of [`Xxh3Scheme::OneShot`], what new builders use; a builder's own id is in
     /// its [`spec`](PortableHasher::spec).
-    const ID: u8 = Xxh3Scheme::Chained.id();
+    const ID: u8 = Xxh3Scheme::OneShot.id();
     const NAME: &'static str = "xxh3-64";
 
     fn seed(&self) -> u64 {
@@ -549,11 +682,13 @@ impl PortableHasher for Xxh3Builder {
         }
     }
 
-    /// Ids 1 ([`Xxh3Scheme::Buffered`]) and 2 ([`Xxh3Scheme::Chained`]).
+    /// Ids 1 ([`Xxh3Scheme::Buffered`]), 2 ([`Xxh3Scheme::Chained`]) and 4
+    /// ([`Xxh3Scheme::OneShot`]).
     fn from_spec(spec: HasherSpec) -> Result<Self, crate::DecodeError> {
         match spec.id {
             1 => Ok(Xxh3Builder::with_scheme(spec.seed, Xxh3Scheme::Buffered)),
             2 => Ok(Xxh3Builder::with_scheme(spec.seed, Xxh3Scheme::Chained)),
+            4 => Ok(Xxh3Builder::with_scheme(spec.seed, Xxh3Scheme::OneShot)),
             _ => Err(mismatch::<Self>(spec)),
         }
     }
@@ -570,7 +705,85 @@ const INLINE: usize = 128;
 /// integer (up to `u128`) in the buffer, so integer keys hash as in the buffered scheme.
 const CHAIN_MIN: usize = 16;
 
-/// The [`Hasher`] behind [`Xxh3Builder`].
+/// The [`Hasher`] behind [`Xxh3Builder`], in the builder's scheme ([`Xxh3Scheme`]).
+#[derive(Debug, Clone)]
+pub struct Xxh3Hasher(Inner);
+
+#[derive(Debug, Clone)]
+enum Inner {
+    OneShot(OneShotHasher),
+    Buffer(BufferHasher),
+}
+
+impl Hasher for Xxh3Hasher {
+    #[inline(always)]
+    fn write(&mut self, bytes: &[u8]) {
+        match &mut self.0 {
+            Inner::OneShot(h) => h.write(bytes),
+            Inner::Buffer(h) => h.write(bytes),
+        }
+    }
+
+    #[inline(always)]
+    fn finish(&self) -> u64 {
+        match &self.0 {
+            Inner::OneShot(h) => h.finish(),
+            Inner::Buffer(h) => h.finish(),
+        }
+    }
+
+    #[inline(always)]
+    fn write_u8(&mut self, i: u8) {
+        match &mut self.0 {
+            Inner::OneShot(h) => h.write_u8(i),
+            Inner::Buffer(h) => h.write_u8(i),
+        }
+    }
+    #[inline(always)]
+    fn write_u16(&mut self, i: u16) {
+        match &mut self.0 {
+            Inner::OneShot(h) => h.write_u16(i),
+            Inner::Buffer(h) => h.write_u16(i),
+        }
+    }
+    #[inline(always)]
+    fn write_u32(&mut self, i: u32) {
+        match &mut self.0 {
+            Inner::OneShot(h) => h.write_u32(i),
+            Inner::Buffer(h) => h.write_u32(i),
+        }
+    }
+    #[inline(always)]
+    fn write_u64(&mut self, i: u64) {
+        match &mut self.0 {
+            Inner::OneShot(h) => h.write_u64(i),
+            Inner::Buffer(h) => h.write_u64(i),
+        }
+    }
+    #[inline(always)]
+    fn write_u128(&mut self, i: u128) {
+        match &mut self.0 {
+            Inner::OneShot(h) => h.write_u128(i),
+            Inner::Buffer(h) => h.write_u128(i),
+        }
+    }
+    #[inline(always)]
+    fn write_usize(&mut self, i: usize) {
+        match &mut self.0 {
+            Inner::OneShot(h) => h.write_usize(i),
+            Inner::Buffer(h) => h.write_usize(i),
+        }
+    }
+    #[inline(always)]
+    fn write_isize(&mut self, i: isize) {
+        match &mut self.0 {
+            Inner::OneShot(h) => h.write_isize(i),
+            Inner::Buffer(h) => h.write_isize(i),
+        }
+    }
+}
+
+/// The buffered and chained schemes' hasher.
 ///
 /// It collects the key's bytes and hashes them in one shot at [`finish`](Hasher::finish):
 /// XXH3's one-shot path for short inputs is several times faster than its streaming state,
@@ -579,7 +792,7 @@ const CHAIN_MIN: usize = 16;
 /// little-endian and `usize`/`isize` as 64 bits; in the chained scheme a long write is
 /// hashed in place instead of copied (see [`Xxh3Scheme::Chained`]).
 #[derive(Debug, Clone)]
-pub struct Xxh3Hasher {
+struct BufferHasher {
     /// The builder's seed; in the chained scheme, after a long write, the chain's value.
     seed: u64,
     chained: bool,
@@ -589,7 +802,7 @@ pub struct Xxh3Hasher {
     spill: Vec<u8>,
 }
 
-impl Xxh3Hasher {
+impl BufferHasher {
     /// The rest of [`Hasher::write`]: the key outgrew the inline buffer. Buffered: the
     /// whole key moves to the heap. Chained: the buffer is hashed into the chain and
     /// emptied (`bytes` is at most `CHAIN_MIN` long, so it then fits).
@@ -632,7 +845,7 @@ impl Xxh3Hasher {
 // The methods are `inline(always)`: a key that writes one integer then folds, through
 // `hash_one`, to the arithmetic of XXH3's 4-to-8-byte path (the buffer and the length
 // disappear), which LLVM's inliner does not find on its own (measured: 2.9 ns per u64 key with `#[inline]`).
-impl Hasher for Xxh3Hasher {
+impl Hasher for BufferHasher {
     #[inline(always)]
     fn write(&mut self, bytes: &[u8]) {
         if self.chained && bytes.len() > CHAIN_MIN {
@@ -1317,7 +1530,7 @@ mod tests {
         }
         let text: String = (0..200u8).map(|i| char::from(b'a' + i % 26)).collect();
         for seed in [0, 7, u64::MAX] {
-            for scheme in [Xxh3Scheme::Buffered, Xxh3Scheme::Chained] {
+            for scheme in [Xxh3Scheme::Buffered, Xxh3Scheme::Chained, Xxh3Scheme::OneShot] {
                 let b = Xxh3Builder::with_scheme(seed, scheme);
                 macro_rules! check {
                     ($key:expr) => {{
@@ -1372,5 +1585,80 @@ mod tests {
             let pair = [(x as u32).to_le_bytes(), 7u32.to_le_bytes()].concat();
             assert_eq!(b.hash_one((x as u32, 7u32)), xxh(&pair));
         }
+    }
+
+    /// In the one-shot scheme, every byte-string key type hashes to XXH3-64 of its bytes
+    /// alone (checked against twox-hash, an independent XXH3), at every length from 0 to 300
+    /// (all of XXH3's length paths); integer keys hash as in the chained scheme.
+    #[test]
+    fn one_shot_byte_keys_hash_to_xxh3_of_their_bytes() {
+        let bytes: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+        let text: String = (0..300u32).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        for seed in [0, 7, u64::MAX] {
+            let b = Xxh3Builder::with_scheme(seed, Xxh3Scheme::OneShot);
+            let xxh = |bytes: &[u8]| XxHash3_64::oneshot_with_seed(seed, bytes);
+            let longest = if cfg!(miri) { 40 } else { 300 };
+            for len in 0..=longest {
+                let (s, v) = (&text[..len], &bytes[..len]);
+                assert_eq!(b.hash_one(s), xxh(s.as_bytes()), "str of {len}");
+                assert_eq!(b.hash_one(s.to_string()), xxh(s.as_bytes()), "String of {len}");
+                assert_eq!(b.hash_one(v), xxh(v), "[u8] of {len}");
+                assert_eq!(b.hash_one(v.to_vec()), xxh(v), "Vec<u8> of {len}");
+            }
+            assert_eq!(b.hash_one([1u8, 2, 3]), xxh(&[1, 2, 3]));
+            let chained = Xxh3Builder::with_scheme(seed, Xxh3Scheme::Chained);
+            for x in (0..200).map(splitmix) {
+                assert_eq!(b.hash_one(x), chained.hash_one(x));
+                assert_eq!(b.hash_one((x, x as u32)), chained.hash_one((x, x as u32)));
+                assert_eq!(b.hash_one(u128::from(x)), chained.hash_one(u128::from(x)));
+            }
+        }
+    }
+
+    /// The one-shot scheme's values, pinned: XXH3-64 of the bytes as Python's `xxhash`
+    /// package computes it (`xxhash.xxh3_64_intdigest(bytes, seed)`), so that a change to the
+    /// scheme or to our XXH3 cannot pass unnoticed.
+    #[test]
+    fn one_shot_values_are_pinned() {
+        let h = |seed: u64| Xxh3Builder::with_seed(seed);
+        assert_eq!(h(0).hash_one(""), 0x2d06800538d394c2);
+        assert_eq!(h(0).hash_one("a"), 0xe6c632b61e964e1f);
+        assert_eq!(h(0).hash_one("numpy"), 0x7c6a658bb770ce1f);
+        assert_eq!(h(7).hash_one("https://example.com/0042"), 0x2f424b3ea32c1751);
+        assert_eq!(h(99).hash_one(b"0123456789abcdef".to_vec()), 0x01ff5971608ed56c);
+        let long: Vec<u8> = (0..200u8).collect();
+        assert_eq!(h(0xdeadbeefcafef00d).hash_one(&long[..]), 0x52bcd4c9e1586e16);
+    }
+
+    /// The delimiters the one-shot scheme drops keep keys of one type apart: strings in
+    /// tuples, a slice's length before other integers, a `0xff` that is data.
+    #[test]
+    fn one_shot_keeps_structured_keys_apart() {
+        let b = Xxh3Builder::with_seed(1);
+        let distinct = |hashes: &[u64]| {
+            let set: std::collections::HashSet<_> = hashes.iter().collect();
+            set.len() == hashes.len()
+        };
+        assert!(distinct(&[
+            b.hash_one(("ab", "c")),
+            b.hash_one(("a", "bc")),
+            b.hash_one(("abc", "")),
+            b.hash_one(("", "abc")),
+        ]));
+        assert!(distinct(&[
+            b.hash_one((3u64, "abc")),
+            b.hash_one((4u64, "abc")),
+            b.hash_one((3u64, "abd")),
+        ]));
+        assert!(distinct(&[
+            b.hash_one(("ab", 0xffu8)),
+            b.hash_one(("ab", 0xfeu8)),
+            b.hash_one(("ab", 0u8)),
+        ]));
+        assert!(distinct(&[
+            b.hash_one(vec!["a", "b"]),
+            b.hash_one(vec!["ab"]),
+            b.hash_one(vec!["a", "b", ""]),
+        ]));
     }
 }

@@ -178,11 +178,12 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
         }
         f
     };
-    // Keys of 24 bytes hashed by the chained scheme (hasher id 2, the default), which hashes
-    // them differently from the buffered one: this file pins it.
-    let chained = {
+    // Keys of 24 bytes hashed by the chained scheme (hasher id 2, the default from format
+    // version 2 until the one-shot scheme), which hashes them differently from the buffered
+    // one, and by the one-shot scheme (hasher id 4, the default now): these files pin them.
+    let strings = |hasher: Xxh3Builder| {
         let mut f = BloomFilter::<str>::builder(100, 0.01)
-            .seed(7)
+            .hasher(hasher)
             .probe_scheme(probes)
             .build()
             .unwrap();
@@ -191,8 +192,12 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
         }
         f
     };
+    let chained = strings(Xxh3Builder::with_scheme(7, Xxh3Scheme::Chained));
+    let one_shot = strings(Xxh3Builder::with_seed(7));
+    assert_eq!(one_shot.hasher().scheme(), Xxh3Scheme::OneShot);
     vec![
         golden("classic-xxh3-chained", chained, |f, k| f.contains(&text(k))).since(2),
+        golden("classic-xxh3-oneshot", one_shot, |f, k| f.contains(&text(k))).since(3),
         golden("multi", multi, |f, k| {
             f.contains(&(k, (k % 5) as u8, k.to_string()))
                 && f.query().attr::<0>(&k).attr::<2>(&k.to_string()).contains()

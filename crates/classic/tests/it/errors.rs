@@ -101,7 +101,7 @@ fn decode_errors_name_the_problem() {
     assert_eq!(
         BloomFilter::<u64>::from_bytes(&other_hasher).unwrap_err(),
         Error::Decode(DecodeError::HasherMismatch {
-            expected: 2,
+            expected: 4,
             found: 200
         })
     );
