@@ -47,7 +47,10 @@ fn race<K>(title: &str, probes: &[K], work: &mut [Work<'_, K>], reference: usize
         v.sort_by(f64::total_cmp);
         (v[v.len() / 2], v[v.len() / 4], v[3 * v.len() / 4])
     };
-    println!("\n{title} (ratio = {}'s time / this one's)", work[reference].0);
+    println!(
+        "\n{title} (ratio = {}'s time / this one's)",
+        work[reference].0
+    );
     for i in 0..work.len() {
         let mut ratios: Vec<f64> = (0..ROUNDS)
             .map(|r| times[reference][r] / times[i][r])
@@ -82,7 +85,10 @@ fn strings(path: &str) {
     let text = std::fs::read_to_string(path).expect("the names file");
     let mut seen = std::collections::HashSet::new();
     let names: Vec<&str> = text.lines().filter(|l| seen.insert(*l)).collect();
-    assert!(names.len() > MEMBERS, "need more than {MEMBERS} distinct names");
+    assert!(
+        names.len() > MEMBERS,
+        "need more than {MEMBERS} distinct names"
+    );
     let (members, absent) = names.split_at(MEMBERS);
     println!(
         "{} names inserted, {} absent probes, mean length {:.1} bytes",
@@ -104,7 +110,10 @@ fn strings(path: &str) {
     }
 
     let (blocked, split, sbbf) = (&blocked, &split, &sbbf);
-    println!("\nstrings: memory and accuracy ({} absent names)", absent.len());
+    println!(
+        "\nstrings: memory and accuracy ({} absent names)",
+        absent.len()
+    );
     let count = |f: &dyn Fn(&str) -> bool| absent.iter().filter(|a| f(a)).count();
     accuracy(
         "bloomkit blocked (p = 1%)",
@@ -128,7 +137,7 @@ fn strings(path: &str) {
         absent.len(),
     );
 
-    for (label, probes) in [("members", &members[..1 << 16]), ("absent", &absent[..])] {
+    for (label, probes) in [("members", &members[..1 << 16]), ("absent", absent)] {
         let probes = &probes[..probes.len().min(1 << 16)];
         let mut out = Vec::with_capacity(probes.len());
         let mut work: Vec<Work<'_, &str>> = vec![
@@ -159,13 +168,17 @@ fn strings(path: &str) {
             (
                 "bloomkit hash only (hash_key)",
                 Box::new(|ks: &[&str]| {
-                    ks.iter().map(|k| blocked.hash_key(*k)).fold(0, u64::wrapping_add) as usize
+                    ks.iter()
+                        .map(|k| blocked.hash_key(*k))
+                        .fold(0, u64::wrapping_add) as usize
                 }),
             ),
             (
                 "XXH3 one-shot only (twox-hash)",
                 Box::new(|ks: &[&str]| {
-                    ks.iter().map(|k| xxh3(k.as_bytes())).fold(0, u64::wrapping_add) as usize
+                    ks.iter()
+                        .map(|k| xxh3(k.as_bytes()))
+                        .fold(0, u64::wrapping_add) as usize
                 }),
             ),
         ];
@@ -228,7 +241,10 @@ fn integers(n: usize) {
         sbbf.insert_hash(h(k));
     }
     let (blocked, split, sbbf) = (&blocked, &split, &sbbf);
-    println!("\nu64 at {n}: memory and accuracy ({} absent keys)", absent.len());
+    println!(
+        "\nu64 at {n}: memory and accuracy ({} absent keys)",
+        absent.len()
+    );
     accuracy(
         "bloomkit blocked (p = 1%)",
         blocked.heap_bytes(),
@@ -275,7 +291,12 @@ fn integers(n: usize) {
             Box::new(|ks: &[u64]| ks.iter().filter(|k| split.contains(*k)).count()),
         ),
     ];
-    race(&format!("u64 at {n}, member lookups"), &probes, &mut work, 0);
+    race(
+        &format!("u64 at {n}, member lookups"),
+        &probes,
+        &mut work,
+        0,
+    );
 
     let mut work: Vec<Work<'_, u64>> = vec![
         (
@@ -325,7 +346,12 @@ fn integers(n: usize) {
             }),
         ),
     ];
-    race(&format!("u64 at {n}, build (ns per key)"), &members, &mut work, 0);
+    race(
+        &format!("u64 at {n}, build (ns per key)"),
+        &members,
+        &mut work,
+        0,
+    );
 }
 
 fn main() {

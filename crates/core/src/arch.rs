@@ -165,11 +165,10 @@ mod avx2 {
     use core::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_blendv_ps, _mm256_castps_si256,
         _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_loadu_si256, _mm256_movemask_ps,
-        _mm256_mullo_epi32, _mm256_or_si256, _mm256_setzero_si256,
-        _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_setr_epi32,
-        _mm256_setr_epi64x, _mm256_shuffle_ps, _mm256_slli_epi32, _mm256_sllv_epi32,
-        _mm256_srli_epi32, _mm256_srlv_epi64, _mm256_storeu_si256, _mm256_testc_si256,
-        _mm256_testz_si256,
+        _mm256_mullo_epi32, _mm256_or_si256, _mm256_permutevar8x32_epi32, _mm256_set1_epi32,
+        _mm256_set1_epi64x, _mm256_setr_epi32, _mm256_setr_epi64x, _mm256_setzero_si256,
+        _mm256_shuffle_ps, _mm256_slli_epi32, _mm256_sllv_epi32, _mm256_srli_epi32,
+        _mm256_srlv_epi64, _mm256_storeu_si256, _mm256_testc_si256, _mm256_testz_si256,
     };
 
     use crate::hash::block_word;

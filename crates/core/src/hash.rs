@@ -1530,7 +1530,11 @@ mod tests {
         }
         let text: String = (0..200u8).map(|i| char::from(b'a' + i % 26)).collect();
         for seed in [0, 7, u64::MAX] {
-            for scheme in [Xxh3Scheme::Buffered, Xxh3Scheme::Chained, Xxh3Scheme::OneShot] {
+            for scheme in [
+                Xxh3Scheme::Buffered,
+                Xxh3Scheme::Chained,
+                Xxh3Scheme::OneShot,
+            ] {
                 let b = Xxh3Builder::with_scheme(seed, scheme);
                 macro_rules! check {
                     ($key:expr) => {{
@@ -1593,7 +1597,9 @@ mod tests {
     #[test]
     fn one_shot_byte_keys_hash_to_xxh3_of_their_bytes() {
         let bytes: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
-        let text: String = (0..300u32).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        let text: String = (0..300u32)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
         for seed in [0, 7, u64::MAX] {
             let b = Xxh3Builder::with_scheme(seed, Xxh3Scheme::OneShot);
             let xxh = |bytes: &[u8]| XxHash3_64::oneshot_with_seed(seed, bytes);
@@ -1601,7 +1607,11 @@ mod tests {
             for len in 0..=longest {
                 let (s, v) = (&text[..len], &bytes[..len]);
                 assert_eq!(b.hash_one(s), xxh(s.as_bytes()), "str of {len}");
-                assert_eq!(b.hash_one(s.to_string()), xxh(s.as_bytes()), "String of {len}");
+                assert_eq!(
+                    b.hash_one(s.to_string()),
+                    xxh(s.as_bytes()),
+                    "String of {len}"
+                );
                 assert_eq!(b.hash_one(v), xxh(v), "[u8] of {len}");
                 assert_eq!(b.hash_one(v.to_vec()), xxh(v), "Vec<u8> of {len}");
             }
@@ -1624,10 +1634,19 @@ mod tests {
         assert_eq!(h(0).hash_one(""), 0x2d06800538d394c2);
         assert_eq!(h(0).hash_one("a"), 0xe6c632b61e964e1f);
         assert_eq!(h(0).hash_one("numpy"), 0x7c6a658bb770ce1f);
-        assert_eq!(h(7).hash_one("https://example.com/0042"), 0x2f424b3ea32c1751);
-        assert_eq!(h(99).hash_one(b"0123456789abcdef".to_vec()), 0x01ff5971608ed56c);
+        assert_eq!(
+            h(7).hash_one("https://example.com/0042"),
+            0x2f424b3ea32c1751
+        );
+        assert_eq!(
+            h(99).hash_one(b"0123456789abcdef".to_vec()),
+            0x01ff5971608ed56c
+        );
         let long: Vec<u8> = (0..200u8).collect();
-        assert_eq!(h(0xdeadbeefcafef00d).hash_one(&long[..]), 0x52bcd4c9e1586e16);
+        assert_eq!(
+            h(0xdeadbeefcafef00d).hash_one(&long[..]),
+            0x52bcd4c9e1586e16
+        );
     }
 
     /// The delimiters the one-shot scheme drops keep keys of one type apart: strings in

@@ -197,7 +197,10 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
     assert_eq!(one_shot.hasher().scheme(), Xxh3Scheme::OneShot);
     vec![
         golden("classic-xxh3-chained", chained, |f, k| f.contains(&text(k))).since(2),
-        golden("classic-xxh3-oneshot", one_shot, |f, k| f.contains(&text(k))).since(3),
+        golden("classic-xxh3-oneshot", one_shot, |f, k| {
+            f.contains(&text(k))
+        })
+        .since(3),
         golden("multi", multi, |f, k| {
             f.contains(&(k, (k % 5) as u8, k.to_string()))
                 && f.query().attr::<0>(&k).attr::<2>(&k.to_string()).contains()

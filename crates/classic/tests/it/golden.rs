@@ -320,7 +320,11 @@ fn a_filter_keeps_its_xxh3_scheme_through_serialization() {
     let keys: Vec<String> = (0..500)
         .map(|i| format!("https://example.com/a/long/path/{i}"))
         .collect();
-    for scheme in [Xxh3Scheme::Buffered, Xxh3Scheme::Chained, Xxh3Scheme::OneShot] {
+    for scheme in [
+        Xxh3Scheme::Buffered,
+        Xxh3Scheme::Chained,
+        Xxh3Scheme::OneShot,
+    ] {
         let mut f = BloomFilter::<str>::builder(500, 0.01)
             .hasher(Xxh3Builder::with_scheme(3, scheme))
             .build()
