@@ -359,9 +359,13 @@ fn main() {
         .nth(1)
         .or_else(|| std::env::var("BLOOMKIT_NAMES").ok());
     match names {
-        Some(path) => strings(&path),
-        None => println!("no names file given: string rows skipped (see the example's docs)"),
+        Some(path) if !path.is_empty() => strings(&path),
+        _ => println!("no names file given: string rows skipped (see the example's docs)"),
     }
-    integers(1_000_000);
-    integers(10_000_000);
+    // Other sizes: `BLOOMKIT_SPEED3_SIZES=2000000,4000000`.
+    let sizes =
+        std::env::var("BLOOMKIT_SPEED3_SIZES").unwrap_or_else(|_| "1000000,10000000".into());
+    for n in sizes.split(',') {
+        integers(n.trim().parse().expect("a size"));
+    }
 }
