@@ -715,6 +715,19 @@ enum Inner {
     Buffer(BufferHasher),
 }
 
+/// `Hasher`'s integer writes, each passed to the scheme's hasher.
+macro_rules! forward_integer_writes {
+    ($($method:ident: $ty:ty),*) => {$(
+        #[inline(always)]
+        fn $method(&mut self, i: $ty) {
+            match &mut self.0 {
+                Inner::OneShot(h) => h.$method(i),
+                Inner::Buffer(h) => h.$method(i),
+            }
+        }
+    )*};
+}
+
 impl Hasher for Xxh3Hasher {
     #[inline(always)]
     fn write(&mut self, bytes: &[u8]) {
@@ -732,55 +745,15 @@ impl Hasher for Xxh3Hasher {
         }
     }
 
-    #[inline(always)]
-    fn write_u8(&mut self, i: u8) {
-        match &mut self.0 {
-            Inner::OneShot(h) => h.write_u8(i),
-            Inner::Buffer(h) => h.write_u8(i),
-        }
-    }
-    #[inline(always)]
-    fn write_u16(&mut self, i: u16) {
-        match &mut self.0 {
-            Inner::OneShot(h) => h.write_u16(i),
-            Inner::Buffer(h) => h.write_u16(i),
-        }
-    }
-    #[inline(always)]
-    fn write_u32(&mut self, i: u32) {
-        match &mut self.0 {
-            Inner::OneShot(h) => h.write_u32(i),
-            Inner::Buffer(h) => h.write_u32(i),
-        }
-    }
-    #[inline(always)]
-    fn write_u64(&mut self, i: u64) {
-        match &mut self.0 {
-            Inner::OneShot(h) => h.write_u64(i),
-            Inner::Buffer(h) => h.write_u64(i),
-        }
-    }
-    #[inline(always)]
-    fn write_u128(&mut self, i: u128) {
-        match &mut self.0 {
-            Inner::OneShot(h) => h.write_u128(i),
-            Inner::Buffer(h) => h.write_u128(i),
-        }
-    }
-    #[inline(always)]
-    fn write_usize(&mut self, i: usize) {
-        match &mut self.0 {
-            Inner::OneShot(h) => h.write_usize(i),
-            Inner::Buffer(h) => h.write_usize(i),
-        }
-    }
-    #[inline(always)]
-    fn write_isize(&mut self, i: isize) {
-        match &mut self.0 {
-            Inner::OneShot(h) => h.write_isize(i),
-            Inner::Buffer(h) => h.write_isize(i),
-        }
-    }
+    forward_integer_writes!(
+        write_u8: u8,
+        write_u16: u16,
+        write_u32: u32,
+        write_u64: u64,
+        write_u128: u128,
+        write_usize: usize,
+        write_isize: isize
+    );
 }
 
 /// The buffered and chained schemes' hasher.
