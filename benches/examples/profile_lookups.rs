@@ -10,12 +10,14 @@
 //!
 //! Each `*_lookups` function asks 10^5 member keys and 10^5 absent keys of a filter of 10^5
 //! keys at 1%; its inclusive instruction count divided by 2 * 10^5 is the instructions per
-//! lookup.
+//! lookup. The `*_str_*` functions do the same with names as keys (and hash them alone), and
+//! the `*_inserts` functions insert 10^5 u64 keys (divide by 10^5).
 
 use std::hint::black_box;
 
 use bloomkit::{BlockedBloomFilter, BloomFilter, CountingBloomFilter};
 use bloomkit_benches::key;
+use twox_hash::XxHash3_64;
 
 const N: u64 = 100_000;
 
@@ -39,7 +41,84 @@ fn fastbloom_lookups(f: &fastbloom::BloomFilter, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(black_box(*k))).count()
 }
 
+/// String keys (names of 6 to 21 bytes): the blocked filter, and sbbf-rs given XXH3 one-shot.
+#[inline(never)]
+fn bloomkit_blocked_str_lookups(f: &BlockedBloomFilter<str>, keys: &[String]) -> usize {
+    keys.iter()
+        .filter(|k| f.contains(black_box(k.as_str())))
+        .count()
+}
+
+#[inline(never)]
+fn sbbf_str_lookups(f: &sbbf_rs_safe::Filter, keys: &[String]) -> usize {
+    keys.iter()
+        .filter(|k| f.contains_hash(XxHash3_64::oneshot(black_box(k.as_bytes()))))
+        .count()
+}
+
+#[inline(never)]
+fn bloomkit_str_hashes(f: &BlockedBloomFilter<str>, keys: &[String]) -> u64 {
+    keys.iter()
+        .map(|k| f.hash_key(black_box(k.as_str())))
+        .fold(0, u64::wrapping_add)
+}
+
+#[inline(never)]
+fn twox_str_hashes(keys: &[String]) -> u64 {
+    keys.iter()
+        .map(|k| XxHash3_64::oneshot(black_box(k.as_bytes())))
+        .fold(0, u64::wrapping_add)
+}
+
+#[inline(never)]
+fn bloomkit_blocked_inserts(f: &mut BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.insert(black_box(*k))).count()
+}
+
+#[inline(never)]
+fn sbbf_inserts(f: &mut sbbf_rs_safe::Filter, keys: &[u64]) -> usize {
+    let h = bloomkit::core::Xxh3Builder::default();
+    keys.iter()
+        .filter(|k| f.insert_hash(std::hash::BuildHasher::hash_one(&h, black_box(*k))))
+        .count()
+}
+
+fn strings_and_inserts() {
+    let names: Vec<String> = (0..2 * N)
+        .map(|i| {
+            format!(
+                "{}-{}",
+                ["py", "rust-lang", "django-rest"][i as usize % 3],
+                key(i) % 100_000_000
+            )
+        })
+        .collect();
+    let (members, _) = names.split_at(N as usize);
+    let mut blocked = BlockedBloomFilter::<str>::new(N, 0.01).expect("valid");
+    let mut sbbf = sbbf_rs_safe::Filter::new(10, N as usize);
+    for m in members {
+        blocked.insert(m);
+        sbbf.insert_hash(XxHash3_64::oneshot(m.as_bytes()));
+    }
+    println!(
+        "strings: blocked {}, sbbf {}, hashes {} {}",
+        bloomkit_blocked_str_lookups(&blocked, &names),
+        sbbf_str_lookups(&sbbf, &names),
+        bloomkit_str_hashes(&blocked, &names),
+        twox_str_hashes(&names)
+    );
+    let keys: Vec<u64> = (0..N).map(key).collect();
+    let mut blocked = BlockedBloomFilter::<u64>::new(N, 0.01).expect("valid");
+    let mut sbbf = sbbf_rs_safe::Filter::new(10, N as usize);
+    println!(
+        "inserts: blocked {}, sbbf {}",
+        bloomkit_blocked_inserts(&mut blocked, &keys),
+        sbbf_inserts(&mut sbbf, &keys)
+    );
+}
+
 fn main() {
+    strings_and_inserts();
     let members: Vec<u64> = (0..N).map(key).collect();
     let probes: Vec<u64> = members
         .iter()
