@@ -101,6 +101,13 @@ pub fn block_contains_fast(block: &[u64; 8], hash: u64, k: u32) -> bool {
         // SAFETY: the CPU has AVX2 (just checked), all the function needs.
         return unsafe { avx2::block_contains(block, hash, k) };
     }
+    portable_block_contains(block, hash, k)
+}
+
+/// [`block_contains_fast`]'s path without AVX2, out of line: kept out of the function so
+/// that the dispatch itself is small enough to inline into every lookup.
+#[inline(never)]
+fn portable_block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
     crate::hash::block_contains_all(block, hash, k)
 }
 
