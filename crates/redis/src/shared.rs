@@ -194,7 +194,7 @@ fn stored(field: &str, value: &str) -> bool {
 }
 
 /// The hasher id a configuration records, when hasher type `H` reads it (the XXH3 builder
-/// reads ids 1 and 2).
+/// reads ids 1, 2 and 4: a filter created before id 4 was the default opens as it is).
 fn recorded_hasher<H: PortableHasher>(found: &HashMap<String, String>) -> Option<u8> {
     found
         .get("hasher")
@@ -513,7 +513,7 @@ impl<F: SharedLayout> Core<F> {
     }
 
     /// Takes the hasher id and probe scheme of the filter found in Redis when this type reads
-    /// them: a filter created by an earlier release (hasher id 1, the enhanced probe
+    /// them: a filter created by an earlier release (hasher id 1 or 2, the enhanced probe
     /// scheme) is opened as it is by `open_or_create`, instead of refused as a mismatch.
     fn adopt_scheme(&mut self, found: &HashMap<String, String>) {
         if let Some(id) = recorded_hasher::<F::Hasher>(found) {

@@ -311,3 +311,51 @@ fn a_classic_filter_from_before_the_probe_scheme_keeps_its_positions() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A filter created while hasher id 2 (`Xxh3Scheme::Chained`) was the default is opened as it
+/// is by `open_or_create` with today's options (whose hasher is id 4): it keeps hashing its
+/// string keys as id 2, so every key inserted then is still found, and it answers as a local
+/// filter of id 2.
+#[test]
+fn a_filter_from_before_the_one_shot_hasher_keeps_its_hashes() {
+    use bloomkit_core::{Xxh3Builder, Xxh3Scheme};
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let name = fresh_name();
+    let options = Options::new(500, 0.01);
+    let chained = Xxh3Builder::with_scheme(0, Xxh3Scheme::Chained);
+    let mut old = BlockedBloomFilter::<str>::builder(500, 0.01)
+        .hasher(chained)
+        .build()
+        .unwrap();
+    // Keys past 16 bytes: the two schemes hash them differently.
+    let members: Vec<String> = (0..500)
+        .map(|i| format!("https://example.com/some/longer/path/{i}"))
+        .collect();
+    for k in &members {
+        old.insert(k);
+    }
+    let created: RedisFilter<BlockedBloomFilter<str>> =
+        RedisFilter::open_or_create(connect(&server), &name, &options).unwrap();
+    let cfg = created.keys()[0].0.to_owned();
+    drop(created);
+    // As a release with id 2 as its default left it.
+    server.command(&["HSET", &cfg, "hasher", "2"]);
+    let mut shared: RedisFilter<BlockedBloomFilter<str>> =
+        RedisFilter::open_or_create(connect(&server), &name, &options).unwrap();
+    assert_eq!(shared.shape().hasher_id, 2);
+    shared.upload(&old).unwrap();
+    for k in &members {
+        assert!(shared.contains(k).unwrap(), "{k}");
+    }
+    assert!(shared.download().unwrap() == old);
+    // A local filter of today's hasher is another filter: refused by name.
+    let today = BlockedBloomFilter::<str>::new(500, 0.01).unwrap();
+    match shared.upload(&today) {
+        Err(Error::Mismatch {
+            field: "hasher", ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
