@@ -316,14 +316,7 @@ pub struct AtomicBlockedBloomFilter<K: ?Sized, S = Xxh3Builder> {
 
 /// `blocks` zeroed atomic blocks, or the reason they cannot be had.
 fn atomic_blocks(blocks: u64) -> Result<Box<[AtomicBlock]>, Error> {
-    let failed = || Error::AllocationFailed {
-        bytes: blocks.saturating_mul(64),
-    };
-    let n = usize::try_from(blocks).map_err(|_| failed())?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| failed())?;
-    v.resize_with(n, AtomicBlock::default);
-    Ok(v.into_boxed_slice())
+    Ok(bloomkit_core::bits::filled_vec(blocks, AtomicBlock::default)?.into_boxed_slice())
 }
 
 impl<K: ?Sized, S: BuildHasher> FromSettings for AtomicBlockedBloomFilter<K, S> {

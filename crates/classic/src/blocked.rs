@@ -285,14 +285,7 @@ pub(crate) fn zeroed_blocks(blocks: u64) -> Result<Vec<Block>, Error> {
             max: bloomkit_core::bits::MAX_BITS,
         });
     }
-    let failed = || Error::AllocationFailed {
-        bytes: blocks.saturating_mul(64),
-    };
-    let n = usize::try_from(blocks).map_err(|_| failed())?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| failed())?;
-    v.resize(n, Block::default());
-    Ok(v)
+    bloomkit_core::bits::filled_vec(blocks, Block::default)
 }
 
 impl<K: ?Sized, S: BuildHasher> BlockedBloomFilter<K, S> {

@@ -178,14 +178,7 @@ fn zeroed(blocks: u64) -> Result<Vec<SplitBlock>, Error> {
             max: MAX_SPLIT_BLOCKS * 256,
         });
     }
-    let failed = || Error::AllocationFailed {
-        bytes: blocks * SPLIT_BLOCK_BYTES as u64,
-    };
-    let n = usize::try_from(blocks).map_err(|_| failed())?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| failed())?;
-    v.resize(n, SplitBlock::default());
-    Ok(v)
+    bloomkit_core::bits::filled_vec(blocks, SplitBlock::default)
 }
 
 /// The split-block filter hashes with Parquet's XXH64, seed 0: no hasher to choose (`()`).

@@ -38,14 +38,22 @@ pub fn zeroed_words(bits: u64) -> Result<Vec<u64>, Error> {
             max: MAX_BITS,
         });
     }
-    let words = words_for(bits);
-    let mut v = Vec::new();
+    filled_vec(words_for(bits), || 0)
+}
+
+/// `len` values made by `fill`, in memory asked of the allocator fallibly: how every filter
+/// allocates its bits, blocks or counters.
+///
+/// # Errors
+/// [`Error::AllocationFailed`] when the allocator refuses (including a `len` past `usize`).
+pub fn filled_vec<T>(len: u64, fill: impl FnMut() -> T) -> Result<Vec<T>, Error> {
     let failed = || Error::AllocationFailed {
-        bytes: words.saturating_mul(8),
+        bytes: len.saturating_mul(core::mem::size_of::<T>() as u64),
     };
-    let n = usize::try_from(words).map_err(|_| failed())?;
+    let n = usize::try_from(len).map_err(|_| failed())?;
+    let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| failed())?;
-    v.resize(n, 0);
+    v.resize_with(n, fill);
     Ok(v)
 }
 
@@ -451,14 +459,9 @@ impl AtomicWords {
     /// # Errors
     /// [`Error::AllocationFailed`] when they cannot be had (including a `len` past `usize`).
     pub fn zeroed(len: u64) -> Result<Self, Error> {
-        let failed = || Error::AllocationFailed {
-            bytes: len.saturating_mul(8),
-        };
-        let n = usize::try_from(len).map_err(|_| failed())?;
-        let mut words = Vec::new();
-        words.try_reserve_exact(n).map_err(|_| failed())?;
-        words.resize_with(n, AtomicU64::default);
-        Ok(AtomicWords(words.into_boxed_slice()))
+        Ok(AtomicWords(
+            filled_vec(len, AtomicU64::default)?.into_boxed_slice(),
+        ))
     }
 
     /// The words `values` hold, made atomic.

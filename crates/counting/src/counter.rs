@@ -132,14 +132,11 @@ fn checked_bytes(len: u64, bits: u32) -> Result<usize, Error> {
     usize::try_from(bytes).map_err(|_| too_large())
 }
 
-fn zeroed_vec<T: Clone + Default>(n: usize, bytes: usize) -> Result<Vec<T>, Error> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::AllocationFailed {
-            bytes: bytes as u64,
-        })?;
-    v.resize(n, T::default());
-    Ok(v)
+/// `n` zeroed values (`bytes` in all), through core's one fallible allocation path.
+fn zeroed_vec<T: Default>(n: usize, bytes: usize) -> Result<Vec<T>, Error> {
+    bloomkit_core::bits::filled_vec(n as u64, T::default).map_err(|_| Error::AllocationFailed {
+        bytes: bytes as u64,
+    })
 }
 
 /// 4-bit counters packed two per byte: counter `i` is the low nibble of byte `i / 2` when
