@@ -82,7 +82,7 @@ pub fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
 #[inline]
 pub fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if avx2::available() {
+    if avx2::available_with_popcnt() {
         // SAFETY: the CPU has AVX2 and POPCNT (just checked), all the function needs.
         return unsafe { avx2::split_block_insert(block, x) };
     }
@@ -182,20 +182,32 @@ mod avx2 {
 
     use super::SPLIT_BLOCK_SALT as SALT;
 
-    /// Whether the CPU has AVX2 and POPCNT: fixed at compile time when the build enables
-    /// them, otherwise asked once and cached by the standard library (a load and a bit test
-    /// per call).
+    /// Whether the CPU has AVX2: fixed at compile time when the build enables it, otherwise
+    /// asked once and cached by the standard library (a load and a bit test per call).
     #[inline(always)]
     pub(super) fn available() -> bool {
+        #[cfg(target_feature = "avx2")]
+        {
+            true
+        }
+        #[cfg(not(target_feature = "avx2"))]
+        {
+            std::arch::is_x86_feature_detected!("avx2")
+        }
+    }
+
+    /// Whether the CPU has AVX2 and POPCNT (every AVX2 CPU has it; asked all the same), for
+    /// the split-block insert, which counts with both. Kept apart from [`available`] so that
+    /// lookups pay one feature test, not two.
+    #[inline(always)]
+    pub(super) fn available_with_popcnt() -> bool {
         #[cfg(all(target_feature = "avx2", target_feature = "popcnt"))]
         {
             true
         }
         #[cfg(not(all(target_feature = "avx2", target_feature = "popcnt")))]
         {
-            // Every AVX2 CPU has POPCNT; asked all the same, since the code uses both.
-            std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("popcnt")
+            available() && std::arch::is_x86_feature_detected!("popcnt")
         }
     }
 
@@ -206,7 +218,7 @@ mod avx2 {
     /// The CPU must have AVX2.
     #[cfg(not(target_feature = "avx2"))]
     #[inline]
-    #[target_feature(enable = "avx2,popcnt")]
+    #[target_feature(enable = "avx2")]
     pub(super) unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
         f()
     }

@@ -353,7 +353,7 @@ impl HasherSpec {
 /// setting.
 ///
 /// Three schemes feed a key's bytes to XXH3 ([`Xxh3Scheme`]); they give the same hash for
-/// every key that writes only integers, at most 16 bytes of them, and differ for strings
+/// every key that writes only integers, at most 128 bytes of them, and differ for strings
 /// and slices. New builders use [`Xxh3Scheme::OneShot`] (hasher id 4): a string or byte
 /// slice key costs one XXH3 call over its bytes, and its hash is exactly XXH3-64 of them.
 /// Filters serialized with [`Xxh3Scheme::Chained`] (id 2) or [`Xxh3Scheme::Buffered`]
@@ -381,8 +381,8 @@ pub struct Xxh3Builder {
 /// How an [`Xxh3Builder`]'s hasher feeds the bytes a key's `Hash` impl writes to XXH3-64.
 ///
 /// All give exactly `XXH3_64bits_withSeed(bytes, seed)` of the bytes written (integers
-/// little-endian, `usize`/`isize` as 64 bits) when the key writes only integers, at most 16
-/// bytes of them: integer keys and pairs of `u64`s hash alike in every scheme.
+/// little-endian, `usize`/`isize` as 64 bits) when the key writes only integers, at most 128
+/// bytes of them: integer keys and tuples of them hash alike in every scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Xxh3Scheme {
@@ -404,13 +404,14 @@ pub enum Xxh3Scheme {
     /// - a *run* (a `write` of bytes: a string's or a slice's contents) is hashed in one shot
     ///   with the value of everything before it as the seed (the builder's seed when nothing
     ///   came before);
-    /// - integers (`write_u8` .. `write_u128`, `usize` as 64 bits) gather in a 16-byte word,
-    ///   hashed into that value when full, before a run, or at the end;
+    /// - integers (`write_u8` .. `write_u128`, `usize` as 64 bits) gather, up to 128 bytes,
+    ///   and are hashed into that value in one call before a run, when 128 would be passed,
+    ///   or at the end;
     /// - two writes that only delimit a run are implied by the run's own call and dropped:
     ///   the `0xff` a string writes after its contents, and a slice's length written just
     ///   before its contents (8 bytes equal to the run's length).
     ///
-    /// Keys that write only integers hash as in the other schemes (up to 16 bytes of them).
+    /// Keys that write only integers hash as in the other schemes (up to 128 bytes of them).
     #[default]
     OneShot,
 }
@@ -479,18 +480,23 @@ impl BuildHasher for Xxh3Builder {
 
     /// The hash [`build_hasher`](BuildHasher::build_hasher)'s hasher gives `x`, computed
     /// with a hasher that lives in registers: no 128-byte buffer to zero and no byte stored
-    /// only to be read back. In the chained scheme, a key that writes more than 16 short
-    /// bytes before finishing (a tuple of three `u64`s) is hashed again with the full
-    /// hasher; `Hash` impls are deterministic, so the answer is the same either way.
+    /// only to be read back. A key that gathers more than 16 integer bytes (a tuple of three
+    /// `u64`s) is hashed again with the full hasher; `Hash` impls are deterministic, so the
+    /// answer is the same either way.
     #[inline(always)]
     // This is `hash_one`: the lint's suggestion would recurse.
     #[allow(clippy::manual_hash_one)]
     fn hash_one<T: Hash>(&self, x: T) -> u64 {
         match self.scheme {
             Xxh3Scheme::OneShot => {
-                let mut h = OneShotHasher::new(self.seed);
+                let mut h = OneShotHasher::<Word>::new(self.seed);
                 x.hash(&mut h);
-                return h.finish();
+                if !h.gave_up {
+                    return h.finish();
+                }
+                let mut full = OneShotHasher::<Buffer>::new(self.seed);
+                x.hash(&mut full);
+                return full.finish();
             }
             Xxh3Scheme::Chained => {
                 let mut word = WordHasher {
@@ -512,60 +518,137 @@ impl BuildHasher for Xxh3Builder {
     }
 }
 
-/// [`Xxh3Scheme::OneShot`]'s hasher: every field in registers, one XXH3 call per run of
-/// bytes, none per delimiter.
+/// Where [`OneShotHasher`] gathers integer bytes until they are hashed.
+trait Gathered: Clone + core::fmt::Debug {
+    /// No byte gathered.
+    const EMPTY: Self;
+    /// What one hasher of this kind holds at most; past it, [`Word`] gives up (the caller
+    /// starts over with [`Buffer`]) and [`Buffer`] hashes what it holds into the chain.
+    const CAPACITY: usize;
+    /// Whether more than [`CAPACITY`](Self::CAPACITY) makes the hasher give up.
+    const GIVES_UP: bool;
+    /// Appends the low `bytes` little-endian bytes of `value`; `len + bytes` fits.
+    fn push(&mut self, len: usize, value: u128, bytes: usize);
+    /// XXH3 of the first `len` bytes, with `seed`.
+    fn hash(&self, seed: u64, len: usize) -> u64;
+    /// Whether the first `len` bytes are the 8-byte little-endian `run`.
+    fn is_length(&self, len: usize, run: usize) -> bool;
+}
+
+/// Up to 16 bytes in one register: what `hash_one` tries first.
 #[derive(Debug, Clone, Copy)]
-struct OneShotHasher {
-    /// The builder's seed; after a run or a full word, the value of everything so far.
+struct Word(u128);
+
+impl Gathered for Word {
+    const EMPTY: Self = Word(0);
+    const CAPACITY: usize = WORD;
+    const GIVES_UP: bool = true;
+    #[inline(always)]
+    fn push(&mut self, len: usize, value: u128, _bytes: usize) {
+        // `len` is below 16 here (`bytes` is at least 1), so the shift is in range.
+        self.0 |= value << (8 * len);
+    }
+    #[inline(always)]
+    fn hash(&self, seed: u64, len: usize) -> u64 {
+        xxh3_word(seed, self.0, len)
+    }
+    #[inline(always)]
+    fn is_length(&self, len: usize, run: usize) -> bool {
+        len == 8 && self.0 == run as u128
+    }
+}
+
+/// Up to 128 bytes on the stack: keys that write more integers than a register holds (a
+/// tuple of three `u64`s), hashed in one call as the other schemes do.
+#[derive(Debug, Clone)]
+struct Buffer([u8; INLINE]);
+
+impl Gathered for Buffer {
+    const EMPTY: Self = Buffer([0; INLINE]);
+    const CAPACITY: usize = INLINE;
+    const GIVES_UP: bool = false;
+    #[inline(always)]
+    fn push(&mut self, len: usize, value: u128, bytes: usize) {
+        self.0[len..len + bytes].copy_from_slice(&value.to_le_bytes()[..bytes]);
+    }
+    #[inline(always)]
+    fn hash(&self, seed: u64, len: usize) -> u64 {
+        xxh3(seed, &self.0[..len])
+    }
+    #[inline(always)]
+    fn is_length(&self, len: usize, run: usize) -> bool {
+        len == 8 && self.0[..8] == (run as u64).to_le_bytes()
+    }
+}
+
+/// [`Xxh3Scheme::OneShot`]'s hasher: one XXH3 call per run of bytes, none per delimiter,
+/// integers gathered in `G` ([`Word`]: every field in registers; [`Buffer`]: up to 128
+/// bytes, for keys that write more integers than that holds).
+#[derive(Debug, Clone)]
+struct OneShotHasher<G: Gathered> {
+    /// The builder's seed; after a run or a full buffer, the value of everything so far.
     chain: u64,
-    /// Integer bytes not yet hashed, byte i in bits `8i..8i+8`.
-    word: u128,
+    /// Integer bytes not yet hashed.
+    gathered: G,
     len: usize,
     /// The last write was a run: a string's `0xff` may follow, and is implied.
     after_run: bool,
     /// A run was hashed into `chain`: with no integer bytes after it, `chain` is the hash.
     any_run: bool,
+    /// More integer bytes than a [`Word`] holds: the answer is [`Buffer`]'s to give.
+    gave_up: bool,
 }
 
-impl OneShotHasher {
+impl<G: Gathered> OneShotHasher<G> {
     #[inline(always)]
     fn new(seed: u64) -> Self {
         OneShotHasher {
             chain: seed,
-            word: 0,
+            gathered: G::EMPTY,
             len: 0,
             after_run: false,
             any_run: false,
+            gave_up: false,
+        }
+    }
+
+    /// The gathered bytes hashed into the chain (unless they are `run`'s length prefix).
+    #[inline(always)]
+    fn flush(&mut self, run: Option<usize>) {
+        if self.len > 0 {
+            if !run.is_some_and(|run| self.gathered.is_length(self.len, run)) {
+                self.chain = self.gathered.hash(self.chain, self.len);
+            }
+            self.gathered = G::EMPTY;
+            self.len = 0;
         }
     }
 
     /// `bytes` (at most 16) little-endian bytes of an integer, gathered.
     #[inline(always)]
     fn gather(&mut self, value: u128, bytes: usize) {
-        if self.len + bytes > WORD {
-            self.chain = xxh3_word(self.chain, self.word, self.len);
-            self.word = 0;
-            self.len = 0;
+        if self.len + bytes > G::CAPACITY {
+            if G::GIVES_UP {
+                self.gave_up = true;
+                return;
+            }
+            self.flush(None);
         }
-        // `self.len` is below 16 here (`bytes` is at least 1), so the shift is in range.
-        self.word |= value << (8 * self.len);
+        self.gathered.push(self.len, value, bytes);
         self.len += bytes;
         self.after_run = false;
     }
 }
 
-impl Hasher for OneShotHasher {
+impl<G: Gathered> Hasher for OneShotHasher<G> {
     /// A run of bytes, hashed where it lies.
     #[inline(always)]
     fn write(&mut self, bytes: &[u8]) {
-        if self.len > 0 {
-            // A slice's length, written just before its contents, is implied by the run.
-            if !(self.len == 8 && self.word == bytes.len() as u128) {
-                self.chain = xxh3_word(self.chain, self.word, self.len);
-            }
-            self.word = 0;
-            self.len = 0;
+        if self.gave_up {
+            return;
         }
+        // A slice's length, written just before its contents, is implied by the run.
+        self.flush(Some(bytes.len()));
         self.chain = xxh3(self.chain, bytes);
         self.after_run = true;
         self.any_run = true;
@@ -576,7 +659,7 @@ impl Hasher for OneShotHasher {
         if self.len == 0 && self.any_run {
             self.chain
         } else {
-            xxh3_word(self.chain, self.word, self.len)
+            self.gathered.hash(self.chain, self.len)
         }
     }
 
@@ -711,7 +794,7 @@ pub struct Xxh3Hasher(Inner);
 
 #[derive(Debug, Clone)]
 enum Inner {
-    OneShot(OneShotHasher),
+    OneShot(OneShotHasher<Buffer>),
     Buffer(BufferHasher),
 }
 
@@ -1594,6 +1677,9 @@ mod tests {
                 assert_eq!(b.hash_one(x), chained.hash_one(x));
                 assert_eq!(b.hash_one((x, x as u32)), chained.hash_one((x, x as u32)));
                 assert_eq!(b.hash_one(u128::from(x)), chained.hash_one(u128::from(x)));
+                assert_eq!(b.hash_one((x, x, x)), chained.hash_one((x, x, x)));
+                let many = (x, x as u32, (x, x, x), u128::from(x), (x, x, x, x, x));
+                assert_eq!(b.hash_one(many), chained.hash_one(many));
             }
         }
     }
