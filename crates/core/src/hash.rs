@@ -624,6 +624,13 @@ impl<G: Gathered> OneShotHasher<G> {
         }
     }
 
+    /// [`flush`](Self::flush) before a run of `run` bytes, out of line (see `write`).
+    #[cold]
+    #[inline(never)]
+    fn flush_before_run(&mut self, run: usize) {
+        self.flush(Some(run));
+    }
+
     /// `bytes` (at most 16) little-endian bytes of an integer, gathered.
     #[inline(always)]
     fn gather(&mut self, value: u128, bytes: usize) {
@@ -647,9 +654,13 @@ impl<G: Gathered> Hasher for OneShotHasher<G> {
         if self.gave_up {
             return;
         }
-        // A slice's length, written just before its contents, is implied by the run.
-        self.flush(Some(bytes.len()));
-        self.chain = xxh3(self.chain, bytes);
+        // A slice's length, written just before its contents, is implied by the run. Out
+        // of line: a string key has nothing gathered, and this `write` must stay small for
+        // its `Hash` impl to inline into `hash_one` (and the state to live in registers).
+        if self.len > 0 {
+            self.flush_before_run(bytes.len());
+        }
+        self.chain = crate::xxh3::xxh3_run(self.chain, bytes);
         self.after_run = true;
         self.any_run = true;
     }

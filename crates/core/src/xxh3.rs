@@ -47,6 +47,13 @@ pub(crate) fn xxh3(seed: u64, bytes: &[u8]) -> u64 {
     }
 }
 
+/// [`xxh3`] out of line: a run of bytes (a string key), so that the `Hash` impl that
+/// writes it stays small enough to inline and the hasher's state stays in registers.
+#[inline(never)]
+pub(crate) fn xxh3_run(seed: u64, bytes: &[u8]) -> u64 {
+    xxh3(seed, bytes)
+}
+
 /// Inputs past 128 bytes: twox-hash, out of line.
 #[inline(never)]
 fn long(seed: u64, bytes: &[u8]) -> u64 {
