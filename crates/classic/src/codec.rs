@@ -1,4 +1,5 @@
-//! The byte format of [`BloomFilter`] and [`BlockedBloomFilter`] ([`Codec`]), and serde
+//! The byte format of [`BloomFilter`], [`BlockedBloomFilter`] and [`SimdBlockFilter`]
+//! ([`Codec`]), and serde
 //! through those bytes. Decoding goes through `from_parts`, which validates everything.
 
 use bloomkit_core::bits::BitArray;
@@ -9,7 +10,8 @@ use bloomkit_core::{Codec, Error, PortableHasher, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::blocked::Block;
-use crate::{BlockedBloomFilter, BloomFilter};
+use crate::split_block::SplitBlock;
+use crate::{BlockedBloomFilter, BloomFilter, SimdBlockFilter};
 
 /// The parameter block of the byte format (`docs/format.md`).
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -169,3 +171,67 @@ impl<K: ?Sized, S: PortableHasher> Codec for BlockedBloomFilter<K, S> {
 }
 
 bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] BlockedBloomFilter<K, S>);
+
+/// The SIMD block filter's parameter block (`docs/format.md`).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct SimdBlockParams {
+    pub(crate) blocks: u64,
+    pub(crate) design: Option<Design>,
+}
+
+impl SimdBlockParams {
+    /// Checks that the payload held the `found` blocks the parameters announced.
+    pub(crate) fn check_blocks(&self, found: usize) -> Result<(), Error> {
+        if self.blocks != found as u64 {
+            return Err(Error::Decode(bloomkit_core::DecodeError::Invalid(format!(
+                "{} blocks announced, {found} present",
+                self.blocks
+            ))));
+        }
+        Ok(())
+    }
+}
+
+impl<K: ?Sized, S: PortableHasher> SimdBlockFilter<K, S> {
+    /// The filter in bloomkit's byte format: header, parameters, the blocks as words, and
+    /// checksums (`docs/format.md`). To write without this buffer, use [`Codec::write_to`].
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Codec::to_bytes(self)
+    }
+}
+
+impl<K: ?Sized> SimdBlockFilter<K> {
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes). (For a hasher of your own,
+    /// use [`Codec::from_bytes`].)
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, hasher
+    /// or format version; never a panic, and no allocation beyond the input's size.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Codec::from_bytes(bytes)
+    }
+}
+
+impl<K: ?Sized, S: PortableHasher> Codec for SimdBlockFilter<K, S> {
+    const VARIANT: Variant = Variant::SimdBlock;
+
+    fn encode(&self) -> Writer<'_> {
+        Writer::new(Variant::SimdBlock, self.hasher.spec())
+            .params(&SimdBlockParams {
+                blocks: self.num_blocks(),
+                design: self.design,
+            })
+            .words_as(&self.blocks)
+    }
+
+    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
+        let hasher = reader.hasher::<S>()?;
+        let params: SimdBlockParams = reader.params()?;
+        let blocks: Vec<SplitBlock> = reader.words_as()?;
+        reader.finish()?;
+        params.check_blocks(blocks.len())?;
+        Self::from_blocks(blocks, hasher, params.design).map_err(Error::into_decode)
+    }
+}
+
+bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] SimdBlockFilter<K, S>);

@@ -78,6 +78,7 @@ mod atomic;
 mod blocked;
 #[cfg(feature = "serde")]
 mod codec;
+mod simd_block;
 mod split_block;
 mod thrift;
 #[cfg(feature = "serde")]
@@ -85,9 +86,10 @@ mod view;
 
 pub use atomic::{AtomicBlockedBloomFilter, AtomicBloomFilter};
 pub use blocked::{BlockedBloomFilter, BRANCH_FREE_MAX_BYTES};
+pub use simd_block::SimdBlockFilter;
 pub use split_block::{ParquetValue, SplitBlockFilter, MAX_SPLIT_BLOCKS, SPLIT_BLOCK_BYTES};
 #[cfg(feature = "serde")]
-pub use view::{BlockedBloomFilterRef, BloomFilterRef};
+pub use view::{BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef};
 
 /// The lookups the owned filter and its view ([`BloomFilterRef`]) share: one code path, so
 /// the view answers as fast as the filter.

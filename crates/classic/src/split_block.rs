@@ -113,7 +113,133 @@ impl<T: ParquetValue + ?Sized> ParquetValue for &T {
 /// One block: eight 32-bit words, aligned so that no block straddles two cache lines.
 #[derive(Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(32))]
-struct SplitBlock([u32; 8]);
+pub(crate) struct SplitBlock(pub(crate) [u32; 8]);
+
+/// The lookups every filter of split blocks shares ([`SplitBlockFilter`],
+/// [`SimdBlockFilter`](crate::SimdBlockFilter) and its zero-copy view): one code path, so
+/// each answers as fast as the others. The blocks are seen as four 64-bit words each (eight
+/// 32-bit words in memory order), which a view's 8-aligned bytes can lend.
+#[derive(Clone, Copy)]
+pub(crate) struct SplitLookup<'a> {
+    pub(crate) blocks: &'a [[u64; 4]],
+}
+
+impl<'a> SplitLookup<'a> {
+    /// The block of a key whose hash is `hash`: the upper 32 bits scaled to the block count.
+    #[inline(always)]
+    pub(crate) fn index(self, hash: u64) -> usize {
+        (((hash >> 32) * self.blocks.len() as u64) >> 32) as usize
+    }
+
+    /// Block `i` as its eight 32-bit words.
+    #[inline(always)]
+    fn block(self, i: usize) -> &'a [u32; 8] {
+        bytemuck::cast_ref(&self.blocks[i])
+    }
+
+    /// Whether the key whose hash is `hash` may be in the filter: its low 32 bits pick one
+    /// bit in each word of its block.
+    #[inline(always)]
+    pub(crate) fn contains_hash(self, hash: u64) -> bool {
+        split_block_contains(self.block(self.index(hash)), hash as u32)
+    }
+
+    /// The key's hash and block index, with the block's cache line requested.
+    #[inline]
+    pub(crate) fn locate(self, hash: u64) -> (u64, usize) {
+        let block = self.index(hash);
+        prefetch(&self.blocks[block]);
+        (hash, block)
+    }
+
+    /// `contains_batch` with the blocks of a group of keys requested first, each key hashed
+    /// by `hash`.
+    pub(crate) fn contains_batch_by<K: ?Sized, I>(
+        self,
+        keys: I,
+        out: &mut Vec<bool>,
+        hash: impl Fn(&K) -> u64,
+    ) where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        pipeline_groups(
+            out,
+            keys,
+            |_, key| self.locate(hash(key.borrow())),
+            |out, group| {
+                test_group(
+                    out,
+                    group,
+                    #[inline(always)]
+                    |hash, block| split_block_contains(self.block(block), hash as u32),
+                );
+            },
+        );
+    }
+
+    /// [`contains_batch_by`](Self::contains_batch_by) with `hasher`.
+    pub(crate) fn contains_batch<K, S, I>(self, hasher: &S, keys: I, out: &mut Vec<bool>)
+    where
+        K: core::hash::Hash + ?Sized,
+        S: core::hash::BuildHasher,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        self.contains_batch_by(keys, out, |key: &K| hasher.hash_one(key));
+    }
+
+    /// The set bits, counted.
+    pub(crate) fn count_ones(self) -> u64 {
+        bytemuck::cast_slice::<[u64; 4], u64>(self.blocks)
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum()
+    }
+
+    /// The distinct keys inserted, estimated block by block from the fill (a block holding
+    /// `x` set bits took about `ln(1 - x/256) / ln(31/32)` keys); infinite once one is full.
+    pub(crate) fn estimated_len(self) -> f64 {
+        let per_key = (31.0f64 / 32.0).ln();
+        self.blocks
+            .iter()
+            .map(|b| {
+                let x: u32 = b.iter().map(|w| w.count_ones()).sum();
+                (-f64::from(x) / 256.0).ln_1p() / per_key
+            })
+            .sum()
+    }
+
+    /// The rate now, from the bits: the average over blocks of the product over words of
+    /// each word's share of set bits.
+    pub(crate) fn estimated_fpr(self) -> f64 {
+        let total: f64 = self
+            .blocks
+            .iter()
+            .map(|b| {
+                bytemuck::cast_ref::<[u64; 4], [u32; 8]>(b)
+                    .iter()
+                    .map(|w| f64::from(w.count_ones()) / 32.0)
+                    .product::<f64>()
+            })
+            .sum();
+        total / self.blocks.len() as f64
+    }
+}
+
+/// Sets the bits of the key whose hash is `hash` in `blocks[block]`, adding the bits that
+/// were clear to `ones`; whether there was one (the key was certainly new).
+#[inline]
+pub(crate) fn insert_split(
+    blocks: &mut [SplitBlock],
+    ones: &mut u64,
+    hash: u64,
+    block: usize,
+) -> bool {
+    let added = split_block_insert(&mut blocks[block].0, hash as u32);
+    *ones += u64::from(added);
+    added != 0
+}
 
 /// Parquet's split-block Bloom filter (Putze, Sanders & Singler's blocked filter as Apache
 /// Impala, Kudu and then the Parquet spec fixed it): 256-bit blocks of eight 32-bit words; a
@@ -168,7 +294,8 @@ impl<K: ?Sized> fmt::Debug for SplitBlockFilter<K> {
     }
 }
 
-fn zeroed(blocks: u64) -> Result<Vec<SplitBlock>, Error> {
+/// `blocks` zeroed split blocks, or the reason they cannot be had.
+pub(crate) fn zeroed(blocks: u64) -> Result<Vec<SplitBlock>, Error> {
     if blocks == 0 {
         return Err(Error::ZeroBits);
     }
@@ -302,42 +429,39 @@ impl<K: ?Sized> SplitBlockFilter<K> {
     }
 
     fn count_ones_slow(&self) -> u64 {
-        self.words().iter().map(|w| u64::from(w.count_ones())).sum()
+        self.lookup().count_ones()
     }
 
-    /// The block of a key whose hash is `hash`: the upper 32 bits scaled to the block count.
     #[inline(always)]
-    fn block_index(&self, hash: u64) -> usize {
-        (((hash >> 32) * self.blocks.len() as u64) >> 32) as usize
+    fn lookup(&self) -> SplitLookup<'_> {
+        SplitLookup {
+            blocks: bytemuck::cast_slice(&self.blocks),
+        }
     }
 
     /// Inserts the key whose [`ParquetValue::parquet_hash`] is `hash`; `true` if one of its
     /// bits was clear (the key was certainly new).
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> bool {
-        let block = self.block_index(hash);
+        let block = self.lookup().index(hash);
         self.insert_at(hash, block)
     }
 
     #[inline]
     fn insert_at(&mut self, hash: u64, block: usize) -> bool {
-        let added = split_block_insert(&mut self.blocks[block].0, hash as u32);
-        self.ones += u64::from(added);
-        added != 0
+        insert_split(&mut self.blocks, &mut self.ones, hash, block)
     }
 
     /// Whether the key whose [`ParquetValue::parquet_hash`] is `hash` may be in the filter.
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        split_block_contains(&self.blocks[self.block_index(hash)].0, hash as u32)
+        self.lookup().contains_hash(hash)
     }
 
     /// The key's block index, with its cache line requested.
     #[inline]
     fn locate(&self, hash: u64) -> (u64, usize) {
-        let block = self.block_index(hash);
-        prefetch(&self.blocks[block]);
-        (hash, block)
+        self.lookup().locate(hash)
     }
 
     /// The items and rate the filter was sized for, if it was sized from them.
@@ -354,29 +478,13 @@ impl<K: ?Sized> SplitBlockFilter<K> {
     /// words hold `x` set bits in all held about `ln(1 - x/256) / ln(31/32)` keys. Infinite
     /// once a block is full.
     pub fn estimated_len(&self) -> f64 {
-        let per_key = (31.0f64 / 32.0).ln();
-        self.blocks
-            .iter()
-            .map(|b| {
-                let x: u32 = b.0.iter().map(|w| w.count_ones()).sum();
-                (-f64::from(x) / 256.0).ln_1p() / per_key
-            })
-            .sum()
+        self.lookup().estimated_len()
     }
 
     /// The rate now, from the bits: the average over blocks of the product over words of
     /// each word's share of set bits (exact for a hash uniform over its 64 bits).
     pub fn estimated_fpr(&self) -> f64 {
-        let total: f64 = self
-            .blocks
-            .iter()
-            .map(|b| {
-                b.0.iter()
-                    .map(|w| f64::from(w.count_ones()) / 32.0)
-                    .product::<f64>()
-            })
-            .sum();
-        total / self.blocks.len() as f64
+        self.lookup().estimated_fpr()
     }
 
     /// Checks that `other` has the same number of blocks (all split-block filters hash alike).
@@ -435,19 +543,8 @@ impl<K: ParquetValue + ?Sized> SplitBlockFilter<K> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        pipeline_groups(
-            out,
-            keys,
-            |_, key| self.locate(key.borrow().parquet_hash()),
-            |out, group| {
-                test_group(
-                    out,
-                    group,
-                    #[inline(always)]
-                    |hash, block| split_block_contains(&self.blocks[block].0, hash as u32),
-                );
-            },
-        );
+        self.lookup()
+            .contains_batch_by(keys, out, |key: &K| key.parquet_hash());
     }
 
     /// Inserts every key of `keys`; returns how many were certainly new.

@@ -14,7 +14,8 @@ use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
 
 use crate::blocked::BlockLookup;
-use crate::{BlockedBloomFilter, BloomFilter, Lookup};
+use crate::split_block::SplitLookup;
+use crate::{BlockedBloomFilter, BloomFilter, Lookup, SimdBlockFilter};
 
 /// The parameters both views read, checked as the owned filters check them.
 fn checked_design(design: Option<Design>) -> Result<Option<Design>, Error> {
@@ -84,6 +85,7 @@ macro_rules! view_common {
 
 view_common!(BloomFilterRef, BloomFilter);
 view_common!(BlockedBloomFilterRef, BlockedBloomFilter);
+view_common!(SimdBlockFilterRef, SimdBlockFilter);
 
 /// A read-only [`BloomFilter`] over serialized bytes, without copying its bit array: made
 /// for filters in memory-mapped files, which many processes can then share in the page
@@ -370,6 +372,132 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BlockedBloomFilterRef<'_, K, S> {
         f.debug_struct("BlockedBloomFilterRef")
             .field("blocks", &self.lookup.blocks.len())
             .field("hashes", &self.lookup.hashes)
+            .field("design", &self.design)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
+
+/// A read-only [`SimdBlockFilter`] over serialized bytes, without copying its blocks (for
+/// filters in memory-mapped files): the owned filter's lookups, by the same code.
+///
+/// Same rules as [`BloomFilterRef`]: the payload aligned to 8 bytes in memory, or
+/// [`DecodeError::NotViewable`] with the reason.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::{SimdBlockFilter, SimdBlockFilterRef};
+/// use bloomkit_core::format::AlignedBytes;
+///
+/// let mut f = SimdBlockFilter::<u64>::new(10_000, 0.01)?;
+/// f.insert_batch(0..100u64);
+/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+///
+/// let view = SimdBlockFilterRef::<u64>::from_bytes(&bytes)?;
+/// assert!((0..100u64).all(|k| view.contains(&k)));
+/// assert_eq!(view.to_filter(), f);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub struct SimdBlockFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
+    lookup: SplitLookup<'a>,
+    design: Option<Design>,
+    hasher: S,
+    key: PhantomData<fn(&K)>,
+}
+
+impl<'a, K: ?Sized, S: PortableHasher> SimdBlockFilterRef<'a, K, S> {
+    /// A view of `bytes` written with hasher `S`, checked as `verify` says.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](SimdBlockFilterRef::from_bytes).
+    pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::SimdBlock, verify)?;
+        let hasher = reader.hasher::<S>()?;
+        let params: crate::codec::SimdBlockParams = reader.params()?;
+        let blocks = reader.words_in_place::<[u64; 4]>()?;
+        reader.finish()?;
+        params.check_blocks(blocks.len())?;
+        let check = || -> Result<Self, Error> {
+            if blocks.is_empty() {
+                return Err(Error::ZeroBits);
+            }
+            if blocks.len() as u64 > crate::MAX_SPLIT_BLOCKS {
+                return Err(Error::TooLarge {
+                    bits: blocks.len() as f64 * 256.0,
+                    max: crate::MAX_SPLIT_BLOCKS * 256,
+                });
+            }
+            Ok(SimdBlockFilterRef {
+                lookup: SplitLookup { blocks },
+                design: checked_design(params.design)?,
+                hasher,
+                key: PhantomData,
+            })
+        };
+        check().map_err(Error::into_decode)
+    }
+
+    /// An owned copy of the filter.
+    pub fn to_filter(&self) -> SimdBlockFilter<K, S>
+    where
+        S: Clone,
+    {
+        SimdBlockFilter::from_words(
+            bytemuck::cast_slice(self.lookup.blocks),
+            self.hasher.clone(),
+            self.design,
+        )
+        .expect("the view's parameters were checked")
+    }
+}
+
+impl<K: ?Sized, S> SimdBlockFilterRef<'_, K, S> {
+    /// Whether the key whose hash is `hash` may be in the filter.
+    #[inline(always)]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.lookup.contains_hash(hash)
+    }
+
+    /// The number of 256-bit blocks.
+    pub fn num_blocks(&self) -> u64 {
+        self.lookup.blocks.len() as u64
+    }
+
+    /// The number of bits (256 per block).
+    pub fn num_bits(&self) -> u64 {
+        self.num_blocks() * 256
+    }
+
+    /// The number of set bits, counted (reads every block).
+    pub fn count_ones(&self) -> u64 {
+        self.lookup.count_ones()
+    }
+
+    /// An estimate of the number of distinct keys inserted (as
+    /// [`SimdBlockFilter::estimated_len`]; reads every block).
+    pub fn estimated_len(&self) -> f64 {
+        self.lookup.estimated_len()
+    }
+
+    /// The false-positive rate from the fill of each block (as
+    /// [`SimdBlockFilter::estimated_fpr`]; reads every block).
+    pub fn estimated_fpr(&self) -> f64 {
+        self.lookup.estimated_fpr()
+    }
+
+    /// Heap memory the view holds: none (it borrows its bytes).
+    pub fn heap_bytes(&self) -> usize {
+        0
+    }
+}
+
+bloomkit_core::impl_lookup!(['a, S: BuildHasher] SimdBlockFilterRef<'a, K, S>, key = K);
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for SimdBlockFilterRef<'_, K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SimdBlockFilterRef")
+            .field("blocks", &self.lookup.blocks.len())
             .field("design", &self.design)
             .field("hasher", &self.hasher)
             .finish()

@@ -498,17 +498,21 @@ pub enum Variant {
     Blocked,
     /// The multi-attribute (parallel) Bloom filter for records (`bloomkit-multi`).
     Multi,
+    /// The SIMD block filter: split blocks (one bit in each of eight 32-bit words) hashed
+    /// with bloomkit's hasher (`bloomkit-classic`'s `SimdBlockFilter`).
+    SimdBlock,
 }
 
 impl Variant {
     /// Every variant, in tag order.
-    pub const ALL: [Variant; 6] = [
+    pub const ALL: [Variant; 7] = [
         Variant::Classic,
         Variant::Counting,
         Variant::Scalable,
         Variant::Bitmap,
         Variant::Blocked,
         Variant::Multi,
+        Variant::SimdBlock,
     ];
 
     /// The one-byte tag written in the header.
@@ -520,6 +524,7 @@ impl Variant {
             Variant::Bitmap => 4,
             Variant::Blocked => 5,
             Variant::Multi => 6,
+            Variant::SimdBlock => 7,
         }
     }
 
@@ -537,6 +542,7 @@ impl Variant {
             Variant::Bitmap => "bitmap",
             Variant::Blocked => "blocked Bloom filter",
             Variant::Multi => "multi-attribute Bloom filter",
+            Variant::SimdBlock => "SIMD block filter",
         }
     }
 }

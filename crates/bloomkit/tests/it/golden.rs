@@ -195,7 +195,20 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
     let chained = strings(Xxh3Builder::with_scheme(7, Xxh3Scheme::Chained));
     let one_shot = strings(Xxh3Builder::with_seed(7));
     assert_eq!(one_shot.hasher().scheme(), Xxh3Scheme::OneShot);
+    // The SIMD block filter (variant tag 7), new in format version 3, on string keys with
+    // the one-shot hasher: both its layout and the hash of its keys are pinned.
+    let simd_block = {
+        let mut f = SimdBlockFilter::<str>::builder(100, 0.01)
+            .hasher(Xxh3Builder::with_seed(7))
+            .build()
+            .unwrap();
+        for key in MEMBERS {
+            f.insert(&text(key));
+        }
+        f
+    };
     vec![
+        golden("simd-block", simd_block, |f, k| f.contains(&text(k))).since(3),
         golden("classic-xxh3-chained", chained, |f, k| f.contains(&text(k))).since(2),
         golden("classic-xxh3-oneshot", one_shot, |f, k| {
             f.contains(&text(k))

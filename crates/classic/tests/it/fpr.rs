@@ -7,7 +7,7 @@
 //! cargo test --release -p bloomkit-classic --test it -- fpr:: --nocapture --include-ignored
 //! ```
 
-use bloomkit_classic::{BlockedBloomFilter, BloomFilter, SplitBlockFilter};
+use bloomkit_classic::{BlockedBloomFilter, BloomFilter, SimdBlockFilter, SplitBlockFilter};
 use bloomkit_testkit::fpr::{
     check_grid, classic_conditional, header, many_filters, one_filter, Subject,
 };
@@ -55,6 +55,28 @@ const PARQUET_SIZED: Subject<SplitBlockFilter<u64>> = Subject {
     model: |f, n| f.fpr_at(n),
     conditional: |f, _| f.estimated_fpr(),
 };
+
+/// The SIMD block filter: the split-block layout with bloomkit's seeded hasher.
+const SIMD: Subject<SimdBlockFilter<u64>> = Subject {
+    make: |n, p, seed| {
+        SimdBlockFilter::builder(n, p)
+            .seed(seed)
+            .build()
+            .expect("valid parameters")
+    },
+    shape: |f| (f.num_bits(), 8),
+    model: |f, n| f.fpr_at(n),
+    conditional: |f, _| f.estimated_fpr(),
+};
+
+/// The SIMD block filter honours the grid, and its ends.
+#[test]
+fn simd_block_fpr_grid_and_ends_honour_target() {
+    check_grid(&SIMD);
+    header();
+    many_filters(&SIMD, 1, 0.01, 10_000, 200).check_target();
+    one_filter(&SIMD, 10_000_000, 0.01, 2_000_000).check_target();
+}
 
 /// The split-block filter, sized with the block-load model, honours the grid.
 #[test]

@@ -13,5 +13,6 @@ mod golden;
 mod parallel;
 mod parquet;
 mod probe_scheme;
+mod simd_block;
 mod split_block;
 mod view;
