@@ -11,11 +11,12 @@
 //! Each `*_lookups` function asks 10^5 member keys and 10^5 absent keys of a filter of 10^5
 //! keys at 1%; its inclusive instruction count divided by 2 * 10^5 is the instructions per
 //! lookup. The `*_str_*` functions do the same with names as keys (and hash them alone), and
-//! the `*_inserts` functions insert 10^5 u64 keys (divide by 10^5).
+//! the `*_inserts` functions insert 10^5 u64 keys, the `*_str_inserts` 10^5 names (divide
+//! by 10^5).
 
 use std::hint::black_box;
 
-use bloomkit::{BlockedBloomFilter, BloomFilter, CountingBloomFilter};
+use bloomkit::{BlockedBloomFilter, BloomFilter, CountingBloomFilter, SimdBlockFilter};
 use bloomkit_benches::key;
 use twox_hash::XxHash3_64;
 
@@ -71,6 +72,32 @@ fn twox_str_hashes(keys: &[String]) -> u64 {
 }
 
 #[inline(never)]
+fn bloomkit_simd_str_inserts(f: &mut SimdBlockFilter<str>, keys: &[String]) -> usize {
+    keys.iter()
+        .filter(|k| f.insert(black_box(k.as_str())))
+        .count()
+}
+
+#[inline(never)]
+fn sbbf_str_inserts(f: &mut sbbf_rs_safe::Filter, keys: &[String]) -> usize {
+    keys.iter()
+        .filter(|k| f.insert_hash(XxHash3_64::oneshot(black_box(k.as_bytes()))))
+        .count()
+}
+
+#[inline(never)]
+fn bloomkit_simd_str_lookups(f: &SimdBlockFilter<str>, keys: &[String]) -> usize {
+    keys.iter()
+        .filter(|k| f.contains(black_box(k.as_str())))
+        .count()
+}
+
+#[inline(never)]
+fn bloomkit_blocked_batch_inserts(f: &mut BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
+    f.insert_batch(black_box(keys))
+}
+
+#[inline(never)]
 fn bloomkit_blocked_inserts(f: &mut BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.insert(black_box(*k))).count()
 }
@@ -107,12 +134,22 @@ fn strings_and_inserts() {
         bloomkit_str_hashes(&blocked, &names),
         twox_str_hashes(&names)
     );
+    let mut simd = SimdBlockFilter::<str>::new(N, 0.01).expect("valid");
+    let mut sbbf_inserted = sbbf_rs_safe::Filter::new(10, N as usize);
+    println!(
+        "string inserts: SIMD block {}, sbbf {}; SIMD block lookups {}",
+        bloomkit_simd_str_inserts(&mut simd, members),
+        sbbf_str_inserts(&mut sbbf_inserted, members),
+        bloomkit_simd_str_lookups(&simd, &names)
+    );
     let keys: Vec<u64> = (0..N).map(key).collect();
     let mut blocked = BlockedBloomFilter::<u64>::new(N, 0.01).expect("valid");
     let mut sbbf = sbbf_rs_safe::Filter::new(10, N as usize);
+    let mut batched = BlockedBloomFilter::<u64>::new(N, 0.01).expect("valid");
     println!(
-        "inserts: blocked {}, sbbf {}",
+        "inserts: blocked {} (batched {}), sbbf {}",
         bloomkit_blocked_inserts(&mut blocked, &keys),
+        bloomkit_blocked_batch_inserts(&mut batched, &keys),
         sbbf_inserts(&mut sbbf, &keys)
     );
 }

@@ -21,7 +21,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use bloomkit::{BlockedBloomFilter, SplitBlockFilter};
+use bloomkit::{BlockedBloomFilter, SimdBlockFilter, SplitBlockFilter};
 use bloomkit_benches::key;
 use twox_hash::XxHash3_64;
 
@@ -102,6 +102,8 @@ fn strings(path: &str) {
     blocked.insert_batch(members.iter().copied());
     let mut split = SplitBlockFilter::<str>::new(n, 0.01).unwrap();
     split.insert_batch(members.iter().copied());
+    let mut simd = SimdBlockFilter::<str>::new(n, 0.01).unwrap();
+    simd.insert_batch(members.iter().copied());
     // sbbf-rs at the blocked filter's memory: the same bits per key.
     let bits_per_key = (blocked.num_bits() as f64 / n as f64).round() as usize;
     let mut sbbf = sbbf_with(bits_per_key, members.len());
@@ -109,7 +111,7 @@ fn strings(path: &str) {
         sbbf.insert_hash(xxh3(m.as_bytes()));
     }
 
-    let (blocked, split, sbbf) = (&blocked, &split, &sbbf);
+    let (blocked, split, simd, sbbf) = (&blocked, &split, &simd, &sbbf);
     println!(
         "\nstrings: memory and accuracy ({} absent names)",
         absent.len()
@@ -130,6 +132,13 @@ fn strings(path: &str) {
         absent.len(),
     );
     accuracy(
+        "bloomkit SIMD block (p = 1%)",
+        simd.heap_bytes(),
+        members.len(),
+        count(&|a| simd.contains(a)),
+        absent.len(),
+    );
+    accuracy(
         "sbbf-rs (same bits/key as blocked)",
         sbbf.as_bytes().len(),
         members.len(),
@@ -140,6 +149,7 @@ fn strings(path: &str) {
     for (label, probes) in [("members", &members[..1 << 16]), ("absent", absent)] {
         let probes = &probes[..probes.len().min(1 << 16)];
         let mut out = Vec::with_capacity(probes.len());
+        let mut out2 = Vec::with_capacity(probes.len());
         let mut work: Vec<Work<'_, &str>> = vec![
             (
                 "sbbf-rs, one at a time",
@@ -162,8 +172,20 @@ fn strings(path: &str) {
                 }),
             ),
             (
-                "bloomkit split-block, one at a time",
+                "bloomkit split-block (Parquet's hash), one at a time",
                 Box::new(|ks: &[&str]| ks.iter().filter(|k| split.contains(**k)).count()),
+            ),
+            (
+                "bloomkit SIMD block, one at a time",
+                Box::new(|ks: &[&str]| ks.iter().filter(|k| simd.contains(**k)).count()),
+            ),
+            (
+                "bloomkit SIMD block, contains_batch",
+                Box::new(move |ks: &[&str]| {
+                    out2.clear();
+                    simd.contains_batch(ks.iter().copied(), &mut out2);
+                    out2.iter().filter(|&&b| b).count()
+                }),
             ),
             (
                 "bloomkit hash only (hash_key)",
@@ -215,9 +237,27 @@ fn strings(path: &str) {
             }),
         ),
         (
-            "bloomkit split-block, insert_batch",
+            "bloomkit split-block (Parquet's hash), insert_batch",
             Box::new(|ks: &[&str]| {
                 let mut f = SplitBlockFilter::<str>::new(ks.len() as u64, 0.01).unwrap();
+                f.insert_batch(ks.iter().copied());
+                f.heap_bytes()
+            }),
+        ),
+        (
+            "bloomkit SIMD block, insert one at a time",
+            Box::new(|ks: &[&str]| {
+                let mut f = SimdBlockFilter::<str>::new(ks.len() as u64, 0.01).unwrap();
+                for k in ks {
+                    f.insert(k);
+                }
+                f.heap_bytes()
+            }),
+        ),
+        (
+            "bloomkit SIMD block, insert_batch",
+            Box::new(|ks: &[&str]| {
+                let mut f = SimdBlockFilter::<str>::new(ks.len() as u64, 0.01).unwrap();
                 f.insert_batch(ks.iter().copied());
                 f.heap_bytes()
             }),
@@ -233,6 +273,8 @@ fn integers(n: usize) {
     blocked.insert_batch(&members);
     let mut split = SplitBlockFilter::<u64>::new(n as u64, 0.01).unwrap();
     split.insert_batch(&members);
+    let mut simd = SimdBlockFilter::<u64>::new(n as u64, 0.01).unwrap();
+    simd.insert_batch(&members);
     let bits_per_key = (blocked.num_bits() as f64 / n as f64).round() as usize;
     let hasher = bloomkit::core::Xxh3Builder::default();
     let h = |k: &u64| std::hash::BuildHasher::hash_one(&hasher, k);
@@ -240,7 +282,7 @@ fn integers(n: usize) {
     for k in &members {
         sbbf.insert_hash(h(k));
     }
-    let (blocked, split, sbbf) = (&blocked, &split, &sbbf);
+    let (blocked, split, simd, sbbf) = (&blocked, &split, &simd, &sbbf);
     println!(
         "\nu64 at {n}: memory and accuracy ({} absent keys)",
         absent.len()
@@ -260,6 +302,13 @@ fn integers(n: usize) {
         absent.len(),
     );
     accuracy(
+        "bloomkit SIMD block (p = 1%)",
+        simd.heap_bytes(),
+        n,
+        absent.iter().filter(|k| simd.contains(*k)).count(),
+        absent.len(),
+    );
+    accuracy(
         "sbbf-rs (same bits/key as blocked)",
         sbbf.as_bytes().len(),
         n,
@@ -269,6 +318,7 @@ fn integers(n: usize) {
 
     let probes: Vec<u64> = members.iter().step_by(n / (1 << 16)).copied().collect();
     let mut out = Vec::with_capacity(probes.len());
+    let mut out2 = Vec::with_capacity(probes.len());
     let mut work: Vec<Work<'_, u64>> = vec![
         (
             "sbbf-rs, one at a time",
@@ -289,6 +339,18 @@ fn integers(n: usize) {
         (
             "bloomkit split-block, one at a time",
             Box::new(|ks: &[u64]| ks.iter().filter(|k| split.contains(*k)).count()),
+        ),
+        (
+            "bloomkit SIMD block, one at a time",
+            Box::new(|ks: &[u64]| ks.iter().filter(|k| simd.contains(*k)).count()),
+        ),
+        (
+            "bloomkit SIMD block, contains_batch",
+            Box::new(move |ks: &[u64]| {
+                out2.clear();
+                simd.contains_batch(ks, &mut out2);
+                out2.iter().filter(|&&b| b).count()
+            }),
         ),
     ];
     race(
@@ -341,6 +403,24 @@ fn integers(n: usize) {
             "bloomkit split-block, insert_batch",
             Box::new(|ks: &[u64]| {
                 let mut f = SplitBlockFilter::<u64>::new(ks.len() as u64, 0.01).unwrap();
+                f.insert_batch(ks);
+                f.heap_bytes()
+            }),
+        ),
+        (
+            "bloomkit SIMD block, insert one at a time",
+            Box::new(|ks: &[u64]| {
+                let mut f = SimdBlockFilter::<u64>::new(ks.len() as u64, 0.01).unwrap();
+                for k in ks {
+                    f.insert(k);
+                }
+                f.heap_bytes()
+            }),
+        ),
+        (
+            "bloomkit SIMD block, insert_batch",
+            Box::new(|ks: &[u64]| {
+                let mut f = SimdBlockFilter::<u64>::new(ks.len() as u64, 0.01).unwrap();
                 f.insert_batch(ks);
                 f.heap_bytes()
             }),
