@@ -20,7 +20,7 @@ use std::fmt::Debug;
 use bloomkit::counting::{Counter, U4};
 use bloomkit::format::{AlignedBytes, Verify};
 use bloomkit::prelude::*;
-use bloomkit::{BlockedBloomFilterRef, BloomFilterRef};
+use bloomkit::{BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -31,6 +31,7 @@ pub type Check = fn(&[u8]);
 pub const TARGETS: &[(&str, Check)] = &[
     ("decode_classic", decode_classic),
     ("decode_blocked", decode_blocked),
+    ("decode_simd_block", decode_simd_block),
     ("decode_counting", decode_counting),
     ("decode_scalable", decode_scalable),
     ("decode_bitmap", decode_bitmap),
@@ -136,23 +137,43 @@ pub fn decode_classic(data: &[u8]) {
 
 /// `decode_blocked`: `BlockedBloomFilter<u64>` and its view.
 pub fn decode_blocked(data: &[u8]) {
-    let f = decoded::<BlockedBloomFilter<u64>>(data);
+    decode_with_view::<BlockedBloomFilter<u64>>(data, |b| {
+        let v = BlockedBloomFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
+        let mut batch = Vec::new();
+        v.contains_batch(PROBES, &mut batch);
+        assert!(PROBES.zip(&batch).all(|(k, &x)| v.contains(&k) == x));
+        Some(batch)
+    });
+}
+
+/// `decode_simd_block`: `SimdBlockFilter<u64>` and its view.
+pub fn decode_simd_block(data: &[u8]) {
+    decode_with_view::<SimdBlockFilter<u64>>(data, |b| {
+        let v = SimdBlockFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
+        let mut batch = Vec::new();
+        v.contains_batch(PROBES, &mut batch);
+        assert!(PROBES.zip(&batch).all(|(k, &x)| v.contains(&k) == x));
+        Some(batch)
+    });
+}
+
+/// A filter with a zero-copy view: decoded both ways, the view (`view`: its answers on
+/// [`PROBES`], or `None` if it refuses the bytes) agrees with the filter, and refuses what
+/// the filter refuses.
+fn decode_with_view<F>(data: &[u8], view: impl Fn(&[u8]) -> Option<Vec<bool>>)
+where
+    F: Filter<Key = u64> + Codec + Union + Intersection + Clone + PartialEq + Debug,
+    F: Serialize + DeserializeOwned,
+{
+    let f = decoded::<F>(data);
     if let Some(f) = &f {
-        view_agrees(
-            data,
-            |b| {
-                let v =
-                    BlockedBloomFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
-                let mut batch = Vec::new();
-                v.contains_batch(PROBES, &mut batch);
-                assert!(PROBES.zip(&batch).all(|(k, &x)| v.contains(&k) == x));
-                Some(batch)
-            },
-            || PROBES.map(|k| f.contains(&k)).collect(),
-        );
+        view_agrees(data, &view, || PROBES.map(|k| f.contains(&k)).collect());
     } else {
         let aligned = AlignedBytes::copy_from(data);
-        assert!(BlockedBloomFilterRef::<u64>::from_bytes(&aligned).is_err());
+        assert!(
+            view(&aligned).is_none(),
+            "the view accepts what the filter refuses"
+        );
     }
     if let Some(f) = f {
         f.clone()

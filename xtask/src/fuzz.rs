@@ -11,6 +11,7 @@ use std::process::{Command, ExitCode};
 pub const TARGETS: &[&str] = &[
     "decode_classic",
     "decode_blocked",
+    "decode_simd_block",
     "decode_counting",
     "decode_scalable",
     "decode_bitmap",
