@@ -10,9 +10,7 @@ use bloomkit_core::batch::{pipeline_groups, prefetch, with_simd};
 use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::hash::{block_contains_fast, block_positions, reduce, BlockProbe, BLOCK_BITS};
 use bloomkit_core::sizing::{self, check_hashes, Design};
-use bloomkit_core::{
-    check_same_shape, EmptyLike, Error, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
-};
+use bloomkit_core::{check_same_shape, EmptyLike, Error, Parameter, PortableHasher, Xxh3Builder};
 
 /// The size up to which [`AtomicBlockedBloomFilter::contains_hash`](crate::AtomicBlockedBloomFilter::contains_hash)
 /// tests a key's bits without a branch (its words are atomics, loaded one at a time);
@@ -137,6 +135,31 @@ macro_rules! block_accessors {
     };
 }
 pub(crate) use block_accessors;
+
+/// `Union` (bitwise OR: every key of either) and `Intersection` (bitwise AND: every key
+/// both held) for the filters of blocks, through their `check_compatible` and `combine`.
+macro_rules! bitwise_set_ops {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<K: ?Sized, $($generics)*> bloomkit_core::Union for $ty {
+            /// Bitwise OR: every key of either.
+            fn union_with(&mut self, other: &Self) -> Result<(), bloomkit_core::Error> {
+                self.check_compatible(other)?;
+                self.combine(other, |a, b| a | b);
+                Ok(())
+            }
+        }
+
+        impl<K: ?Sized, $($generics)*> bloomkit_core::Intersection for $ty {
+            /// Bitwise AND: every key both held.
+            fn intersect_with(&mut self, other: &Self) -> Result<(), bloomkit_core::Error> {
+                self.check_compatible(other)?;
+                self.combine(other, |a, b| a & b);
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use bitwise_set_ops;
 
 block_accessors!([S] BlockedBloomFilter<K, S>, block = Block, bits = 512);
 
@@ -534,23 +557,7 @@ impl<K: ?Sized, S: Clone> EmptyLike for BlockedBloomFilter<K, S> {
     }
 }
 
-impl<K: ?Sized, S: PortableHasher + Clone> Union for BlockedBloomFilter<K, S> {
-    /// Bitwise OR: every key of either.
-    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        self.combine(other, |a, b| a | b);
-        Ok(())
-    }
-}
-
-impl<K: ?Sized, S: PortableHasher + Clone> Intersection for BlockedBloomFilter<K, S> {
-    /// Bitwise AND: every key both held.
-    fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        self.combine(other, |a, b| a & b);
-        Ok(())
-    }
-}
+bitwise_set_ops!([S: PortableHasher + Clone] BlockedBloomFilter<K, S>);
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] BlockedBloomFilter<K, S>, key = K);
 

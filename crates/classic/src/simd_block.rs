@@ -7,9 +7,7 @@ use derive_where::derive_where;
 
 use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::sizing::{self, Design};
-use bloomkit_core::{
-    check_same_shape, EmptyLike, Error, Intersection, Parameter, PortableHasher, Union, Xxh3Builder,
-};
+use bloomkit_core::{check_same_shape, EmptyLike, Error, Parameter, PortableHasher, Xxh3Builder};
 
 use crate::blocked::combine_words;
 use crate::split_block::{insert_split, zeroed, SplitBlock, SplitLookup};
@@ -256,23 +254,7 @@ impl<K: ?Sized, S: Clone> EmptyLike for SimdBlockFilter<K, S> {
     }
 }
 
-impl<K: ?Sized, S: PortableHasher + Clone> Union for SimdBlockFilter<K, S> {
-    /// Bitwise OR: every key of either.
-    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        self.combine(other, |a, b| a | b);
-        Ok(())
-    }
-}
-
-impl<K: ?Sized, S: PortableHasher + Clone> Intersection for SimdBlockFilter<K, S> {
-    /// Bitwise AND: every key both held.
-    fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        self.combine(other, |a, b| a & b);
-        Ok(())
-    }
-}
+crate::blocked::bitwise_set_ops!([S: PortableHasher + Clone] SimdBlockFilter<K, S>);
 
 bloomkit_core::impl_infallible_filter!([S: BuildHasher] SimdBlockFilter<K, S>, key = K);
 

@@ -10,9 +10,7 @@ use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch};
 use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::hash::{split_block_contains, split_block_insert, xxh64};
 use bloomkit_core::sizing::{self, Design};
-use bloomkit_core::{
-    DecodeError, Error, Filter, FilterCore, Intersection, Lookup, LookupCore, Parameter, Union,
-};
+use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Lookup, LookupCore, Parameter};
 
 use crate::blocked::{combine_words, test_group};
 use crate::thrift;
@@ -562,21 +560,7 @@ impl<K: ParquetValue + ?Sized> SplitBlockFilter<K> {
     }
 }
 
-impl<K: ?Sized> Union for SplitBlockFilter<K> {
-    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        self.combine(other, |a, b| a | b);
-        Ok(())
-    }
-}
-
-impl<K: ?Sized> Intersection for SplitBlockFilter<K> {
-    fn intersect_with(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        self.combine(other, |a, b| a & b);
-        Ok(())
-    }
-}
+crate::blocked::bitwise_set_ops!([] SplitBlockFilter<K>);
 
 impl<K: ParquetValue + ?Sized> LookupCore for SplitBlockFilter<K> {
     #[inline]
