@@ -12,6 +12,29 @@ pub enum Error {
     /// A filter was sized for zero items.
     #[error("expected number of items must be at least 1, got 0")]
     ZeroItems,
+    /// A static filter (binary fuse, ribbon) could not be built from its keys in the
+    /// bounded number of attempts it makes, each with a new seed. Distinct keys fail all of
+    /// them only with negligible probability; see the static filter's docs for when.
+    #[error("cannot build a {variant} from {items} keys: every one of {attempts} attempts (each with a new seed) failed")]
+    ConstructionFailed {
+        /// The structure that was being built.
+        variant: Variant,
+        /// The number of keys given (duplicates included).
+        items: u64,
+        /// The number of attempts made.
+        attempts: u32,
+    },
+    /// A false-positive rate below the smallest a structure supports (a ribbon filter
+    /// compares at most 32 bits per key: 2^-32).
+    #[error("false-positive rate {} is below the minimum of {} for a {variant}", Num(*.fpr), Num(*.min))]
+    FprBelowMinimum {
+        /// The rate asked for.
+        fpr: f64,
+        /// The smallest rate the structure supports.
+        min: f64,
+        /// The structure.
+        variant: Variant,
+    },
     /// A false-positive rate outside the open interval (0, 1), or NaN.
     #[error("false-positive rate must be in (0, 1), got {}", Num(*.0))]
     InvalidFpr(f64),
@@ -501,11 +524,19 @@ pub enum Variant {
     /// The SIMD block filter: split blocks (one bit in each of eight 32-bit words) hashed
     /// with bloomkit's hasher (`bloomkit-classic`'s `SimdBlockFilter`).
     SimdBlock,
+    /// The binary fuse filter with 8-bit fingerprints (`bloomkit-static`'s `BinaryFuse8`).
+    BinaryFuse8,
+    /// The binary fuse filter with 16-bit fingerprints (`BinaryFuse16`).
+    BinaryFuse16,
+    /// The binary fuse filter with 32-bit fingerprints (`BinaryFuse32`).
+    BinaryFuse32,
+    /// The standard ribbon filter (`bloomkit-static`'s `RibbonFilter`).
+    Ribbon,
 }
 
 impl Variant {
     /// Every variant, in tag order.
-    pub const ALL: [Variant; 7] = [
+    pub const ALL: [Variant; 11] = [
         Variant::Classic,
         Variant::Counting,
         Variant::Scalable,
@@ -513,6 +544,10 @@ impl Variant {
         Variant::Blocked,
         Variant::Multi,
         Variant::SimdBlock,
+        Variant::BinaryFuse8,
+        Variant::BinaryFuse16,
+        Variant::BinaryFuse32,
+        Variant::Ribbon,
     ];
 
     /// The one-byte tag written in the header.
@@ -525,6 +560,10 @@ impl Variant {
             Variant::Blocked => 5,
             Variant::Multi => 6,
             Variant::SimdBlock => 7,
+            Variant::BinaryFuse8 => 8,
+            Variant::BinaryFuse16 => 9,
+            Variant::BinaryFuse32 => 10,
+            Variant::Ribbon => 11,
         }
     }
 
@@ -543,6 +582,10 @@ impl Variant {
             Variant::Blocked => "blocked Bloom filter",
             Variant::Multi => "multi-attribute Bloom filter",
             Variant::SimdBlock => "SIMD block filter",
+            Variant::BinaryFuse8 => "binary fuse filter (8-bit fingerprints)",
+            Variant::BinaryFuse16 => "binary fuse filter (16-bit fingerprints)",
+            Variant::BinaryFuse32 => "binary fuse filter (32-bit fingerprints)",
+            Variant::Ribbon => "ribbon filter",
         }
     }
 }

@@ -1,0 +1,646 @@
+//! Binary fuse filters (Graf & Lemire, "Binary Fuse Filters: Fast and Smaller Than Xor
+//! Filters", 2022): each key has three slots, one in each of three consecutive segments of
+//! a table of fingerprints, and the XOR of the three is the key's fingerprint.
+//!
+//! Building is peeling a 3-hypergraph: a slot that only one key touches can be solved last
+//! for that key, which frees its other two slots. With about 1.125 n slots (more for small n)
+//! the peel succeeds for all but a few percent of seeds, and a failed seed is replaced.
+
+use core::borrow::Borrow;
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
+use core::ops::BitXor;
+
+use bloomkit_core::batch::{pipeline, prefetch};
+use bloomkit_core::{DecodeError, Error, Variant, Xxh3Builder};
+use derive_where::derive_where;
+
+use crate::common::{self, mix, mul_high, Seeds, MAX_ATTEMPTS};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+}
+
+/// The fingerprint of a binary fuse filter: `u8`, `u16` or `u32`. Its width sets the
+/// false-positive rate, `2^-BITS`, and the memory, about `1.125 * BITS` bits per key.
+pub trait Fingerprint:
+    sealed::Sealed + bytemuck::Pod + Eq + Default + fmt::Debug + Send + Sync + BitXor<Output = Self>
+{
+    /// The width in bits.
+    const BITS: u32;
+    /// The variant tag of filters with this fingerprint in the byte format.
+    const VARIANT: Variant;
+    /// The fingerprint of a mixed hash: its two halves XORed, truncated.
+    fn of(hash: u64) -> Self;
+}
+
+macro_rules! fingerprint {
+    ($t:ty, $variant:ident) => {
+        impl Fingerprint for $t {
+            const BITS: u32 = <$t>::BITS;
+            const VARIANT: Variant = Variant::$variant;
+            #[inline(always)]
+            fn of(hash: u64) -> Self {
+                (hash ^ (hash >> 32)) as $t
+            }
+        }
+    };
+}
+fingerprint!(u8, BinaryFuse8);
+fingerprint!(u16, BinaryFuse16);
+fingerprint!(u32, BinaryFuse32);
+
+/// The longest segment: beyond it, longer segments no longer make building succeed more
+/// often, and they cost locality.
+const MAX_SEGMENT_LENGTH: u32 = 1 << 18;
+
+/// The largest number of slots: slot indices are `u32`.
+const MAX_SLOTS: u64 = u32::MAX as u64;
+
+/// Where a binary fuse filter's slots are: the construction seed and the segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) struct FuseLayout {
+    /// The seed mixed into every key's hash by the successful attempt.
+    pub(crate) seed: u64,
+    /// Slots per segment: a power of two in `4..=2^18`.
+    pub(crate) segment_length: u32,
+    /// Segments a key's first slot can fall in; the table has two more.
+    pub(crate) segment_count: u32,
+    /// Distinct keys (by 64-bit hash) in the filter.
+    pub(crate) items: u64,
+}
+
+impl FuseLayout {
+    /// The layout for up to `n` keys (before the seed is known), as the paper sizes it:
+    /// segments of `2^floor(log_3.33(n) + 2.25)` slots, and `max(1.125, 0.875 + 0.25
+    /// ln(10^6) / ln(n))` slots per key.
+    pub(crate) fn for_items(n: usize) -> Result<FuseLayout, Error> {
+        let nf = n as f64;
+        let segment_length = if n == 0 {
+            4
+        } else {
+            let log = (nf.ln() / 3.33f64.ln() + 2.25).floor().clamp(2.0, 18.0);
+            (1u32 << log as u32).min(MAX_SEGMENT_LENGTH)
+        };
+        let factor = if n <= 1 {
+            0.0
+        } else {
+            (0.875 + 0.25 * 1e6f64.ln() / nf.ln()).max(1.125)
+        };
+        let capacity = (nf * factor).round();
+        let segments = (capacity / f64::from(segment_length)).ceil() - 2.0;
+        let segment_count = segments.max(1.0);
+        let slots = (segment_count + 2.0) * f64::from(segment_length);
+        if slots > MAX_SLOTS as f64 {
+            return Err(Error::TooLarge {
+                bits: slots * 8.0,
+                max: MAX_SLOTS * 8,
+            });
+        }
+        Ok(FuseLayout {
+            seed: 0,
+            segment_length,
+            segment_count: segment_count as u32,
+            items: 0,
+        })
+    }
+
+    /// The number of slots.
+    #[inline(always)]
+    pub(crate) fn slots(&self) -> usize {
+        (self.segment_count as usize + 2) * self.segment_length as usize
+    }
+
+    /// Checks a decoded layout: everything [`for_items`](Self::for_items) could produce for
+    /// some `n`, so lookups stay in bounds.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        let bad = |what: &str| {
+            Err(Error::Decode(DecodeError::Invalid(format!(
+                "binary fuse: {what}"
+            ))))
+        };
+        if !self.segment_length.is_power_of_two()
+            || !(4..=MAX_SEGMENT_LENGTH).contains(&self.segment_length)
+        {
+            return bad("segment length is not a power of two in 4..=262144");
+        }
+        if self.segment_count == 0 {
+            return bad("no segment");
+        }
+        let slots = (u64::from(self.segment_count) + 2) * u64::from(self.segment_length);
+        if slots > MAX_SLOTS {
+            return bad("more slots than u32 indices address");
+        }
+        if self.items > slots {
+            return bad("more keys than slots");
+        }
+        Ok(())
+    }
+
+    /// The three slots of the key whose mixed hash is `hash`: one in each of three
+    /// consecutive segments.
+    #[inline(always)]
+    pub(crate) fn slots_of(&self, hash: u64) -> [usize; 3] {
+        let span = u64::from(self.segment_count) * u64::from(self.segment_length);
+        let h0 = mul_high(hash, span) as usize;
+        let len = self.segment_length as usize;
+        let mask = len - 1;
+        let h1 = (h0 + len) ^ ((hash >> 18) as usize & mask);
+        let h2 = (h0 + 2 * len) ^ (hash as usize & mask);
+        [h0, h1, h2]
+    }
+}
+
+/// The lookup of a binary fuse filter over its fingerprints, owned or borrowed.
+#[derive(Clone, Copy)]
+pub(crate) struct FuseLookup<'a, F> {
+    pub(crate) layout: FuseLayout,
+    pub(crate) fingerprints: &'a [F],
+}
+
+impl<F: Fingerprint> FuseLookup<'_, F> {
+    /// Whether the key whose (unmixed) hash is `hash` may be in the filter.
+    #[inline(always)]
+    pub(crate) fn contains_hash(&self, hash: u64) -> bool {
+        let h = mix(hash, self.layout.seed);
+        self.contains_mixed(h)
+    }
+
+    #[inline(always)]
+    fn contains_mixed(&self, h: u64) -> bool {
+        if self.layout.items == 0 {
+            return false;
+        }
+        let [a, b, c] = self.layout.slots_of(h);
+        let fp = self.fingerprints;
+        F::of(h) ^ fp[a] ^ fp[b] ^ fp[c] == F::default()
+    }
+
+    /// Prefetches the three slots of a mixed hash.
+    #[inline(always)]
+    fn prefetch(&self, h: u64) {
+        if self.layout.items != 0 {
+            for s in self.layout.slots_of(h) {
+                prefetch(&self.fingerprints[s]);
+            }
+        }
+    }
+
+    /// Answers for `hashes`, each mixed and its slots prefetched a group ahead.
+    #[inline]
+    pub(crate) fn contains_batch(&self, hashes: impl Iterator<Item = u64>, out: &mut Vec<bool>) {
+        out.reserve(hashes.size_hint().0);
+        pipeline(
+            out,
+            hashes,
+            |_, hash| {
+                let h = mix(hash, self.layout.seed);
+                self.prefetch(h);
+                h
+            },
+            |out, h| out.push(self.contains_mixed(h)),
+        );
+    }
+
+    /// `2^-BITS`, or 0 for an empty filter.
+    pub(crate) fn fpr(&self) -> f64 {
+        if self.layout.items == 0 {
+            0.0
+        } else {
+            (-f64::from(F::BITS)).exp2()
+        }
+    }
+}
+
+/// The fingerprints of `n` mixed... keys, as `u64` words (so that the byte format and the
+/// views read them as aligned words), for the first seed of `seeds` that peels.
+///
+/// `hashes` is the input; after a failed attempt it is sorted and deduplicated once (the
+/// attempt detects most duplicates itself, but not all).
+fn build<F: Fingerprint>(hashes: &mut Vec<u64>) -> Result<(FuseLayout, Vec<u64>), Error> {
+    let given = hashes.len() as u64;
+    let mut layout = FuseLayout::for_items(hashes.len())?;
+    let slots = layout.slots();
+    let mut scratch = Scratch::new(slots, hashes.len())?;
+    let mut deduplicated = false;
+    for (attempt, seed) in Seeds::new().take(MAX_ATTEMPTS as usize).enumerate() {
+        if attempt > 0 && !deduplicated {
+            hashes.sort_unstable();
+            hashes.dedup();
+            deduplicated = true;
+        }
+        layout.seed = seed;
+        if let Some(items) = scratch.peel(&layout, hashes) {
+            layout.items = items as u64;
+            let words = scratch.assign::<F>(&layout, items)?;
+            return Ok((layout, words));
+        }
+    }
+    Err(Error::ConstructionFailed {
+        variant: F::VARIANT,
+        items: given,
+        attempts: MAX_ATTEMPTS,
+    })
+}
+
+/// The working memory of a build: per slot a count and the XOR of the keys touching it;
+/// per key its mixed hash (sorted by segment, then in peel order) and which of its slots it
+/// was peeled from.
+struct Scratch {
+    /// Per slot: (keys touching it) << 2 | XOR of which-slot indices (0, 1, 2) of those keys.
+    counts: Vec<u8>,
+    /// Per slot: XOR of the mixed hashes of the keys touching it.
+    xors: Vec<u64>,
+    /// Mixed hashes, in segment order, then the peeled ones in peel order.
+    order: Vec<u64>,
+    /// Which slot (0, 1, 2) each peeled key was solved at, in peel order.
+    which: Vec<u8>,
+    /// Slots touched by exactly one key, waiting to be peeled.
+    queue: Vec<u32>,
+}
+
+impl Scratch {
+    fn new(slots: usize, keys: usize) -> Result<Scratch, Error> {
+        Ok(Scratch {
+            counts: common::zeroed(slots)?,
+            xors: common::zeroed(slots)?,
+            order: common::zeroed(keys)?,
+            which: common::zeroed(keys)?,
+            queue: common::zeroed(0)?,
+        })
+    }
+
+    /// Peels the keys' hypergraph under `layout`'s seed. Returns the number of distinct
+    /// keys peeled when every key was, `None` when the seed fails (the scratch is then
+    /// reset for the next one).
+    fn peel(&mut self, layout: &FuseLayout, hashes: &[u64]) -> Option<usize> {
+        let n = hashes.len();
+        if n == 0 {
+            return Some(0);
+        }
+        // Counting sort of the mixed hashes by their first segment (the top bits): keys
+        // are then added, and mostly peeled, segment by segment, in cache.
+        let buckets_bits = (u64::from(layout.segment_count)
+            .next_power_of_two()
+            .trailing_zeros())
+        .clamp(1, 20);
+        let buckets = 1usize << buckets_bits;
+        let shift = 64 - buckets_bits;
+        let mut starts = vec![0u32; buckets + 1];
+        for &h in hashes {
+            starts[(mix(h, layout.seed) >> shift) as usize + 1] += 1;
+        }
+        for i in 0..buckets {
+            starts[i + 1] += starts[i];
+        }
+        for &h in hashes {
+            let m = mix(h, layout.seed);
+            let b = (m >> shift) as usize;
+            self.order[starts[b] as usize] = m;
+            starts[b] += 1;
+        }
+        let order = &mut self.order[..n];
+
+        // Add every key to its three slots. A key added twice (the same mixed hash) leaves
+        // one of its slots holding exactly those two copies with a XOR of 0: when that
+        // shows, the second copy is taken out again and counted as a duplicate.
+        let mut duplicates = 0usize;
+        let mut overflow = false;
+        let (counts, xors) = (&mut self.counts, &mut self.xors);
+        for &m in order.iter() {
+            let s = layout.slots_of(m);
+            for (i, &slot) in s.iter().enumerate() {
+                overflow |= counts[slot] >= 252;
+                counts[slot] = counts[slot].wrapping_add(4) ^ i as u8;
+                xors[slot] ^= m;
+            }
+            if s.iter()
+                .any(|&slot| xors[slot] == 0 && counts[slot] >> 2 == 2)
+            {
+                duplicates += 1;
+                for (i, &slot) in s.iter().enumerate() {
+                    counts[slot] = counts[slot].wrapping_sub(4) ^ i as u8;
+                    xors[slot] ^= m;
+                }
+            }
+        }
+        if overflow {
+            self.reset(n);
+            return None;
+        }
+
+        // Peel: a slot touched by one key is that key's; taking the key out of its other two
+        // slots may leave them touched by one key, and so on.
+        self.queue.clear();
+        self.queue.extend(
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c >> 2 == 1)
+                .map(|(i, _)| i as u32),
+        );
+        let mut peeled = 0usize;
+        while let Some(slot) = self.queue.pop() {
+            let slot = slot as usize;
+            if counts[slot] >> 2 != 1 {
+                continue;
+            }
+            let m = xors[slot];
+            let found = (counts[slot] & 3) as usize;
+            order[peeled] = m;
+            self.which[peeled] = found as u8;
+            peeled += 1;
+            let s = layout.slots_of(m);
+            for (i, &other) in s.iter().enumerate() {
+                counts[other] = counts[other].wrapping_sub(4) ^ i as u8;
+                xors[other] ^= m;
+                if i != found && counts[other] >> 2 == 1 {
+                    self.queue.push(other as u32);
+                }
+            }
+        }
+        if peeled + duplicates == n {
+            // Every count is back to zero (each key taken out of its three slots).
+            Some(peeled)
+        } else {
+            self.reset(n);
+            None
+        }
+    }
+
+    fn reset(&mut self, n: usize) {
+        self.counts.fill(0);
+        self.xors.fill(0);
+        self.order[..n].fill(0);
+    }
+
+    /// The fingerprints, solving the peeled keys in reverse peel order: each key's slot was
+    /// touched by no key peeled before it, so it is set once, after the key's other two.
+    fn assign<F: Fingerprint>(
+        &self,
+        layout: &FuseLayout,
+        peeled: usize,
+    ) -> Result<Vec<u64>, Error> {
+        let slots = layout.slots();
+        let per_word = 8 / core::mem::size_of::<F>();
+        let mut words: Vec<u64> = common::zeroed(slots.div_ceil(per_word))?;
+        let fp: &mut [F] = &mut bytemuck::cast_slice_mut::<u64, F>(&mut words)[..slots];
+        for i in (0..peeled).rev() {
+            let m = self.order[i];
+            let found = self.which[i] as usize;
+            let s = layout.slots_of(m);
+            fp[s[found]] = F::of(m) ^ fp[s[(found + 1) % 3]] ^ fp[s[(found + 2) % 3]];
+        }
+        Ok(words)
+    }
+}
+
+/// A binary fuse filter with `F`-bit fingerprints over keys `K`: a static filter, built
+/// once from its keys ([`from_keys`](Self::from_keys)) or their 64-bit hashes
+/// ([`from_hashes`](Self::from_hashes)), then read-only.
+///
+/// Use the aliases [`BinaryFuse8`], [`BinaryFuse16`] and [`BinaryFuse32`]. A lookup reads
+/// three slots (three cache misses in a large filter); the false-positive rate is
+/// `2^-bits` (0.39%, 0.0015%, 2.3e-10) at about 1.125 * bits bits per key for large sets
+/// (more below 10^5 keys: the table needs room to peel).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_static::BinaryFuse8;
+///
+/// let keys: Vec<u64> = (0..10_000).collect();
+/// let filter = BinaryFuse8::<u64>::from_keys(&keys)?;
+/// assert!(keys.iter().all(|k| filter.contains(k)));
+/// println!("{:.2} bits/key", filter.bits_per_key());
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+#[derive_where(Clone, PartialEq; S)]
+pub struct BinaryFuse<F, K: ?Sized, S = Xxh3Builder> {
+    pub(crate) layout: FuseLayout,
+    /// The fingerprints as words: `layout.slots()` values of `F`, zero-padded to a word.
+    pub(crate) words: Vec<u64>,
+    pub(crate) hasher: S,
+    pub(crate) key: PhantomData<fn(&K, F)>,
+}
+
+/// A binary fuse filter with 8-bit fingerprints: 0.39% false positives at about 9.0 bits
+/// per key. See [`BinaryFuse`].
+pub type BinaryFuse8<K, S = Xxh3Builder> = BinaryFuse<u8, K, S>;
+/// A binary fuse filter with 16-bit fingerprints: 0.0015% at about 18.0 bits per key.
+pub type BinaryFuse16<K, S = Xxh3Builder> = BinaryFuse<u16, K, S>;
+/// A binary fuse filter with 32-bit fingerprints: 2.3e-10 at about 36.0 bits per key.
+pub type BinaryFuse32<K, S = Xxh3Builder> = BinaryFuse<u32, K, S>;
+
+impl<F: Fingerprint, K: Hash + ?Sized> BinaryFuse<F, K> {
+    /// A filter of `keys` (any iterator of keys or references to them; duplicates allowed),
+    /// hashed with bloomkit's default hasher.
+    ///
+    /// Memory while building: about 24 bytes per key beside the result (the hashes, per
+    /// slot a count and a XOR, per key its place in the peel order).
+    ///
+    /// # Errors
+    /// [`Error::ConstructionFailed`] when 64 seeds in a row fail to peel: with distinct keys
+    /// this has probability far below 10^-50; [`Error::TooLarge`] above about 3.8 * 10^9
+    /// keys (slot indices are 32-bit); [`Error::AllocationFailed`] when the memory is refused.
+    pub fn from_keys<I>(keys: I) -> Result<Self, Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        Self::from_keys_with_hasher(keys, Xxh3Builder::default())
+    }
+
+    /// A filter of the keys whose 64-bit hashes are `hashes`, as
+    /// [`hash_key`](bloomkit_core::Lookup::hash_key) gives them (bloomkit's default hasher;
+    /// a writer that already hashed its keys skips hashing them again).
+    ///
+    /// # Errors
+    /// As [`from_keys`](Self::from_keys).
+    pub fn from_hashes(hashes: impl IntoIterator<Item = u64>) -> Result<Self, Error> {
+        Self::from_hashes_with_hasher(hashes, Xxh3Builder::default())
+    }
+}
+
+impl<F: Fingerprint, K: ?Sized, S: BuildHasher> BinaryFuse<F, K, S> {
+    /// A filter of `keys`, hashed with `hasher` (lookups hash with it too).
+    ///
+    /// # Errors
+    /// As [`from_keys`](BinaryFuse::from_keys).
+    pub fn from_keys_with_hasher<I>(keys: I, hasher: S) -> Result<Self, Error>
+    where
+        K: Hash,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        let hashes = common::hash_keys::<K, _, _>(keys, &hasher)?;
+        Self::from_hash_vec(hashes, hasher)
+    }
+
+    /// A filter of the keys whose hashes under `hasher` are `hashes`.
+    ///
+    /// # Errors
+    /// As [`from_keys`](BinaryFuse::from_keys).
+    pub fn from_hashes_with_hasher(
+        hashes: impl IntoIterator<Item = u64>,
+        hasher: S,
+    ) -> Result<Self, Error> {
+        let hashes = common::collect(hashes.into_iter())?;
+        Self::from_hash_vec(hashes, hasher)
+    }
+
+    fn from_hash_vec(mut hashes: Vec<u64>, hasher: S) -> Result<Self, Error> {
+        let (layout, words) = build::<F>(&mut hashes)?;
+        Ok(BinaryFuse {
+            layout,
+            words,
+            hasher,
+            key: PhantomData,
+        })
+    }
+}
+
+/// The read side of a binary fuse filter and its view (`$ty` has `layout`, `words` as
+/// `u64`s and `hasher`): one definition for both.
+macro_rules! fuse_read_side {
+    ($ty:ident $(<$lt:lifetime>)?) => {
+        impl<$($lt,)? F: $crate::Fingerprint, K: ?Sized, S: ::core::hash::BuildHasher> $ty<$($lt,)? F, K, S> {
+            /// Whether `key` may be in the filter: `true` for every key it was built from.
+            #[inline]
+            pub fn contains(&self, key: &K) -> bool
+            where
+                K: ::core::hash::Hash,
+            {
+                self.contains_hash(::core::hash::BuildHasher::hash_one(&self.hasher, key))
+            }
+
+            /// Answers for `keys` in order, appended to `out`: hashed and their slots prefetched a
+            /// group ahead, so the misses of a large filter overlap.
+            pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+            where
+                K: ::core::hash::Hash,
+                I: IntoIterator,
+                I::Item: ::core::borrow::Borrow<K>,
+            {
+                self.lookup().contains_batch(
+                    keys.into_iter().map(|k| ::core::hash::BuildHasher::hash_one(&self.hasher, ::core::borrow::Borrow::borrow(&k))),
+                    out,
+                );
+            }
+        }
+
+        impl<$($lt,)? F: $crate::Fingerprint, K: ?Sized, S> $ty<$($lt,)? F, K, S> {
+            #[inline(always)]
+            pub(crate) fn lookup(&self) -> $crate::fuse::FuseLookup<'_, F> {
+                $crate::fuse::FuseLookup {
+                    layout: self.layout,
+                    fingerprints: &bytemuck::cast_slice::<u64, F>(self.words.as_ref())[..self.layout.slots()],
+        }
+            }
+
+            /// Whether the key whose hash is `hash` may be in the filter.
+            #[inline]
+            pub fn contains_hash(&self, hash: u64) -> bool {
+                self.lookup().contains_hash(hash)
+            }
+
+            /// The hasher keys are hashed with.
+            pub fn hasher(&self) -> &S {
+                &self.hasher
+            }
+
+            /// The number of distinct keys (by 64-bit hash) the filter holds: exact.
+            pub fn len(&self) -> u64 {
+                self.layout.items
+            }
+
+            /// Whether the filter was built from no key.
+            pub fn is_empty(&self) -> bool {
+                self.layout.items == 0
+            }
+
+            /// The number of fingerprint slots.
+            pub fn num_slots(&self) -> u64 {
+                self.layout.slots() as u64
+            }
+
+            /// Bits of fingerprint table per distinct key (the whole table over [`len`](Self::len)).
+            pub fn bits_per_key(&self) -> f64 {
+                (self.layout.slots() as f64 * f64::from(F::BITS)) / self.layout.items.max(1) as f64
+            }
+
+            /// The false-positive rate: `2^-bits` for a key never inserted (0 when empty).
+            pub fn estimated_fpr(&self) -> f64 {
+                self.lookup().fpr()
+            }
+
+
+                    pub(crate) fn target(&self) -> Option<f64> {
+                        Some((-f64::from(F::BITS)).exp2())
+                    }
+        }
+    };
+}
+pub(crate) use fuse_read_side;
+
+fuse_read_side!(BinaryFuse);
+
+impl<F: Fingerprint, K: ?Sized, S> BinaryFuse<F, K, S> {
+    /// Heap memory held: the fingerprint table.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+}
+
+impl<F: Fingerprint, K: ?Sized, S: fmt::Debug> fmt::Debug for BinaryFuse<F, K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct(F::VARIANT.name())
+            .field("items", &self.layout.items)
+            .field("slots", &self.layout.slots())
+            .field("segment_length", &self.layout.segment_length)
+            .field("seed", &self.layout.seed)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
+
+crate::impl_static_lookup!([F: Fingerprint, S: BuildHasher] BinaryFuse<F, K, S>, key = K);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_matches_the_paper_for_large_sets() {
+        let l = FuseLayout::for_items(1_000_000).unwrap();
+        let per_key = l.slots() as f64 / 1e6;
+        assert!((1.125..1.14).contains(&per_key), "{per_key}");
+        assert!(l.check().is_ok());
+    }
+
+    #[test]
+    fn tiny_sets_build() {
+        for n in 0..200u64 {
+            let keys: Vec<u64> = (0..n).collect();
+            let f = BinaryFuse8::<u64>::from_keys(&keys).unwrap();
+            assert_eq!(f.len(), n);
+            assert!(keys.iter().all(|k| f.contains(k)), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn duplicates_are_one_key() {
+        let keys: Vec<u64> = (0..5_000u64).map(|i| i % 1_000).collect();
+        let f = BinaryFuse16::<u64>::from_keys(&keys).unwrap();
+        assert_eq!(f.len(), 1_000);
+        assert!((0..1_000u64).all(|k| f.contains(&k)));
+        let same = BinaryFuse16::<u64>::from_keys(vec![7u64; 10_000]).unwrap();
+        assert_eq!(same.len(), 1);
+        assert!(same.contains(&7));
+    }
+}
