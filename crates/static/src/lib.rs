@@ -21,8 +21,9 @@
 //! use bloomkit_static::{BinaryFuse8, RibbonFilter};
 //!
 //! let blocked: Vec<String> = (0..10_000).map(|i| format!("198.51.{}.{}", i / 256, i % 256)).collect();
-//! let fuse = BinaryFuse8::<str>::from_keys(&blocked)?;
-//! let ribbon = RibbonFilter::<str>::from_keys_with_fpr(&blocked, 0.01)?;
+//! // Keys, or anything that borrows as one: `&str`s here.
+//! let fuse = BinaryFuse8::<str>::from_keys(blocked.iter().map(String::as_str))?;
+//! let ribbon = RibbonFilter::<str>::from_keys_with_fpr(blocked.iter().map(String::as_str), 0.01)?;
 //! assert!(fuse.contains("198.51.0.7") && ribbon.contains("198.51.0.7"));
 //! assert_eq!(fuse.len(), 10_000);
 //!

@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::fmt::Debug;
 
 use bloomkit_core::format::{checksum, CHECKSUM_LEN, HEADER_LEN};
-use bloomkit_core::{Codec, DecodeError, Error, Filter, Intersection, LookupCore, Union};
+use bloomkit_core::{Codec, DecodeError, Error, Filter, Intersection, Lookup, LookupCore, Union};
 use quickcheck::{Arbitrary, Gen};
 
 pub mod fpr;
@@ -485,8 +485,19 @@ where
     K: TestKey,
     M: Fn() -> F,
 {
+    check_codec_of(|keys: &[u64]| fill(&make, keys), foreign);
+}
+
+/// [`check_codec`] for structures built from their keys at once (the static filters):
+/// `build` makes one holding the keys it is given.
+pub fn check_codec_of<F, K, B>(build: B, foreign: &[u8])
+where
+    F: Lookup<Key = K> + Codec + Debug + serde::Serialize + serde::de::DeserializeOwned,
+    K: TestKey,
+    B: Fn(&[u64]) -> F,
+{
     forall(100, |keys: &Vec<u64>| {
-        let f = fill(&make, keys);
+        let f = build(keys);
         let bytes = f.to_bytes();
         let g = F::from_bytes(&bytes).map_err(|e| format!("round trip: {e}"))?;
         ensure(g.to_bytes() == bytes, || {
@@ -524,7 +535,7 @@ where
     });
 
     let members: Vec<u64> = (0..100).map(member).collect();
-    let f = fill(&make, &members);
+    let f = build(&members);
     let bytes = f.to_bytes();
     for cut in 0..bytes.len() {
         match F::from_bytes(&bytes[..cut]) {
@@ -667,7 +678,7 @@ impl FprMeasurement {
 /// on all cores.
 pub fn measure_fpr<F, K>(filter: &F, probes: u64) -> FprMeasurement
 where
-    F: Filter<Key = K> + Sync,
+    F: Lookup<Key = K> + Sync,
     K: TestKey,
 {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);

@@ -207,7 +207,7 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
         }
         f
     };
-    vec![
+    let mut v = vec![
         golden("simd-block", simd_block, |f, k| f.contains(&text(k))).since(3),
         golden("classic-xxh3-chained", chained, |f, k| f.contains(&text(k))).since(2),
         golden("classic-xxh3-oneshot", one_shot, |f, k| {
@@ -233,6 +233,27 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
         golden("scalable", scalable, |f, k| f.contains(&k)),
         golden("bitmap-i16", signed, |b, k| b.contains(k as i16 - 2_000)),
         golden("bitmap-u32", unsigned, |b, k| b.contains(k as u32)),
+    ];
+    #[cfg(feature = "static")]
+    v.extend(static_fixtures());
+    v
+}
+
+/// The static filters (variant tags 8-11, format version 3): string keys with the one-shot
+/// hasher, so the files pin the hash too.
+#[cfg(feature = "static")]
+fn static_fixtures() -> Vec<Golden> {
+    let keys = || MEMBERS.map(text);
+    let hasher = || Xxh3Builder::with_seed(7);
+    let fuse8 = BinaryFuse8::<str>::from_keys_with_hasher(keys(), hasher()).unwrap();
+    let fuse16 = BinaryFuse16::<str>::from_keys_with_hasher(keys(), hasher()).unwrap();
+    let fuse32 = BinaryFuse32::<str>::from_keys_with_hasher(keys(), hasher()).unwrap();
+    let ribbon = RibbonFilter::<str>::from_keys_with_hasher(keys(), 0.01, hasher()).unwrap();
+    vec![
+        golden("binary-fuse8", fuse8, |f, k| f.contains(&text(k))).since(3),
+        golden("binary-fuse16", fuse16, |f, k| f.contains(&text(k))).since(3),
+        golden("binary-fuse32", fuse32, |f, k| f.contains(&text(k))).since(3),
+        golden("ribbon", ribbon, |f, k| f.contains(&text(k))).since(3),
     ]
 }
 

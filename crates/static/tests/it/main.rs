@@ -1,0 +1,4 @@
+//! bloomkit-static's integration tests: one binary, one module per concern.
+
+mod conformance;
+mod fpr;
