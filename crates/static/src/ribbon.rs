@@ -25,7 +25,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
-use bloomkit_core::batch::{pipeline, prefetch};
+use bloomkit_core::batch::{pipeline_groups, prefetch, with_popcnt};
 use bloomkit_core::{check_fpr, DecodeError, Error, Variant, Xxh3Builder};
 use derive_where::derive_where;
 
@@ -234,36 +234,71 @@ impl RibbonLookup<'_> {
             return false;
         }
         let (start, c, result) = self.layout.equation(hash);
-        self.check(start, c, result)
-    }
-
-    #[inline(always)]
-    fn column(&self, at: usize) -> u128 {
-        u128::from(self.words[at]) | (u128::from(self.words[at + 1]) << 64)
+        with_popcnt(|| self.check(start, c, result))
     }
 
     /// Whether the solution gives `result` (in as many bits as the start block keeps).
+    ///
+    /// The key's 128 rows are rows `shift..128` of its block and `0..shift` of the next:
+    /// the coefficients are split the same way (`c << shift`, `c >> (128 - shift)`), so
+    /// each column's parity is that of four word ANDs, with no shift of the solution.
     #[inline(always)]
     fn check(&self, start: u64, c: u128, result: u32) -> bool {
         let block = start / W;
         let shift = (start % W) as u32;
         let columns = self.layout.columns(block);
-        let here = self.layout.offset(block);
-        let mut got = 0u32;
-        if shift == 0 {
-            for j in 0..columns as usize {
-                got |= ((self.column(here + 2 * j) & c).count_ones() & 1) << j;
-            }
+        let this = &self.words[self.layout.offset(block)..];
+        let low = c << shift;
+        let (next, high) = if shift == 0 {
+            // No row in the next block (which may not exist): its mask is empty.
+            (this, 0)
         } else {
-            // The key's 128 rows straddle this block and the next (which keeps at least as
-            // many columns).
-            let next = self.layout.offset(block + 1);
-            for j in 0..columns as usize {
-                let z = (self.column(here + 2 * j) >> shift)
-                    | (self.column(next + 2 * j) << (128 - shift));
-                got |= ((z & c).count_ones() & 1) << j;
-            }
-        }
+            (
+                &self.words[self.layout.offset(block + 1)..],
+                c >> (128 - shift),
+            )
+        };
+        let masks = [
+            low as u64,
+            (low >> 64) as u64,
+            high as u64,
+            (high >> 64) as u64,
+        ];
+        let got = match columns {
+            1 => parities::<1>(this, next, masks),
+            2 => parities::<2>(this, next, masks),
+            3 => parities::<3>(this, next, masks),
+            4 => parities::<4>(this, next, masks),
+            5 => parities::<5>(this, next, masks),
+            6 => parities::<6>(this, next, masks),
+            7 => parities::<7>(this, next, masks),
+            8 => parities::<8>(this, next, masks),
+            9 => parities::<9>(this, next, masks),
+            10 => parities::<10>(this, next, masks),
+            11 => parities::<11>(this, next, masks),
+            12 => parities::<12>(this, next, masks),
+            13 => parities::<13>(this, next, masks),
+            14 => parities::<14>(this, next, masks),
+            15 => parities::<15>(this, next, masks),
+            16 => parities::<16>(this, next, masks),
+            17 => parities::<17>(this, next, masks),
+            18 => parities::<18>(this, next, masks),
+            19 => parities::<19>(this, next, masks),
+            20 => parities::<20>(this, next, masks),
+            21 => parities::<21>(this, next, masks),
+            22 => parities::<22>(this, next, masks),
+            23 => parities::<23>(this, next, masks),
+            24 => parities::<24>(this, next, masks),
+            25 => parities::<25>(this, next, masks),
+            26 => parities::<26>(this, next, masks),
+            27 => parities::<27>(this, next, masks),
+            28 => parities::<28>(this, next, masks),
+            29 => parities::<29>(this, next, masks),
+            30 => parities::<30>(this, next, masks),
+            31 => parities::<31>(this, next, masks),
+            32 => parities::<32>(this, next, masks),
+            _ => 0,
+        };
         let mask = if columns == 32 {
             u32::MAX
         } else {
@@ -275,7 +310,7 @@ impl RibbonLookup<'_> {
     #[inline]
     pub(crate) fn contains_batch(&self, hashes: impl Iterator<Item = u64>, out: &mut Vec<bool>) {
         out.reserve(hashes.size_hint().0);
-        pipeline(
+        pipeline_groups(
             out,
             hashes,
             |_, hash| {
@@ -290,11 +325,33 @@ impl RibbonLookup<'_> {
                 }
                 (start, c, result)
             },
-            |out, (start, c, result)| {
-                out.push(start != u64::MAX && self.check(start, c, result));
+            |out, group| {
+                with_popcnt(|| {
+                    for &(start, c, result) in group {
+                        out.push(start != u64::MAX && self.check(start, c, result));
+                    }
+                });
             },
         );
     }
+}
+
+/// The parities of `N` columns, each over the key's rows: `this` and `next` are the start
+/// block's and the next block's column words (two per column, at least `2 N` each), `masks`
+/// the coefficients split between them. A constant `N`, so the loop unrolls with one bounds
+/// check per block.
+#[inline(always)]
+fn parities<const N: usize>(this: &[u64], next: &[u64], masks: [u64; 4]) -> u32 {
+    let (this, next) = (&this[..2 * N], &next[..2 * N]);
+    let mut got = 0u32;
+    for j in 0..N {
+        let v = (this[2 * j] & masks[0])
+            ^ (this[2 * j + 1] & masks[1])
+            ^ (next[2 * j] & masks[2])
+            ^ (next[2 * j + 1] & masks[3]);
+        got |= (v.count_ones() & 1) << j;
+    }
+    got
 }
 
 /// Builds the solution words for `hashes` at `fpr`: banding, then back-substitution, for the
