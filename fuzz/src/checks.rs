@@ -20,7 +20,11 @@ use std::fmt::Debug;
 use bloomkit::counting::{Counter, U4};
 use bloomkit::format::{AlignedBytes, Verify};
 use bloomkit::prelude::*;
-use bloomkit::{BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef};
+use bloomkit::static_filters::Fingerprint;
+use bloomkit::{
+    BinaryFuse, BinaryFuseRef, BlockedBloomFilterRef, BloomFilterRef, RibbonFilterRef,
+    SimdBlockFilterRef,
+};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -36,6 +40,8 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_scalable", decode_scalable),
     ("decode_bitmap", decode_bitmap),
     ("decode_multi", decode_multi),
+    ("decode_binary_fuse", decode_binary_fuse),
+    ("decode_ribbon", decode_ribbon),
     ("serde_bincode", serde_bincode),
     ("ops_classic", ops_classic),
     ("ops_blocked", ops_blocked),
@@ -155,6 +161,52 @@ pub fn decode_simd_block(data: &[u8]) {
         assert!(PROBES.zip(&batch).all(|(k, &x)| v.contains(&k) == x));
         Some(batch)
     });
+}
+
+/// `decode_binary_fuse`: the bytes as each of `BinaryFuse8`, `BinaryFuse16` and
+/// `BinaryFuse32` (`u64` keys), and their views.
+pub fn decode_binary_fuse(data: &[u8]) {
+    fn one<F: Fingerprint>(data: &[u8])
+    where
+        BinaryFuse<F, u64>: Codec + PartialEq + Debug + Serialize + DeserializeOwned,
+    {
+        decode_static::<BinaryFuse<F, u64>>(data, |b| {
+            let v = BinaryFuseRef::<F, u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
+            Some(static_answers(&v))
+        });
+    }
+    one::<u8>(data);
+    one::<u16>(data);
+    one::<u32>(data);
+}
+
+/// `decode_ribbon`: `RibbonFilter<u64>` and its view.
+pub fn decode_ribbon(data: &[u8]) {
+    decode_static::<RibbonFilter<u64>>(data, |b| {
+        let v = RibbonFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
+        Some(static_answers(&v))
+    });
+}
+
+/// A static filter's (or view's) answers on [`PROBES`], checked against its batch.
+fn static_answers<F: Lookup<Key = u64>>(f: &F) -> Vec<bool> {
+    let mut batch = Vec::new();
+    f.contains_batch(PROBES, &mut batch);
+    assert!(PROBES.zip(&batch).all(|(k, &x)| f.contains(&k) == x));
+    let _ = (f.estimated_len(), f.estimated_fpr(), f.target_fpr());
+    batch
+}
+
+/// A static filter: decoded both ways, its view agrees (and refuses what it refuses), its
+/// lookups and estimates run.
+fn decode_static<F>(data: &[u8], view: impl Fn(&[u8]) -> Option<Vec<bool>>)
+where
+    F: Lookup<Key = u64> + Codec + PartialEq + Debug + Serialize + DeserializeOwned,
+{
+    match decoded::<F>(data) {
+        Some(f) => view_agrees(data, &view, || static_answers(&f)),
+        None => assert!(view(&AlignedBytes::copy_from(data)).is_none()),
+    }
 }
 
 /// A filter with a zero-copy view: decoded both ways, the view (`view`: its answers on

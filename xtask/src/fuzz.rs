@@ -16,6 +16,8 @@ pub const TARGETS: &[&str] = &[
     "decode_scalable",
     "decode_bitmap",
     "decode_multi",
+    "decode_binary_fuse",
+    "decode_ribbon",
     "serde_bincode",
     "ops_classic",
     "ops_blocked",

@@ -8,6 +8,7 @@
     feature = "counting",
     feature = "scalable",
     feature = "bitmap",
+    feature = "static",
     feature = "serde"
 ))]
 
@@ -29,7 +30,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn seeds_and_regressions_pass_every_check() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let seeds: Vec<PathBuf> = ["tests/data/v1", "tests/data/v2"]
+    let seeds: Vec<PathBuf> = ["tests/data/v1", "tests/data/v2", "tests/data/v3"]
         .iter()
         .flat_map(|d| files(&root.join(d)))
         .collect();
