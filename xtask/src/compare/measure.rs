@@ -1,13 +1,13 @@
 //! Build each structure on the workload, time it, and check its answers.
 
 use std::collections::HashSet;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::hint::black_box;
 use std::time::Instant;
 
-use bloomkit::Filter;
 use bloomkit::{
-    Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter, Remove, ScalableBloomFilter,
+    BinaryFuse16, BinaryFuse8, Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter,
+    Filter, Lookup, Remove, RibbonFilter, ScalableBloomFilter, Xxh3Builder,
 };
 use serde::Serialize;
 
@@ -90,6 +90,14 @@ pub trait Structure<K> {
     fn take(&mut self, key: &K) -> Option<Result<(), String>>;
     /// Heap bytes.
     fn bytes(&self) -> u64;
+    /// Builds what `put` gathered (static filters), inside the timed build; a no-op for
+    /// structures that insert as they go.
+    ///
+    /// # Errors
+    /// When the structure cannot be built from the keys.
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A bloomkit filter without removal.
@@ -98,6 +106,64 @@ pub struct Approx<F>(pub F);
 /// A bloomkit filter with removal.
 #[derive(Debug)]
 pub struct Deletable<F>(pub F);
+/// How a static filter is made from its keys' hashes.
+type BuildStatic<F> = dyn Fn(Vec<u64>, Xxh3Builder) -> Result<F, bloomkit::Error>;
+
+/// A static filter: `put` gathers each key's hash, `finish` builds the filter from them.
+pub struct Static<K: ?Sized, F> {
+    hashes: Vec<u64>,
+    hasher: Xxh3Builder,
+    build: Box<BuildStatic<F>>,
+    filter: Option<F>,
+    key: std::marker::PhantomData<fn(&K)>,
+}
+
+impl<K: ?Sized, F> std::fmt::Debug for Static<K, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Static")
+            .field("hashes", &self.hashes.len())
+            .field("built", &self.filter.is_some())
+            .finish()
+    }
+}
+
+impl<K: ?Sized, F> Static<K, F> {
+    /// Gathers keys hashed by `hasher`, for `build` to make the filter of.
+    pub fn new(
+        hasher: Xxh3Builder,
+        build: impl Fn(Vec<u64>, Xxh3Builder) -> Result<F, bloomkit::Error> + 'static,
+    ) -> Self {
+        Static {
+            hashes: Vec::new(),
+            hasher,
+            build: Box::new(build),
+            filter: None,
+            key: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<K: Hash, F: Lookup<Key = K>> Structure<K> for Static<K, F> {
+    fn put(&mut self, key: &K) -> Result<(), String> {
+        self.hashes.push(self.hasher.hash_one(key));
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), String> {
+        let hashes = std::mem::take(&mut self.hashes);
+        self.filter = Some((self.build)(hashes, self.hasher.clone()).map_err(|e| e.to_string())?);
+        Ok(())
+    }
+    fn has(&self, key: &K) -> bool {
+        self.filter.as_ref().is_some_and(|f| f.contains(key))
+    }
+    fn take(&mut self, _: &K) -> Option<Result<(), String>> {
+        None
+    }
+    fn bytes(&self) -> u64 {
+        self.filter.as_ref().map_or(0, |f| f.heap_bytes() as u64)
+    }
+}
+
 /// The exact baseline: `std::collections::HashSet`.
 #[derive(Debug)]
 pub struct Exact<K>(pub HashSet<K>);
@@ -200,6 +266,9 @@ pub fn measure<K, S: Structure<K>>(
             return Row::cannot(name, format!("refused a key: {e}"), deletes, grows, exact);
         }
     }
+    if let Err(e) = s.finish() {
+        return Row::cannot(name, format!("cannot be built: {e}"), deletes, grows, exact);
+    }
     let build_ns = per(start.elapsed(), data.keys.len());
     let mut false_negatives = 0;
     for k in &data.keys[..data.deleted] {
@@ -271,16 +340,21 @@ pub struct Sizing {
     pub unknown_size: bool,
     /// Seed for the hashers.
     pub seed: u64,
+    /// Whether the set is fixed once built (static filters serve only then).
+    pub static_set: bool,
 }
 
 /// The names of the structures, in report order.
-pub const STRUCTURES: [&str; 6] = [
+pub const STRUCTURES: [&str; 9] = [
     "HashSet (exact)",
     "BloomFilter",
     "BlockedBloomFilter",
     "CountingBloomFilter (4-bit)",
     "ScalableBloomFilter",
     "Bitmap",
+    "BinaryFuse8 (static)",
+    "BinaryFuse16 (static)",
+    "RibbonFilter (static)",
 ];
 
 /// Measures every structure that applies to keys of type `K`; `progress` is told each name.
@@ -413,6 +487,72 @@ where
             true,
             false,
             true,
+        )
+    }));
+
+    // The static filters: built once from every key, so only for a set fixed once built.
+    let hasher = Xxh3Builder::with_seed(sizing.seed);
+    let fpr = sizing.fpr;
+    let static_row = |name: &str, floor: Option<f64>| -> Option<Row> {
+        let no = |why: String| Some(Row::cannot(name, why, false, false, false));
+        if !sizing.static_set {
+            no("built once from every key: no insert after the build (--static when the set is fixed)".into())
+        } else if want_deletes {
+            no("cannot remove items (--deletes)".into())
+        } else if sizing.unknown_size {
+            no("needs every key before the first lookup (--unknown-size)".into())
+        } else if let Some(rate) = floor.filter(|&r| r > fpr) {
+            no(format!(
+                "its rate is {:.4}%, above the target",
+                rate * 100.0
+            ))
+        } else {
+            None
+        }
+    };
+    let flags = (false, false, false);
+    progress(STRUCTURES[6]);
+    rows.push(
+        static_row(STRUCTURES[6], Some(1.0 / 256.0)).unwrap_or_else(|| {
+            measure(
+                STRUCTURES[6],
+                flags,
+                || {
+                    Ok(Static::<K, BinaryFuse8<K>>::new(hasher.clone(), |h, s| {
+                        BinaryFuse8::from_hashes_with_hasher(h, s)
+                    }))
+                },
+                data,
+            )
+        }),
+    );
+    progress(STRUCTURES[7]);
+    rows.push(
+        static_row(STRUCTURES[7], Some(1.0 / 65536.0)).unwrap_or_else(|| {
+            measure(
+                STRUCTURES[7],
+                flags,
+                || {
+                    Ok(Static::<K, BinaryFuse16<K>>::new(hasher.clone(), |h, s| {
+                        BinaryFuse16::from_hashes_with_hasher(h, s)
+                    }))
+                },
+                data,
+            )
+        }),
+    );
+    progress(STRUCTURES[8]);
+    rows.push(static_row(STRUCTURES[8], None).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[8],
+            flags,
+            || {
+                Ok(Static::<K, RibbonFilter<K>>::new(
+                    hasher.clone(),
+                    move |h, s| RibbonFilter::from_hashes_with_hasher(h, fpr, s),
+                ))
+            },
+            data,
         )
     }));
     rows

@@ -65,6 +65,15 @@ pub struct Args {
     /// The item count is not known up front: only structures that grow can serve.
     #[arg(long)]
     pub unknown_size: bool,
+    /// The set is fixed once built (an immutable file's keys, a shipped blocklist): static
+    /// filters (binary fuse, ribbon) are considered. Assumed for --keys-file workloads
+    /// without --deletes or --unknown-size, unless --dynamic says keys come later.
+    #[arg(long = "static", conflicts_with = "dynamic")]
+    pub static_set: bool,
+    /// Keys are inserted after the filter is first used: static filters cannot serve (the
+    /// opposite of --static, for --keys-file workloads).
+    #[arg(long)]
+    pub dynamic: bool,
     /// Seed of the synthetic keys and of the hashers.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -147,10 +156,15 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
             workload::synthetic(synthetic)?
         }
     };
+    // A set read from a file, never deleted from or grown, is fixed once built: the
+    // static filters are candidates unless the user says keys come later.
+    let static_set = args.static_set
+        || (args.keys_file.is_some() && !args.dynamic && args.deletes == 0.0 && !args.unknown_size);
     let sizing = Sizing {
         fpr: args.fpr,
         unknown_size: args.unknown_size,
         seed: args.seed,
+        static_set,
     };
     let source = match &args.keys_file {
         Some(p) => format!("keys from {}", p.display()),
@@ -199,10 +213,18 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
     if args.unknown_size {
         workload.push_str(", item count unknown up front");
     }
+    if static_set {
+        workload.push_str(if args.static_set {
+            ", a fixed set (--static)"
+        } else {
+            ", a fixed set (keys from a file, none deleted or added: --dynamic if keys come later)"
+        });
+    }
     let needs = Needs {
         dense: kind == KeyKind::Dense,
         deletes: deleted > 0,
         unknown_size: args.unknown_size,
+        static_set,
         fpr: args.fpr,
         member_share: queries.0 as f64 / (queries.0 + queries.1).max(1) as f64,
         non_members: queries.1 as u64,

@@ -13,6 +13,8 @@ pub struct Needs {
     pub deletes: bool,
     /// The item count is unknown up front (`--unknown-size`).
     pub unknown_size: bool,
+    /// The set is fixed once built (`--static`, or keys from a file): static filters serve.
+    pub static_set: bool,
     /// The target false-positive rate.
     pub fpr: f64,
     /// The share of queries that are members.
@@ -156,6 +158,49 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
             ));
         }
     }
+    if needs.static_set {
+        let statics: Vec<&Row> = approx
+            .iter()
+            .copied()
+            .filter(|r| r.structure.ends_with("(static)"))
+            .collect();
+        let smallest = statics.iter().min_by_key(|r| r.bytes).copied();
+        let fastest = statics
+            .iter()
+            .min_by(|a, b| lookup_ns(a, needs).total_cmp(&lookup_ns(b, needs)))
+            .copied();
+        let bloom = approx
+            .iter()
+            .filter(|r| r.structure == "BlockedBloomFilter")
+            .min_by_key(|r| r.bytes)
+            .copied();
+        if let Some(best) = smallest {
+            let mut reason = format!(
+                "The set is fixed once built: {} is the smallest structure for it ({:.2} bits per key, measured FPR {:.3}%, {:.1} ns a lookup)",
+                best.structure,
+                best.bits_per_key,
+                best.measured_fpr * 100.0,
+                lookup_ns(best, needs)
+            );
+            if let Some(b) = bloom {
+                reason.push_str(&format!(
+                    ", {:.0}% less memory than the blocked Bloom filter ({:.2} bits per key)",
+                    (1.0 - best.bytes as f64 / b.bytes as f64) * 100.0,
+                    b.bits_per_key
+                ));
+            }
+            reason.push('.');
+            if let Some(f) = fastest.filter(|f| f.structure != best.structure) {
+                reason.push_str(&format!(
+                    " {} answers faster ({:.1} ns) at {:.2} bits per key.",
+                    f.structure,
+                    lookup_ns(f, needs),
+                    f.bits_per_key
+                ));
+            }
+            return pick(best, reason);
+        }
+    }
     let fastest = approx
         .iter()
         .filter(|r| r.structure == "BloomFilter" || r.structure == "BlockedBloomFilter")
@@ -216,6 +261,7 @@ mod tests {
             dense: false,
             deletes: false,
             unknown_size: false,
+            static_set: false,
             fpr: 0.01,
             member_share: 0.5,
             non_members: 500_000,
