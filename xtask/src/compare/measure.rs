@@ -150,7 +150,7 @@ impl<K: Hash, F: Lookup<Key = K>> Structure<K> for Static<K, F> {
     }
     fn finish(&mut self) -> Result<(), String> {
         let hashes = std::mem::take(&mut self.hashes);
-        self.filter = Some((self.build)(hashes, self.hasher.clone()).map_err(|e| e.to_string())?);
+        self.filter = Some((self.build)(hashes, self.hasher).map_err(|e| e.to_string())?);
         Ok(())
     }
     fn has(&self, key: &K) -> bool {
@@ -518,7 +518,7 @@ where
                 STRUCTURES[6],
                 flags,
                 || {
-                    Ok(Static::<K, BinaryFuse8<K>>::new(hasher.clone(), |h, s| {
+                    Ok(Static::<K, BinaryFuse8<K>>::new(hasher, |h, s| {
                         BinaryFuse8::from_hashes_with_hasher(h, s)
                     }))
                 },
@@ -533,7 +533,7 @@ where
                 STRUCTURES[7],
                 flags,
                 || {
-                    Ok(Static::<K, BinaryFuse16<K>>::new(hasher.clone(), |h, s| {
+                    Ok(Static::<K, BinaryFuse16<K>>::new(hasher, |h, s| {
                         BinaryFuse16::from_hashes_with_hasher(h, s)
                     }))
                 },
