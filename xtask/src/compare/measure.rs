@@ -547,10 +547,9 @@ where
             STRUCTURES[8],
             flags,
             || {
-                Ok(Static::<K, RibbonFilter<K>>::new(
-                    hasher.clone(),
-                    move |h, s| RibbonFilter::from_hashes_with_hasher(h, fpr, s),
-                ))
+                Ok(Static::<K, RibbonFilter<K>>::new(hasher, move |h, s| {
+                    RibbonFilter::from_hashes_with_hasher(h, fpr, s)
+                }))
             },
             data,
         )
