@@ -57,22 +57,33 @@ where
     collect(keys.into_iter().map(|k| hasher.hash_one::<&K>(k.borrow())))
 }
 
-/// `hashes` in a vector, allocated fallibly.
-pub(crate) fn collect(hashes: impl Iterator<Item = u64>) -> Result<Vec<u64>, Error> {
-    let mut v = bits::filled_vec(0, || 0u64)?;
-    let (lower, _) = hashes.size_hint();
-    v.try_reserve(lower).map_err(|_| Error::AllocationFailed {
-        bytes: (lower as u64).saturating_mul(8),
-    })?;
-    for h in hashes {
-        if v.len() == v.capacity() {
-            v.try_reserve(v.len().max(1024))
-                .map_err(|_| Error::AllocationFailed {
-                    bytes: (v.len() as u64).saturating_mul(16),
+/// `hashes` in a vector, allocated fallibly: reserved for the iterator's lower bound, filled
+/// without a capacity test per value, grown (fallibly) when more come.
+pub(crate) fn collect(mut hashes: impl Iterator<Item = u64>) -> Result<Vec<u64>, Error> {
+    let mut v = with_capacity(hashes.size_hint().0)?;
+    loop {
+        let room = v.capacity() - v.len();
+        v.extend(hashes.by_ref().take(room));
+        match hashes.next() {
+            None => return Ok(v),
+            Some(h) => {
+                let more = v.len().max(1024);
+                v.try_reserve(more).map_err(|_| Error::AllocationFailed {
+                    bytes: ((v.len() + more) as u64).saturating_mul(8),
                 })?;
+                v.push(h);
+            }
         }
-        v.push(h);
     }
+}
+
+/// An empty vector with room for `len` values, allocated fallibly.
+pub(crate) fn with_capacity<T>(len: usize) -> Result<Vec<T>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::AllocationFailed {
+            bytes: (len as u64).saturating_mul(core::mem::size_of::<T>() as u64),
+        })?;
     Ok(v)
 }
 

@@ -271,7 +271,7 @@ impl Scratch {
             xors: common::zeroed(slots)?,
             order: common::zeroed(keys)?,
             which: common::zeroed(keys)?,
-            queue: common::zeroed(0)?,
+            queue: common::with_capacity(slots)?,
         })
     }
 
@@ -314,14 +314,17 @@ impl Scratch {
         let (counts, xors) = (&mut self.counts, &mut self.xors);
         for &m in order.iter() {
             let s = layout.slots_of(m);
+            let mut twice = false;
             for (i, &slot) in s.iter().enumerate() {
-                overflow |= counts[slot] >= 252;
-                counts[slot] = counts[slot].wrapping_add(4) ^ i as u8;
-                xors[slot] ^= m;
+                let c = counts[slot];
+                overflow |= c >= 252;
+                let c = c.wrapping_add(4) ^ i as u8;
+                counts[slot] = c;
+                let x = xors[slot] ^ m;
+                xors[slot] = x;
+                twice |= x == 0 && c >> 2 == 2;
             }
-            if s.iter()
-                .any(|&slot| xors[slot] == 0 && counts[slot] >> 2 == 2)
-            {
+            if twice {
                 duplicates += 1;
                 for (i, &slot) in s.iter().enumerate() {
                     counts[slot] = counts[slot].wrapping_sub(4) ^ i as u8;

@@ -163,9 +163,15 @@ impl RibbonLayout {
         (off * 2) as usize
     }
 
-    /// The number of `u64` words of the solution.
+    /// The number of `u64` words of the solution: the blocks' columns, and one zero column
+    /// after them, so that a lookup may read a lower block's columns as if it kept as many
+    /// as an upper block (the extra bits are masked off) without leaving the words.
     pub(crate) fn words(&self) -> usize {
-        self.offset(self.blocks)
+        if self.blocks == 0 {
+            0
+        } else {
+            self.offset(self.blocks) + 2
+        }
     }
 
     /// The model rate: start rows in upper blocks at `2^-r`, the others at `2^-(r-1)`.
@@ -234,7 +240,10 @@ impl RibbonLookup<'_> {
             return false;
         }
         let (start, c, result) = self.layout.equation(hash);
-        with_popcnt(|| self.check(start, c, result))
+        with_popcnt(
+            #[inline(always)]
+            || self.check(start, c, result),
+        )
     }
 
     /// Whether the solution gives `result` (in as many bits as the start block keeps).
@@ -246,7 +255,9 @@ impl RibbonLookup<'_> {
     fn check(&self, start: u64, c: u128, result: u32) -> bool {
         let block = start / W;
         let shift = (start % W) as u32;
-        let columns = self.layout.columns(block);
+        // Every block is read as if it kept the upper count of columns (a lower block's
+        // last one is the next block's first, or the padding): one unrolled loop per filter,
+        // so the branch below is always predicted; the block's own count masks the result.
         let this = &self.words[self.layout.offset(block)..];
         let low = c << shift;
         let (next, high) = if shift == 0 {
@@ -264,7 +275,7 @@ impl RibbonLookup<'_> {
             high as u64,
             (high >> 64) as u64,
         ];
-        let got = match columns {
+        let got = match self.layout.upper_columns {
             1 => parities::<1>(this, next, masks),
             2 => parities::<2>(this, next, masks),
             3 => parities::<3>(this, next, masks),
@@ -299,6 +310,7 @@ impl RibbonLookup<'_> {
             32 => parities::<32>(this, next, masks),
             _ => 0,
         };
+        let columns = self.layout.columns(block);
         let mask = if columns == 32 {
             u32::MAX
         } else {
@@ -326,11 +338,14 @@ impl RibbonLookup<'_> {
                 (start, c, result)
             },
             |out, group| {
-                with_popcnt(|| {
-                    for &(start, c, result) in group {
-                        out.push(start != u64::MAX && self.check(start, c, result));
-                    }
-                });
+                with_popcnt(
+                    #[inline(always)]
+                    || {
+                        for &(start, c, result) in group {
+                            out.push(start != u64::MAX && self.check(start, c, result));
+                        }
+                    },
+                );
             },
         );
     }
