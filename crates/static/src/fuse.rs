@@ -444,7 +444,7 @@ impl<F: Fingerprint, K: Hash + ?Sized> BinaryFuse<F, K> {
     /// A filter of `keys` (any iterator of keys or references to them; duplicates allowed),
     /// hashed with bloomkit's default hasher.
     ///
-    /// Memory while building: about 24 bytes per key beside the result (the hashes, per
+    /// Memory while building: 29 bytes per key at its peak, the result included (the hashes, per
     /// slot a count and a XOR, per key its place in the peel order).
     ///
     /// # Errors

@@ -42,8 +42,8 @@
 //! `hash_key`), and builds. `from_hashes` takes those 64-bit hashes directly, as writers
 //! that already hashed their keys have them. A build that fails for one seed tries the next
 //! (64 at most, deterministic: the same keys always give the same bytes); distinct keys
-//! do not exhaust them. A build holds the hashes and its working arrays: about 24 bytes per
-//! key for binary fuse and 28 for ribbon, beside the result.
+//! do not exhaust them. A build holds the hashes and its working arrays: measured at 10^7 keys,
+//! its peak is 29 bytes per key for binary fuse and 30 for ribbon, the result included.
 //!
 //! # The byte format
 //!

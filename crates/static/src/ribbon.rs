@@ -536,7 +536,7 @@ impl<K: Hash + ?Sized> RibbonFilter<K> {
     /// A filter of `keys` (duplicates allowed) whose false-positive rate is at most `fpr`,
     /// hashed with bloomkit's default hasher.
     ///
-    /// Memory while building: about 28 bytes per key beside the result (the hashes, and per
+    /// Memory while building: 30 bytes per key at its peak, the result included (the hashes, and per
     /// row a 128-bit coefficient and a 32-bit result).
     ///
     /// # Errors
