@@ -26,14 +26,17 @@ use xorf::Filter as _;
 
 const ROUNDS: usize = 7;
 
+/// Work over a slice of keys, returning a count (kept from the optimizer).
+type Work<'a, K> = Box<dyn Fn(&[&K]) -> usize + 'a>;
+
 /// One structure: name, bytes, and its work (lookups of a probe set, one at a time or
 /// batched; a build of the keys).
 struct Row<'a, K: ?Sized> {
     name: &'static str,
     bytes: usize,
-    one: Box<dyn Fn(&[&K]) -> usize + 'a>,
-    batch: Option<Box<dyn Fn(&[&K]) -> usize + 'a>>,
-    build: Box<dyn Fn(&[&K]) -> usize + 'a>,
+    one: Work<'a, K>,
+    batch: Option<Work<'a, K>>,
+    build: Work<'a, K>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
