@@ -589,6 +589,7 @@ macro_rules! fuse_read_side {
         }
     };
 }
+#[cfg(feature = "serde")]
 pub(crate) use fuse_read_side;
 
 fuse_read_side!(BinaryFuse);

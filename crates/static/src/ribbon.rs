@@ -683,6 +683,7 @@ macro_rules! ribbon_read_side {
         }
     };
 }
+#[cfg(feature = "serde")]
 pub(crate) use ribbon_read_side;
 
 ribbon_read_side!(RibbonFilter);
