@@ -185,6 +185,7 @@ impl RibbonLayout {
         u * hi + (1.0 - u) * lo
     }
 
+    #[cfg(feature = "serde")]
     /// Checks a decoded layout, so that lookups stay in bounds.
     pub(crate) fn check(&self, words: usize) -> Result<(), Error> {
         let bad = |what: String| {
