@@ -13,7 +13,7 @@ use core::marker::PhantomData;
 use core::ops::BitXor;
 
 use bloomkit_core::batch::{pipeline, prefetch};
-use bloomkit_core::{DecodeError, Error, Variant, Xxh3Builder};
+use bloomkit_core::{Error, Variant, Xxh3Builder};
 use derive_where::derive_where;
 
 use crate::common::{self, mix, mul_high, Seeds, MAX_ATTEMPTS};
@@ -116,9 +116,9 @@ impl FuseLayout {
         (self.segment_count as usize + 2) * self.segment_length as usize
     }
 
-    #[cfg(feature = "serde")]
     /// Checks a decoded layout: everything [`for_items`](Self::for_items) could produce for
     /// some `n`, so lookups stay in bounds.
+    #[cfg(feature = "serde")]
     pub(crate) fn check(&self) -> Result<(), Error> {
         let bad = |what: &str| {
             Err(Error::Decode(DecodeError::Invalid(format!(

@@ -26,7 +26,7 @@ use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
 use bloomkit_core::batch::{pipeline_groups, prefetch, with_popcnt};
-use bloomkit_core::{check_fpr, DecodeError, Error, Variant, Xxh3Builder};
+use bloomkit_core::{check_fpr, Error, Variant, Xxh3Builder};
 use derive_where::derive_where;
 
 use crate::common::{self, mix, mul_high, Seeds, MAX_ATTEMPTS};
@@ -185,8 +185,8 @@ impl RibbonLayout {
         u * hi + (1.0 - u) * lo
     }
 
-    #[cfg(feature = "serde")]
     /// Checks a decoded layout, so that lookups stay in bounds.
+    #[cfg(feature = "serde")]
     pub(crate) fn check(&self, words: usize) -> Result<(), Error> {
         let bad = |what: String| {
             Err(Error::Decode(DecodeError::Invalid(format!(
