@@ -121,7 +121,7 @@ impl FuseLayout {
     #[cfg(feature = "serde")]
     pub(crate) fn check(&self) -> Result<(), Error> {
         let bad = |what: &str| {
-            Err(Error::Decode(DecodeError::Invalid(format!(
+            Err(Error::Decode(bloomkit_core::DecodeError::Invalid(format!(
                 "binary fuse: {what}"
             ))))
         };

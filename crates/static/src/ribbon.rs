@@ -189,7 +189,7 @@ impl RibbonLayout {
     #[cfg(feature = "serde")]
     pub(crate) fn check(&self, words: usize) -> Result<(), Error> {
         let bad = |what: String| {
-            Err(Error::Decode(DecodeError::Invalid(format!(
+            Err(Error::Decode(bloomkit_core::DecodeError::Invalid(format!(
                 "ribbon: {what}"
             ))))
         };
