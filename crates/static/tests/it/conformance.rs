@@ -252,3 +252,43 @@ fn unaligned_bytes_are_refused_for_views_not_for_copies() {
     }
     assert_eq!(RibbonFilter::<u64>::from_bytes(&shifted[1..]).unwrap(), f);
 }
+
+/// Larger random multisets than quickcheck's vectors: up to 20,000 keys, a third of them
+/// repeated, from a seed; every width and the ribbon filter at a random rate.
+#[test]
+fn larger_random_sets_follow_the_model() {
+    forall(60, |&(seed, n, rate): &(u64, u16, u8)| {
+        let n = u64::from(n) % 20_000;
+        let mut x = seed;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let z = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z ^ (z >> 31)
+        };
+        let mut keys: Vec<u64> = (0..n).map(|_| next()).collect();
+        let repeats: Vec<u64> = keys.iter().step_by(3).copied().collect();
+        keys.extend(repeats);
+        let fpr = [0.3, 0.01, 0.0007][rate as usize % 3];
+        follows_the_model(
+            &keys,
+            |keys| BinaryFuse8::<u64>::from_keys(keys).unwrap(),
+            |bytes, f, probes, one| {
+                same_answers(BinaryFuseRef::<u8, u64>::from_bytes(bytes), f, probes, one)
+            },
+        )?;
+        follows_the_model(
+            &keys,
+            |keys| BinaryFuse32::<u64>::from_keys(keys).unwrap(),
+            |bytes, f, probes, one| {
+                same_answers(BinaryFuseRef::<u32, u64>::from_bytes(bytes), f, probes, one)
+            },
+        )?;
+        follows_the_model(
+            &keys,
+            |keys| RibbonFilter::<u64>::from_keys_with_fpr(keys, fpr).unwrap(),
+            |bytes, f, probes, one| {
+                same_answers(RibbonFilterRef::<u64>::from_bytes(bytes), f, probes, one)
+            },
+        )
+    });
+}
