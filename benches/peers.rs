@@ -197,6 +197,56 @@ impl<K: Hash> Structure<K> for Fuse {
     }
 }
 
+/// bloomkit's static filters: built once from every key's hash (duplicates handled by the
+/// build), like xorf's above.
+struct Static<F> {
+    hashes: Vec<u64>,
+    filter: Option<F>,
+}
+
+macro_rules! bloomkit_static {
+    ($ty:ident, $name:literal, $make:expr) => {
+        impl<K: Hash> Structure<K> for Static<bloomkit::$ty<K>> {
+            const NAME: &'static str = $name;
+            fn build(_n: u64) -> Self {
+                Static {
+                    hashes: Vec::new(),
+                    filter: None,
+                }
+            }
+            fn insert(&mut self, key: &K) {
+                self.hashes.push(Xxh3Builder::default().hash_one(key));
+            }
+            fn finish(&mut self) {
+                let hashes = std::mem::take(&mut self.hashes);
+                self.filter = Some($make(hashes).expect("builds"));
+            }
+            fn contains(&self, key: &K) -> bool {
+                self.filter.as_ref().is_some_and(|f| f.contains(key))
+            }
+            fn bytes(&self) -> usize {
+                self.filter.as_ref().map_or(0, |f| f.heap_bytes())
+            }
+            fn contains_batch(&self, keys: &[K], out: &mut Vec<bool>) -> bool {
+                if let Some(f) = &self.filter {
+                    f.contains_batch(keys, out);
+                }
+                true
+            }
+        }
+    };
+}
+bloomkit_static!(BinaryFuse8, "bloomkit BinaryFuse8 (static)", |h: Vec<
+    u64,
+>| {
+    bloomkit::BinaryFuse8::<K>::from_hashes(h)
+});
+bloomkit_static!(RibbonFilter, "bloomkit RibbonFilter (static)", |h: Vec<
+    u64,
+>| {
+    bloomkit::RibbonFilter::<K>::from_hashes(h, P)
+});
+
 impl<K: Hash> Structure<K> for fastbloom::BloomFilter {
     const NAME: &'static str = "fastbloom 0.17";
     fn build(n: u64) -> Self {
@@ -394,6 +444,8 @@ where
         build::<K, SplitBlockFilter<K>>(n, keys),
         build::<K, Sbbf>(n, keys),
         build::<K, Fuse>(n, keys),
+        build::<K, Static<bloomkit::BinaryFuse8<K>>>(n, keys),
+        build::<K, Static<bloomkit::RibbonFilter<K>>>(n, keys),
         build::<K, CountingBloomFilter<K>>(n, keys),
         build::<K, Scalable<K>>(n, keys),
         build::<K, fastbloom::BloomFilter>(n, keys),
