@@ -249,6 +249,9 @@ fn build<F: Fingerprint>(hashes: &mut Vec<u64>) -> Result<(FuseLayout, Vec<u64>)
     })
 }
 
+/// `(i + 1) % 3` and `(i + 2) % 3` for `i` in `0..3`, by indexing from `i` and `i + 1`.
+const NEXT: [usize; 4] = [1, 2, 0, 1];
+
 /// The working memory of a build: per slot a count and the XOR of the keys touching it;
 /// per key its mixed hash (sorted by segment, then in peel order) and which of its slots it
 /// was peeled from.
@@ -261,7 +264,7 @@ struct Scratch {
     order: Vec<u64>,
     /// Which slot (0, 1, 2) each peeled key was solved at, in peel order.
     which: Vec<u8>,
-    /// Slots touched by exactly one key, waiting to be peeled.
+    /// Slots touched by exactly one key, waiting to be peeled (a stack).
     queue: Vec<u32>,
 }
 
@@ -272,7 +275,7 @@ impl Scratch {
             xors: common::zeroed(slots)?,
             order: common::zeroed(keys)?,
             which: common::zeroed(keys)?,
-            queue: common::with_capacity(slots)?,
+            queue: common::zeroed(slots + 1)?,
         })
     }
 
@@ -340,36 +343,42 @@ impl Scratch {
 
         // Peel: a slot touched by one key is that key's; taking the key out of its other two
         // slots may leave them touched by one key, and so on.
-        self.queue.clear();
-        self.queue.extend(
-            counts
-                .iter()
-                .enumerate()
-                .filter(|(_, &c)| c >> 2 == 1)
-                .map(|(i, _)| i as u32),
-        );
+        // A stack written without branches (an entry is written always and kept when its
+        // slot qualifies): each slot enters at most once, when it first has one key (at
+        // the start, or going from two keys to one), so `slots` entries (+1 for the write
+        // past the top) are enough.
+        let stack = &mut self.queue;
+        let mut top = 0usize;
+        for (i, &c) in counts.iter().enumerate() {
+            stack[top] = i as u32;
+            top += usize::from(c >> 2 == 1);
+        }
         let mut peeled = 0usize;
-        while let Some(slot) = self.queue.pop() {
-            let slot = slot as usize;
-            if counts[slot] >> 2 != 1 {
+        while top > 0 {
+            top -= 1;
+            let slot = stack[top] as usize;
+            let count = counts[slot];
+            if count >> 2 != 1 {
                 continue;
             }
             let m = xors[slot];
-            let found = (counts[slot] & 3) as usize;
+            let found = (count & 3) as usize;
             order[peeled] = m;
             self.which[peeled] = found as u8;
             peeled += 1;
+            // The key leaves its other two slots (its own slot is not read again).
             let s = layout.slots_of(m);
-            for (i, &other) in s.iter().enumerate() {
-                counts[other] = counts[other].wrapping_sub(4) ^ i as u8;
+            for i in [NEXT[found], NEXT[found + 1]] {
+                let other = s[i];
+                let c = counts[other];
+                stack[top] = other as u32;
+                top += usize::from(c >> 2 == 2);
+                counts[other] = c.wrapping_sub(4) ^ i as u8;
                 xors[other] ^= m;
-                if i != found && counts[other] >> 2 == 1 {
-                    self.queue.push(other as u32);
-                }
             }
         }
         if peeled + duplicates == n {
-            // Every count is back to zero (each key taken out of its three slots).
+            // Every key peeled (or counted as a duplicate).
             Some(peeled)
         } else {
             self.reset(n);
