@@ -79,7 +79,7 @@ impl FuseLayout {
     /// The layout for up to `n` keys (before the seed is known), as the paper sizes it:
     /// segments of `2^floor(log_3.33(n) + 2.25)` slots, and `max(1.125, 0.875 + 0.25
     /// ln(10^6) / ln(n))` slots per key.
-    pub(crate) fn for_items(n: usize) -> Result<FuseLayout, Error> {
+    pub(crate) fn for_items(n: usize, bits: u32) -> Result<FuseLayout, Error> {
         let nf = n as f64;
         let segment_length = if n == 0 {
             4
@@ -98,8 +98,8 @@ impl FuseLayout {
         let slots = (segment_count + 2.0) * f64::from(segment_length);
         if slots > MAX_SLOTS as f64 {
             return Err(Error::TooLarge {
-                bits: slots * 8.0,
-                max: MAX_SLOTS * 8,
+                bits: slots * f64::from(bits),
+                max: MAX_SLOTS * u64::from(bits),
             });
         }
         Ok(FuseLayout {
@@ -225,18 +225,30 @@ impl<F: Fingerprint> FuseLookup<'_, F> {
 /// attempt detects most duplicates itself, but not all).
 fn build<F: Fingerprint>(hashes: &mut Vec<u64>) -> Result<(FuseLayout, Vec<u64>), Error> {
     let given = hashes.len() as u64;
-    let mut layout = FuseLayout::for_items(hashes.len())?;
-    let slots = layout.slots();
-    let mut scratch = Scratch::new(slots, hashes.len())?;
+    let mut layout = FuseLayout::for_items(hashes.len(), F::BITS)?;
+    let mut scratch = Scratch::new(layout.slots(), hashes.len())?;
     let mut deduplicated = false;
     for (attempt, seed) in Seeds::new().take(MAX_ATTEMPTS as usize).enumerate() {
         if attempt > 0 && !deduplicated {
+            // Duplicates the attempt did not see keep every seed from peeling, and many
+            // duplicates size the table for keys that are not there: sort them out once,
+            // and size the table for the distinct keys.
             hashes.sort_unstable();
             hashes.dedup();
             deduplicated = true;
+            if (hashes.len() as u64) < given {
+                layout = FuseLayout::for_items(hashes.len(), F::BITS)?;
+                scratch = Scratch::new(layout.slots(), hashes.len())?;
+            }
         }
         layout.seed = seed;
         if let Some(items) = scratch.peel(&layout, hashes) {
+            // More than one key in eight seen twice: the table is that much too large;
+            // build again for the distinct keys (a sort, paid only by such inputs).
+            if !deduplicated && (hashes.len() - items) * 8 > hashes.len() {
+                scratch.reset(hashes.len());
+                continue;
+            }
             layout.items = items as u64;
             let words = scratch.assign::<F>(&layout, items)?;
             return Ok((layout, words));
@@ -631,7 +643,7 @@ mod tests {
 
     #[test]
     fn layout_matches_the_paper_for_large_sets() {
-        let l = FuseLayout::for_items(1_000_000).unwrap();
+        let l = FuseLayout::for_items(1_000_000, 8).unwrap();
         let per_key = l.slots() as f64 / 1e6;
         assert!((1.125..1.14).contains(&per_key), "{per_key}");
         #[cfg(feature = "serde")]
@@ -646,6 +658,15 @@ mod tests {
             assert_eq!(f.len(), n);
             assert!(keys.iter().all(|k| f.contains(k)), "n = {n}");
         }
+    }
+
+    #[test]
+    fn many_duplicates_do_not_inflate_the_table() {
+        let keys: Vec<u64> = (0..100_000u64).flat_map(|k| [k; 10]).collect();
+        let f = BinaryFuse8::<u64>::from_keys(&keys).unwrap();
+        let distinct = BinaryFuse8::<u64>::from_keys(0..100_000u64).unwrap();
+        assert_eq!(f.len(), 100_000);
+        assert_eq!(f.num_slots(), distinct.num_slots());
     }
 
     #[test]

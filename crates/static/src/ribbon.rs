@@ -84,11 +84,13 @@ impl RibbonLayout {
         } else {
             let rows = (n as f64 * rows_per_key).ceil().max(W as f64);
             let blocks = (rows / W as f64).ceil();
-            // Rows index `u64`s of coefficients and words in memory.
-            if blocks * W as f64 * 20.0 > isize::MAX as f64 {
+            // A build holds 20 bytes a row (a 128-bit coefficient and a 32-bit result),
+            // addressed in one allocation: at most `isize::MAX / 20` rows.
+            let max_rows = (isize::MAX as u64) / 20;
+            if blocks * W as f64 > max_rows as f64 {
                 return Err(Error::TooLarge {
                     bits: blocks * W as f64 * f64::from(upper),
-                    max: isize::MAX as u64,
+                    max: max_rows * u64::from(upper),
                 });
             }
             blocks as u64
@@ -372,13 +374,15 @@ fn parities<const N: usize>(this: &[u64], next: &[u64], masks: [u64; 4]) -> u32 
 
 /// Builds the solution words for `hashes` at `fpr`: banding, then back-substitution, for the
 /// first seed that bands every key (growing the rows after every few failures).
-fn build(hashes: &[u64], fpr: f64) -> Result<(RibbonLayout, Vec<u64>), Error> {
+fn build(mut hashes: Vec<u64>, fpr: f64) -> Result<(RibbonLayout, Vec<u64>), Error> {
+    let given = hashes.len() as u64;
     let mut rows_per_key = 1.0 + OVERHEAD;
     let mut layout = RibbonLayout::sized(hashes.len(), fpr, rows_per_key)?;
     if hashes.is_empty() {
         return Ok((layout, Vec::new()));
     }
     let mut band = Band::new(layout.rows() as usize)?;
+    let mut deduplicated = false;
     for (attempt, seed) in Seeds::new().take(MAX_ATTEMPTS as usize).enumerate() {
         let attempt = attempt as u32;
         if attempt > 0 && attempt % ATTEMPTS_PER_SIZE == 0 {
@@ -387,7 +391,18 @@ fn build(hashes: &[u64], fpr: f64) -> Result<(RibbonLayout, Vec<u64>), Error> {
             band = Band::new(layout.rows() as usize)?;
         }
         layout.seed = seed;
-        if let Some(items) = band.add_all(&layout, hashes) {
+        if let Some(items) = band.add_all(&layout, &hashes) {
+            // More than one key in eight repeated: the rows were sized for keys that are
+            // not there. Build again for the distinct keys (a sort, paid only by such
+            // inputs).
+            if !deduplicated && (given - items) * 8 > given {
+                hashes.sort_unstable();
+                hashes.dedup();
+                deduplicated = true;
+                layout = RibbonLayout::sized(hashes.len(), fpr, rows_per_key)?;
+                band = Band::new(layout.rows() as usize)?;
+                continue;
+            }
             layout.items = items;
             return Ok((layout, band.solve(&layout)?));
         }
@@ -395,7 +410,7 @@ fn build(hashes: &[u64], fpr: f64) -> Result<(RibbonLayout, Vec<u64>), Error> {
     }
     Err(Error::ConstructionFailed {
         variant: Variant::Ribbon,
-        items: hashes.len() as u64,
+        items: given,
         attempts: MAX_ATTEMPTS,
     })
 }
@@ -575,7 +590,7 @@ impl<K: ?Sized, S: BuildHasher> RibbonFilter<K, S> {
     {
         check_fpr(fpr)?;
         let hashes = common::hash_keys::<K, _, _>(keys, &hasher)?;
-        Self::from_hash_slice(&hashes, fpr, hasher)
+        Self::from_hash_vec(hashes, fpr, hasher)
     }
 
     /// A filter of the keys whose hashes under `hasher` are `hashes`, at rate `fpr`.
@@ -589,10 +604,10 @@ impl<K: ?Sized, S: BuildHasher> RibbonFilter<K, S> {
     ) -> Result<Self, Error> {
         check_fpr(fpr)?;
         let hashes = common::collect(hashes.into_iter())?;
-        Self::from_hash_slice(&hashes, fpr, hasher)
+        Self::from_hash_vec(hashes, fpr, hasher)
     }
 
-    fn from_hash_slice(hashes: &[u64], fpr: f64, hasher: S) -> Result<Self, Error> {
+    fn from_hash_vec(hashes: Vec<u64>, fpr: f64, hasher: S) -> Result<Self, Error> {
         let (layout, words) = build(hashes, fpr)?;
         Ok(RibbonFilter {
             layout,
@@ -726,6 +741,15 @@ mod tests {
             let bits = l.words() as f64 * 64.0 / 1e6;
             assert!(bits <= max_bits, "{p}: {bits}");
         }
+    }
+
+    #[test]
+    fn many_duplicates_do_not_inflate_the_rows() {
+        let keys: Vec<u64> = (0..100_000u64).flat_map(|k| [k; 10]).collect();
+        let f = RibbonFilter::<u64>::from_keys(&keys).unwrap();
+        assert_eq!(f.len(), 100_000);
+        assert!(f.bits_per_key() < 7.3, "{}", f.bits_per_key());
+        assert!(keys.iter().all(|k| f.contains(k)));
     }
 
     #[test]
