@@ -36,6 +36,10 @@ pub trait Fingerprint:
     const VARIANT: Variant;
     /// The fingerprint of a mixed hash: its two halves XORed, truncated.
     fn of(hash: u64) -> Self;
+    /// The low `BITS` bits of `word`.
+    fn truncate(word: u64) -> Self;
+    /// `self` in the low `BITS` bits of a word.
+    fn widen(self) -> u64;
 }
 
 macro_rules! fingerprint {
@@ -46,6 +50,14 @@ macro_rules! fingerprint {
             #[inline(always)]
             fn of(hash: u64) -> Self {
                 (hash ^ (hash >> 32)) as $t
+            }
+            #[inline(always)]
+            fn truncate(word: u64) -> Self {
+                word as $t
+            }
+            #[inline(always)]
+            fn widen(self) -> u64 {
+                u64::from(self)
             }
         }
     };
@@ -157,11 +169,85 @@ impl FuseLayout {
     }
 }
 
+/// Slot `i` of a table packed into words in the format's order: slot `i` in bits
+/// `(i % per) * BITS ..` of word `i / per`, on every platform.
+#[cfg(any(test, not(target_endian = "little")))]
+#[inline(always)]
+fn packed_get<F: Fingerprint>(words: &[u64], i: usize) -> F {
+    let per = 64 / F::BITS as usize;
+    F::truncate(words[i / per] >> ((i % per) as u32 * F::BITS))
+}
+
+/// Sets slot `i` of a packed table (see [`packed_get`]).
+#[cfg(any(test, not(target_endian = "little")))]
+#[inline(always)]
+fn packed_set<F: Fingerprint>(words: &mut [u64], i: usize, value: F) {
+    let per = 64 / F::BITS as usize;
+    let shift = (i % per) as u32 * F::BITS;
+    let mask = (u64::MAX >> (64 - F::BITS)) << shift;
+    let w = &mut words[i / per];
+    *w = (*w & !mask) | (value.widen() << shift);
+}
+
+/// The fingerprints of a table as they are read: on little-endian machines the words'
+/// memory is the slots in order, read as a slice of `F`; elsewhere each slot is shifted
+/// out of its word ([`packed_get`]), so both read the bytes of the format alike.
+#[derive(Clone, Copy)]
+pub(crate) struct Table<'a, F> {
+    #[cfg(target_endian = "little")]
+    values: &'a [F],
+    #[cfg(not(target_endian = "little"))]
+    words: &'a [u64],
+    #[cfg(not(target_endian = "little"))]
+    fingerprint: PhantomData<F>,
+}
+
+impl<'a, F: Fingerprint> Table<'a, F> {
+    /// The first `slots` fingerprints of `words`.
+    #[inline(always)]
+    pub(crate) fn new(words: &'a [u64], slots: usize) -> Self {
+        #[cfg(target_endian = "little")]
+        {
+            Table {
+                values: &bytemuck::cast_slice::<u64, F>(words)[..slots],
+            }
+        }
+        #[cfg(not(target_endian = "little"))]
+        {
+            let _ = slots;
+            Table {
+                words,
+                fingerprint: PhantomData,
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> F {
+        #[cfg(target_endian = "little")]
+        {
+            self.values[i]
+        }
+        #[cfg(not(target_endian = "little"))]
+        {
+            packed_get(self.words, i)
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        #[cfg(target_endian = "little")]
+        prefetch(&self.values[i]);
+        #[cfg(not(target_endian = "little"))]
+        prefetch(&self.words[i * F::BITS as usize / 64]);
+    }
+}
+
 /// The lookup of a binary fuse filter over its fingerprints, owned or borrowed.
 #[derive(Clone, Copy)]
 pub(crate) struct FuseLookup<'a, F> {
     pub(crate) layout: FuseLayout,
-    pub(crate) fingerprints: &'a [F],
+    pub(crate) fingerprints: Table<'a, F>,
 }
 
 impl<F: Fingerprint> FuseLookup<'_, F> {
@@ -179,7 +265,7 @@ impl<F: Fingerprint> FuseLookup<'_, F> {
         }
         let [a, b, c] = self.layout.slots_of(h);
         let fp = self.fingerprints;
-        F::of(h) ^ fp[a] ^ fp[b] ^ fp[c] == F::default()
+        F::of(h) ^ fp.get(a) ^ fp.get(b) ^ fp.get(c) == F::default()
     }
 
     /// Prefetches the three slots of a mixed hash.
@@ -187,7 +273,7 @@ impl<F: Fingerprint> FuseLookup<'_, F> {
     fn prefetch(&self, h: u64) {
         if self.layout.items != 0 {
             for s in self.layout.slots_of(h) {
-                prefetch(&self.fingerprints[s]);
+                self.fingerprints.prefetch(s);
             }
         }
     }
@@ -414,12 +500,25 @@ impl Scratch {
         let slots = layout.slots();
         let per_word = 8 / core::mem::size_of::<F>();
         let mut words: Vec<u64> = common::zeroed(slots.div_ceil(per_word))?;
-        let fp: &mut [F] = &mut bytemuck::cast_slice_mut::<u64, F>(&mut words)[..slots];
+        #[cfg(target_endian = "little")]
+        {
+            let fp: &mut [F] = &mut bytemuck::cast_slice_mut::<u64, F>(&mut words)[..slots];
+            for i in (0..peeled).rev() {
+                let m = self.order[i];
+                let found = self.which[i] as usize;
+                let s = layout.slots_of(m);
+                fp[s[found]] = F::of(m) ^ fp[s[NEXT[found]]] ^ fp[s[NEXT[found + 1]]];
+            }
+        }
+        #[cfg(not(target_endian = "little"))]
         for i in (0..peeled).rev() {
             let m = self.order[i];
             let found = self.which[i] as usize;
             let s = layout.slots_of(m);
-            fp[s[found]] = F::of(m) ^ fp[s[(found + 1) % 3]] ^ fp[s[(found + 2) % 3]];
+            let value = F::of(m)
+                ^ packed_get::<F>(&words, s[NEXT[found]])
+                ^ packed_get::<F>(&words, s[NEXT[found + 1]]);
+            packed_set(&mut words, s[found], value);
         }
         Ok(words)
     }
@@ -564,7 +663,7 @@ macro_rules! fuse_read_side {
             pub(crate) fn lookup(&self) -> $crate::fuse::FuseLookup<'_, F> {
                 $crate::fuse::FuseLookup {
                     layout: self.layout,
-                    fingerprints: &bytemuck::cast_slice::<u64, F>(self.words.as_ref())[..self.layout.slots()],
+                    fingerprints: $crate::fuse::Table::new(self.words.as_ref(), self.layout.slots()),
         }
             }
 
@@ -658,6 +757,32 @@ mod tests {
             assert_eq!(f.len(), n);
             assert!(keys.iter().all(|k| f.contains(k)), "n = {n}");
         }
+    }
+
+    /// The packed order (what big-endian machines read through) is the little-endian
+    /// memory order this machine reads through a cast: the format's bytes mean the same.
+    #[test]
+    fn packed_slots_are_the_little_endian_order() {
+        fn check<F: Fingerprint>() {
+            let mut words: Vec<u64> = (0..16u64).map(|i| crate::common::mix(i, 3)).collect();
+            let n = words.len() * 64 / F::BITS as usize;
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let width = F::BITS as usize / 8;
+            for i in 0..n {
+                let mut le = [0u8; 8];
+                le[..width].copy_from_slice(&bytes[i * width..(i + 1) * width]);
+                assert_eq!(packed_get::<F>(&words, i).widen(), u64::from_le_bytes(le));
+            }
+            for i in (0..n).step_by(3) {
+                let v = F::truncate(crate::common::mix(i as u64, 9));
+                packed_set(&mut words, i, v);
+                assert_eq!(packed_get::<F>(&words, i), v);
+                assert_eq!(Table::<F>::new(&words, n).get(i), v);
+            }
+        }
+        check::<u8>();
+        check::<u16>();
+        check::<u32>();
     }
 
     #[test]
