@@ -122,6 +122,19 @@ impl FuseLayout {
         })
     }
 
+    /// The same slots cut into segments of half the length (twice as many, plus two), or
+    /// `self` when the segments are at their shortest.
+    pub(crate) fn halved(self) -> FuseLayout {
+        if self.segment_length <= 4 {
+            return self;
+        }
+        FuseLayout {
+            segment_length: self.segment_length / 2,
+            segment_count: self.segment_count * 2 + 2,
+            ..self
+        }
+    }
+
     /// The number of slots.
     #[inline(always)]
     pub(crate) fn slots(&self) -> usize {
@@ -311,8 +324,8 @@ impl<F: Fingerprint> FuseLookup<'_, F> {
 /// attempt detects most duplicates itself, but not all).
 fn build<F: Fingerprint>(hashes: &mut Vec<u64>) -> Result<(FuseLayout, Vec<u64>), Error> {
     let given = hashes.len() as u64;
-    let mut layout = FuseLayout::for_items(hashes.len(), F::BITS)?;
-    let mut scratch = Scratch::new(layout.slots(), hashes.len())?;
+    let mut base = FuseLayout::for_items(hashes.len(), F::BITS)?;
+    let mut scratch = Scratch::new(base.slots(), hashes.len())?;
     let mut deduplicated = false;
     for (attempt, seed) in Seeds::new().take(MAX_ATTEMPTS as usize).enumerate() {
         if attempt > 0 && !deduplicated {
@@ -323,10 +336,18 @@ fn build<F: Fingerprint>(hashes: &mut Vec<u64>) -> Result<(FuseLayout, Vec<u64>)
             hashes.dedup();
             deduplicated = true;
             if (hashes.len() as u64) < given {
-                layout = FuseLayout::for_items(hashes.len(), F::BITS)?;
-                scratch = Scratch::new(layout.slots(), hashes.len())?;
+                base = FuseLayout::for_items(hashes.len(), F::BITS)?;
+                scratch = Scratch::new(base.slots(), hashes.len())?;
             }
         }
+        // Every other retry cuts the same table into twice as many segments of half the
+        // length: just past a step of the segment-length formula, the formula's segments
+        // are too long for the table to peel with any seed (FastFilter/xorfilter#50).
+        let mut layout = if attempt % 2 == 1 {
+            base.halved()
+        } else {
+            base
+        };
         layout.seed = seed;
         if let Some(items) = scratch.peel(&layout, hashes) {
             // More than one key in eight seen twice: the table is that much too large;
@@ -747,6 +768,56 @@ mod tests {
         assert!((1.125..1.14).contains(&per_key), "{per_key}");
         #[cfg(feature = "serde")]
         assert!(l.check().is_ok());
+    }
+
+    /// Just past each step of the segment-length formula (`n = 3.33^(k - 2.25)`), the
+    /// formula's layout does not peel with any seed: 11,477 keys failed all 64 before the
+    /// halved layout was tried too.
+    #[test]
+    fn sizes_just_past_a_segment_step_build() {
+        for k in 5..=12 {
+            let step = 3.33f64.powf(f64::from(k) - 2.25);
+            for n in [step * 1.001, step * 1.01, step * 1.03, 11_477.0] {
+                let n = n.ceil() as u64;
+                let f = BinaryFuse8::<u64>::from_keys(0..n).unwrap();
+                assert_eq!(f.len(), n);
+                assert!((0..n).all(|k| f.contains(&k)), "n = {n}");
+                let g = BinaryFuse16::<u64>::from_hashes((0..n).map(|i| i * 0x9e37_79b9)).unwrap();
+                assert_eq!(g.len(), n);
+            }
+        }
+    }
+
+    /// Peel success by size, for the formula's segments and halved ones (not run by default:
+    /// `cargo test --release -p bloomkit-static --lib -- --ignored segment_survey --nocapture`).
+    #[test]
+    #[ignore]
+    fn segment_survey() {
+        for k in 5..=16 {
+            let step = 3.33f64.powf(f64::from(k) - 2.25);
+            for f in [0.98, 1.001, 1.02, 1.05, 1.1, 1.2, 1.5, 2.0] {
+                let n = (step * f).ceil() as usize;
+                if n > 20_000_000 {
+                    continue;
+                }
+                let hashes: Vec<u64> = (0..n as u64).map(|i| crate::common::mix(i, 77)).collect();
+                let base = FuseLayout::for_items(n, 8).unwrap();
+                let mut scratch = Scratch::new(base.slots(), n).unwrap();
+                let trials = if n > 1_000_000 { 3 } else { 10 };
+                let mut ok = [0; 2];
+                for (t, layout) in [base, base.halved()].into_iter().enumerate() {
+                    for seed in Seeds::new().take(trials) {
+                        let l = FuseLayout { seed, ..layout };
+                        if scratch.peel(&l, &hashes).is_some() {
+                            ok[t] += 1;
+                        }
+                        scratch.reset(n);
+                    }
+                }
+                println!("n = {n:>9} (step {k} x {f}): segment {} peels {}/{trials}, halved {}/{trials}",
+                    base.segment_length, ok[0], ok[1]);
+            }
+        }
     }
 
     #[test]
