@@ -45,6 +45,45 @@
 //! do not exhaust them. A build holds the hashes and its working arrays: measured at 10^7 keys,
 //! its peak is 29 bytes per key for binary fuse and 30 for ribbon, the result included.
 //!
+//! # Sets larger than memory: one filter per range of the hash space
+//!
+//! A build holds about 30 bytes a key at its peak, so 10^9 keys need about 30 GB at once.
+//! Split the hash space instead: the top bits of [`hash_key`](bloomkit_core::Lookup::hash_key)
+//! choose a part, each part is built from its own hashes with `from_hashes` (one pass over
+//! the keys per part, or one pass writing each hash to its part's file), and a lookup asks
+//! the part its hash falls in. The parts answer exactly as one filter would: same rate, no
+//! false negative, the memory of one part while building.
+//!
+//! ```
+//! use std::hash::BuildHasher;
+//!
+//! use bloomkit_core::{LookupCore, Xxh3Builder};
+//! use bloomkit_static::BinaryFuse8;
+//!
+//! const PARTS: u64 = 4; // a power of two; the top 2 bits of a hash pick the part
+//! let part_of = |hash: u64| (hash >> (64 - PARTS.trailing_zeros())) as usize;
+//! let hasher = Xxh3Builder::default(); // what `from_keys` and `hash_key` hash with
+//!
+//! // One pass per part over the keys (here in memory; in practice a file read again).
+//! let keys = 0..100_000u64;
+//! let parts: Vec<BinaryFuse8<u64>> = (0..PARTS as usize)
+//!     .map(|p| {
+//!         let hashes = keys.clone().map(|k| hasher.hash_one(k)).filter(|&h| part_of(h) == p);
+//!         BinaryFuse8::<u64>::from_hashes(hashes)
+//!     })
+//!     .collect::<Result<_, _>>()?;
+//!
+//! let contains = |key: u64| {
+//!     let hash = hasher.hash_one(key);
+//!     parts[part_of(hash)].contains_hash(hash)
+//! };
+//! assert!(keys.clone().all(contains));
+//! assert_eq!(parts.iter().map(|p| p.len()).sum::<u64>(), 100_000);
+//! # Ok::<(), bloomkit_core::Error>(())
+//! ```
+//!
+//! Each part is its own file (`to_bytes`), read or viewed on its own.
+//!
 //! # The byte format
 //!
 //! With the `serde` feature (default), `to_bytes` / `from_bytes` write and read bloomkit's
