@@ -24,6 +24,15 @@ pub enum Error {
         /// The number of attempts made.
         attempts: u32,
     },
+    /// A filter with a fixed number of slots (the quotient filter) has no room for another
+    /// item; nothing was changed. Resize it, or build it for more items.
+    #[error("the filter is full: {items} items in {slots} slots (load {:.1}%); nothing was inserted", *.items as f64 * 100.0 / (*.slots).max(1) as f64)]
+    Full {
+        /// Items held.
+        items: u64,
+        /// Slots for items.
+        slots: u64,
+    },
     /// A false-positive rate below the smallest a structure supports (a ribbon filter
     /// compares at most 32 bits per key: 2^-32).
     #[error("false-positive rate {} is below the minimum of {} for a {variant}", Num(*.fpr), Num(*.min))]
