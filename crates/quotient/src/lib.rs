@@ -208,6 +208,121 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
         }
     }
 
+    /// The same keys in twice the home slots (one bit of every remainder moves into the
+    /// quotient): room for twice as many copies, at twice the rate when full again, since
+    /// the fingerprints keep their `q + r` bits. A filter of 1-bit remainders cannot grow.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past 2^40 home slots or with 1-bit remainders;
+    /// [`Error::AllocationFailed`].
+    pub fn resize(&mut self) -> Result<(), Error> {
+        let r = self.table.remainder_bits;
+        if r <= 1 || self.quotient_bits >= MAX_QUOTIENT_BITS {
+            return Err(Error::TooLarge {
+                bits: (self.table.quotients * 2) as f64,
+                max: 1 << MAX_QUOTIENT_BITS,
+            });
+        }
+        let mut bigger = Table::new(self.quotient_bits + 1, r - 1)?;
+        for (x, rem) in self.table.iter() {
+            let home = (x << 1) | (rem >> (r - 1)) as usize;
+            let placed = bigger.insert(home, rem & ((1 << (r - 1)) - 1));
+            debug_assert!(placed, "half the load fits");
+        }
+        self.table = bigger;
+        self.quotient_bits += 1;
+        Ok(())
+    }
+
+    /// The same keys in half the home slots (one quotient bit moves into every remainder):
+    /// the rate when full halves back.
+    ///
+    /// # Errors
+    /// [`Error::Full`] when the keys held exceed what the smaller filter takes (nothing is
+    /// changed); [`Error::TooLarge`] at the fewest home slots (64) or with remainders that
+    /// would pass 64 bits; [`Error::AllocationFailed`].
+    pub fn shrink(&mut self) -> Result<(), Error> {
+        let r = self.table.remainder_bits;
+        if self.quotient_bits <= MIN_QUOTIENT_BITS || r >= 57 {
+            return Err(Error::TooLarge {
+                bits: (self.table.quotients / 2) as f64,
+                max: 1 << MIN_QUOTIENT_BITS,
+            });
+        }
+        let half = self.table.quotients / 2;
+        if self.table.len > (half as f64 * MAX_LOAD) as u64 {
+            return Err(Error::Full {
+                items: self.table.len,
+                slots: half as u64,
+            });
+        }
+        let mut smaller = Table::new(self.quotient_bits - 1, r + 1)?;
+        for (x, rem) in self.table.iter() {
+            if !smaller.insert(x >> 1, ((x as u64 & 1) << r) | rem) {
+                return Err(Error::Full {
+                    items: self.table.len,
+                    slots: half as u64,
+                });
+            }
+        }
+        self.table = smaller;
+        self.quotient_bits -= 1;
+        Ok(())
+    }
+
+    /// Every copy held by `other` added to this filter (the union of multisets: counts add).
+    ///
+    /// # Errors
+    /// [`Error::Incompatible`] unless both have the same quotient and remainder bits and
+    /// hasher; [`Error::Full`] when the sum does not fit (nothing is changed).
+    pub fn union_with(&mut self, other: &Self) -> Result<(), Error>
+    where
+        S: bloomkit_core::PortableHasher,
+    {
+        use bloomkit_core::Parameter;
+        let incompatible =
+            |what, left: u64, right: u64| Err(Error::Incompatible { what, left, right });
+        if self.quotient_bits != other.quotient_bits {
+            return incompatible(
+                Parameter::Bits,
+                u64::from(self.quotient_bits),
+                u64::from(other.quotient_bits),
+            );
+        }
+        if self.table.remainder_bits != other.table.remainder_bits {
+            return incompatible(
+                Parameter::Bits,
+                u64::from(self.table.remainder_bits),
+                u64::from(other.table.remainder_bits),
+            );
+        }
+        let (a, b) = (self.hasher.spec(), other.hasher.spec());
+        if a.id != b.id {
+            return incompatible(Parameter::Hashers, a.id.into(), b.id.into());
+        }
+        if a.seed != b.seed {
+            return incompatible(Parameter::Seeds, a.seed, b.seed);
+        }
+        let total = self.table.len + other.table.len;
+        if total > self.max_items() {
+            return Err(Error::Full {
+                items: total,
+                slots: self.table.quotients as u64,
+            });
+        }
+        let mut merged = self.table.clone();
+        for (x, rem) in other.table.iter() {
+            if !merged.insert(x, rem) {
+                return Err(Error::Full {
+                    items: total,
+                    slots: self.table.quotients as u64,
+                });
+            }
+        }
+        self.table = merged;
+        Ok(())
+    }
+
     /// Removes every key.
     pub fn clear(&mut self) {
         self.table.clear();

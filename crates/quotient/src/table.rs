@@ -327,6 +327,23 @@ impl Table {
         true
     }
 
+    /// Every fingerprint `(quotient, remainder)`, in order (a copy per copy).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let mut next = self.next_occupied(0);
+        let mut prev_end: Option<usize> = None;
+        core::iter::from_fn(move || {
+            let x = next?;
+            let first = prev_end.map_or(x, |e| (e + 1).max(x));
+            let end = self
+                .runend_from(first, 0)
+                .expect("an occupied quotient has a run end");
+            prev_end = Some(end);
+            next = self.next_occupied(x + 1);
+            Some((first..=end).map(move |i| (x, self.remainder(i))))
+        })
+        .flatten()
+    }
+
     /// The smallest occupied quotient `>= q`.
     fn next_occupied(&self, q: usize) -> Option<usize> {
         if q >= self.quotients {

@@ -136,3 +136,92 @@ fn bad_parameters_are_typed_errors() {
     assert!(f.heap_bytes() as f64 * 8.0 / f.max_items() as f64 <= 11.0);
     assert!(f.is_empty() && LookupCore::is_empty(&f));
 }
+
+/// Resizing, shrinking and merging keep every copy: checked against a counting model on
+/// random multisets, through a chain of each.
+#[test]
+fn resize_shrink_and_union_keep_every_copy() {
+    forall(200, |(a, b): &(Vec<u16>, Vec<u16>)| {
+        let build = |keys: &[u16]| {
+            let mut f = QuotientFilter::<u64>::new(300, 0.01).unwrap();
+            for &k in keys {
+                f.insert(&u64::from(k % 200)).unwrap();
+            }
+            f
+        };
+        let (mut fa, fb) = (build(a), build(b));
+        let mut model: HashMap<u64, u64> = HashMap::new();
+        for &k in a.iter().chain(b) {
+            *model.entry(u64::from(k % 200)).or_default() += 1;
+        }
+        fa.union_with(&fb).map_err(|e| format!("union: {e}"))?;
+        let holds = |f: &QuotientFilter<u64>, what: &str| -> Result<(), String> {
+            ensure(f.len() == model.values().sum::<u64>(), || {
+                format!("{what}: length")
+            })?;
+            for (&k, &c) in &model {
+                ensure(f.count(&k) >= c, || format!("{what}: count of {k}"))?;
+            }
+            Ok(())
+        };
+        holds(&fa, "union")?;
+        let before = fa.capacity();
+        fa.resize().map_err(|e| format!("resize: {e}"))?;
+        ensure(fa.capacity() == 2 * before, || "resize doubles".into())?;
+        holds(&fa, "resize")?;
+        fa.shrink().map_err(|e| format!("shrink: {e}"))?;
+        ensure(fa.capacity() == before, || "shrink halves".into())?;
+        holds(&fa, "shrink")
+    });
+}
+
+#[test]
+fn resize_doubles_room_and_rate() {
+    let mut f = QuotientFilter::<u64>::new(20_000, 0.01).unwrap();
+    let n = f.max_items();
+    for i in 0..n {
+        f.insert(&member(i)).unwrap();
+    }
+    assert!(matches!(f.insert(&u64::MAX), Err(Error::Full { .. })));
+    let bits = f.remainder_bits();
+    f.resize().unwrap();
+    assert_eq!(f.remainder_bits(), bits - 1);
+    for i in n..2 * n {
+        f.insert(&member(i)).unwrap();
+    }
+    assert!((0..2 * n).all(|i| f.contains(&member(i))));
+    let m = measure_fpr(&f, 400_000);
+    // Twice the copies on the same fingerprint bits: about twice the rate of a full
+    // filter before resizing.
+    assert!(
+        m.within(f.estimated_fpr(), 4.5),
+        "{} vs {}",
+        m.rate(),
+        f.estimated_fpr()
+    );
+    assert!(
+        f.estimated_fpr() > 0.0135 && f.estimated_fpr() < 0.016,
+        "{}",
+        f.estimated_fpr()
+    );
+    // Too many keys to shrink back: refused, nothing changed.
+    let before = f.clone();
+    assert!(matches!(f.shrink(), Err(Error::Full { .. })));
+    assert!(f == before);
+}
+
+#[test]
+fn unions_of_different_filters_are_refused() {
+    let mut a = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
+    let b = QuotientFilter::<u64>::new(1_000, 0.001).unwrap();
+    let c = QuotientFilter::<u64>::new(100_000, 0.01).unwrap();
+    let d = QuotientFilter::<u64, _>::with_hasher(
+        1_000,
+        0.01,
+        bloomkit_core::Xxh3Builder::with_seed(9),
+    )
+    .unwrap();
+    assert!(matches!(a.union_with(&b), Err(Error::Incompatible { .. })));
+    assert!(matches!(a.union_with(&c), Err(Error::Incompatible { .. })));
+    assert!(matches!(a.union_with(&d), Err(Error::Incompatible { .. })));
+}
