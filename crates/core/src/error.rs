@@ -541,11 +541,13 @@ pub enum Variant {
     BinaryFuse32,
     /// The standard ribbon filter (`bloomkit-static`'s `RibbonFilter`).
     Ribbon,
+    /// The rank-select quotient filter (`bloomkit-quotient`'s `QuotientFilter`).
+    Quotient,
 }
 
 impl Variant {
     /// Every variant, in tag order.
-    pub const ALL: [Variant; 11] = [
+    pub const ALL: [Variant; 12] = [
         Variant::Classic,
         Variant::Counting,
         Variant::Scalable,
@@ -557,6 +559,7 @@ impl Variant {
         Variant::BinaryFuse16,
         Variant::BinaryFuse32,
         Variant::Ribbon,
+        Variant::Quotient,
     ];
 
     /// The one-byte tag written in the header.
@@ -573,6 +576,7 @@ impl Variant {
             Variant::BinaryFuse16 => 9,
             Variant::BinaryFuse32 => 10,
             Variant::Ribbon => 11,
+            Variant::Quotient => 12,
         }
     }
 
@@ -595,6 +599,7 @@ impl Variant {
             Variant::BinaryFuse16 => "binary fuse filter (16-bit fingerprints)",
             Variant::BinaryFuse32 => "binary fuse filter (32-bit fingerprints)",
             Variant::Ribbon => "ribbon filter",
+            Variant::Quotient => "quotient filter",
         }
     }
 }

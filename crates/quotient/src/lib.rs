@@ -9,8 +9,10 @@
 //! when its fingerprint matches a stored one: about `load * 2^-r`.
 //!
 //! **Work in progress.** This release has the filter over keys (insert, lookup, remove,
-//! count, exact length, a typed error when full) on a table tested against a model. The
-//! shared builder, merge, resize, the byte format, views and batched calls follow.
+//! count, exact length, a typed error when full), `resize` / `shrink`, `union_with`, and
+//! the byte format with serde, on a table tested against a model. The shared builder,
+//! views, batched calls with prefetch and the runs' counter encoding (a key's copies are
+//! one slot each for now) follow.
 //!
 //! # Examples
 //!
@@ -34,6 +36,8 @@
 /// The core crate (the traits, errors and hashing), re-exported.
 pub use bloomkit_core;
 
+#[cfg(feature = "serde")]
+mod codec;
 mod table;
 
 use core::fmt;

@@ -67,12 +67,7 @@ impl Table {
     /// An empty table of `2^quotient_bits` home slots, with room after the last one for the
     /// runs pushed past it.
     pub(crate) fn new(quotient_bits: u32, remainder_bits: u32) -> Result<Table, Error> {
-        let quotients = 1usize << quotient_bits;
-        // Room for the runs past the last home slot: a few times the longest cluster at
-        // 95% load, which grows as the log of the size.
-        let extra = (BLOCK * (2 + quotient_bits as usize)).max(quotients / 16);
-        let slots = (quotients + extra).div_ceil(BLOCK) * BLOCK;
-        let words = (slots * remainder_bits as usize).div_ceil(64) + 1;
+        let (quotients, slots, words) = Self::shape(quotient_bits, remainder_bits);
         Ok(Table {
             remainder_bits,
             quotients,
@@ -82,6 +77,101 @@ impl Table {
             spill: crate::zeroed(slots / BLOCK)?,
             remainders: crate::zeroed(words)?,
         })
+    }
+
+    /// Home slots, all slots, and words of remainders of a table: room after the last home
+    /// slot for the runs pushed past it (a few times the longest cluster at 95% load, which
+    /// grows as the log of the size).
+    fn shape(quotient_bits: u32, remainder_bits: u32) -> (usize, usize, usize) {
+        let quotients = 1usize << quotient_bits;
+        let extra = (BLOCK * (2 + quotient_bits as usize)).max(quotients / 16);
+        let slots = (quotients + extra).div_ceil(BLOCK) * BLOCK;
+        let words = (slots * remainder_bits as usize).div_ceil(64) + 1;
+        (quotients, slots, words)
+    }
+
+    /// A table from decoded parts, checked as a constructor would have left it: every
+    /// occupied quotient has a run that starts at or after it and after the previous run,
+    /// runs are sorted, the count is theirs, empty slots and padding hold zeros. The
+    /// per-block counts are derived, not read.
+    #[cfg(feature = "serde")]
+    pub(crate) fn from_parts(
+        quotient_bits: u32,
+        remainder_bits: u32,
+        len: u64,
+        occupieds: Vec<u64>,
+        runends: Vec<u64>,
+        remainders: Vec<u64>,
+    ) -> Result<Table, String> {
+        // The sizes first, from arithmetic: nothing is allocated for what the input claims.
+        let (quotients, slots, words) = Self::shape(quotient_bits, remainder_bits);
+        for (what, got, want) in [
+            ("occupieds", occupieds.len(), quotients.div_ceil(64)),
+            ("runends", runends.len(), slots / 64),
+            ("remainders", remainders.len(), words),
+        ] {
+            if got != want {
+                return Err(format!("{what}: {got} words, expected {want}"));
+            }
+        }
+        let mut t = Table {
+            remainder_bits,
+            quotients,
+            len,
+            occupieds,
+            runends,
+            spill: crate::zeroed(slots / BLOCK).map_err(|e| e.to_string())?,
+            remainders,
+        };
+        let zero_between = |t: &Table, from: usize, to: usize| -> Result<(), String> {
+            match (from..to).find(|&i| t.remainder(i) != 0) {
+                Some(i) => Err(format!("empty slot {i} holds a remainder")),
+                None => Ok(()),
+            }
+        };
+        let mut prev_end: Option<usize> = None;
+        let mut total = 0u64;
+        let mut next_end = 0usize; // where the search for the next run end starts
+        let mut q = t.next_occupied(0);
+        while let Some(x) = q {
+            let start = prev_end.map_or(x, |e| (e + 1).max(x));
+            let end = t
+                .runend_from(next_end, 0)
+                .ok_or_else(|| format!("quotient {x} has no run end"))?;
+            if end < start {
+                return Err(format!(
+                    "the run of quotient {x} ends at {end}, before it starts"
+                ));
+            }
+            zero_between(&t, prev_end.map_or(0, |e| e + 1), start)?;
+            for i in start + 1..=end {
+                if t.remainder(i) < t.remainder(i - 1) {
+                    return Err(format!("the run of quotient {x} is not sorted"));
+                }
+            }
+            // Blocks after `x` that this run reaches start with its slots.
+            for b in (x / BLOCK + 1)..=(end / BLOCK) {
+                t.spill[b] = u32::try_from(end + 1 - b * BLOCK)
+                    .map_err(|_| format!("the run of quotient {x} spans over 2^32 slots"))?;
+            }
+            total += (end - start + 1) as u64;
+            prev_end = Some(end);
+            next_end = end + 1;
+            q = t.next_occupied(x + 1);
+        }
+        if t.runend_from(next_end, 0).is_some() {
+            return Err("more run ends than occupied quotients".into());
+        }
+        if total != len {
+            return Err(format!("{len} fingerprints announced, {total} stored"));
+        }
+        zero_between(&t, prev_end.map_or(0, |e| e + 1), slots)?;
+        let bits = slots * remainder_bits as usize;
+        let tail = t.remainders[bits / 64] >> (bits % 64);
+        if tail != 0 || t.remainders[bits / 64 + 1..].iter().any(|&w| w != 0) {
+            return Err("bits past the last slot are set".into());
+        }
+        Ok(t)
     }
 
     /// Removes every fingerprint.
@@ -251,6 +341,10 @@ impl Table {
         let Some(empty) = self.first_empty(at) else {
             return false;
         };
+        // A cluster spanning 2^32 slots (never at 95% load) would overflow a block's count.
+        if (x / BLOCK + 1..=empty / BLOCK).any(|c| self.spill[c] == u32::MAX) {
+            return false;
+        }
         // Slots at..empty move one to the right, with their run ends.
         for i in (at..empty).rev() {
             let r = self.remainder(i);

@@ -814,8 +814,10 @@ mod tests {
                         scratch.reset(n);
                     }
                 }
-                println!("n = {n:>9} (step {k} x {f}): segment {} peels {}/{trials}, halved {}/{trials}",
-                    base.segment_length, ok[0], ok[1]);
+                println!(
+                    "n = {n:>9} (step {k} x {f}): segment {} peels {}/{trials}, halved {}/{trials}",
+                    base.segment_length, ok[0], ok[1]
+                );
             }
         }
     }

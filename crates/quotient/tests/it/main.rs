@@ -225,3 +225,20 @@ fn unions_of_different_filters_are_refused() {
     assert!(matches!(a.union_with(&c), Err(Error::Incompatible { .. })));
     assert!(matches!(a.union_with(&d), Err(Error::Incompatible { .. })));
 }
+
+#[cfg(feature = "serde")]
+#[test]
+fn codec() {
+    use bloomkit_testkit::check_codec;
+    let foreign = {
+        let f = QuotientFilter::<u64>::new(100, 0.5).unwrap();
+        let mut b = f.to_bytes();
+        b[6] = bloomkit_core::Variant::Classic.tag();
+        bloomkit_testkit::reseal(&mut b);
+        b
+    };
+    check_codec(
+        || QuotientFilter::<u64>::new(3_000, 0.01).unwrap(),
+        &foreign,
+    );
+}
