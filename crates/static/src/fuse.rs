@@ -655,28 +655,7 @@ impl<F: Fingerprint, K: ?Sized, S: BuildHasher> BinaryFuse<F, K, S> {
 macro_rules! fuse_read_side {
     ($ty:ident $(<$lt:lifetime>)?) => {
         impl<$($lt,)? F: $crate::Fingerprint, K: ?Sized, S: ::core::hash::BuildHasher> $ty<$($lt,)? F, K, S> {
-            /// Whether `key` may be in the filter: `true` for every key it was built from.
-            #[inline]
-            pub fn contains(&self, key: &K) -> bool
-            where
-                K: ::core::hash::Hash,
-            {
-                self.contains_hash(::core::hash::BuildHasher::hash_one(&self.hasher, key))
-            }
-
-            /// Answers for `keys` in order, appended to `out`: hashed and their slots prefetched a
-            /// group ahead, so the misses of a large filter overlap.
-            pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-            where
-                K: ::core::hash::Hash,
-                I: IntoIterator,
-                I::Item: ::core::borrow::Borrow<K>,
-            {
-                self.lookup().contains_batch(
-                    keys.into_iter().map(|k| ::core::hash::BuildHasher::hash_one(&self.hasher, ::core::borrow::Borrow::borrow(&k))),
-                    out,
-                );
-            }
+            $crate::key_lookups!();
         }
 
         impl<$($lt,)? F: $crate::Fingerprint, K: ?Sized, S> $ty<$($lt,)? F, K, S> {

@@ -143,6 +143,39 @@ macro_rules! impl_static_lookup {
 }
 pub(crate) use impl_static_lookup;
 
+/// `contains` and `contains_batch` by key, over the type's `hasher`, `contains_hash` and
+/// `lookup().contains_batch`: the same for every static filter and view.
+macro_rules! key_lookups {
+    () => {
+        /// Whether `key` may be in the filter: `true` for every key it was built from.
+        #[inline]
+        pub fn contains(&self, key: &K) -> bool
+        where
+            K: ::core::hash::Hash,
+        {
+            self.contains_hash(::core::hash::BuildHasher::hash_one(&self.hasher, key))
+        }
+
+        /// Answers for `keys` in order, appended to `out`: hashed, and what each will read
+        /// prefetched a group ahead, so the misses of a large filter overlap.
+        pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+        where
+            K: ::core::hash::Hash,
+            I: IntoIterator,
+            I::Item: ::core::borrow::Borrow<K>,
+        {
+            let hasher = &self.hasher;
+            self.lookup().contains_batch(
+                keys.into_iter().map(|k| {
+                    ::core::hash::BuildHasher::hash_one(hasher, ::core::borrow::Borrow::borrow(&k))
+                }),
+                out,
+            );
+        }
+    };
+}
+pub(crate) use key_lookups;
+
 #[cfg(feature = "serde")]
 mod codec;
 mod common;

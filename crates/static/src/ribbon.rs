@@ -623,28 +623,7 @@ impl<K: ?Sized, S: BuildHasher> RibbonFilter<K, S> {
 macro_rules! ribbon_read_side {
     ($ty:ident $(<$lt:lifetime>)?) => {
         impl<$($lt,)? K: ?Sized, S: ::core::hash::BuildHasher> $ty<$($lt,)? K, S> {
-            /// Whether `key` may be in the filter: `true` for every key it was built from.
-            #[inline]
-            pub fn contains(&self, key: &K) -> bool
-            where
-                K: ::core::hash::Hash,
-            {
-                self.contains_hash(::core::hash::BuildHasher::hash_one(&self.hasher, key))
-            }
-
-            /// Answers for `keys` in order, appended to `out`, with the solution blocks prefetched
-            /// a group ahead.
-            pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-            where
-                K: ::core::hash::Hash,
-                I: IntoIterator,
-                I::Item: ::core::borrow::Borrow<K>,
-            {
-                self.lookup().contains_batch(
-                    keys.into_iter().map(|k| ::core::hash::BuildHasher::hash_one(&self.hasher, ::core::borrow::Borrow::borrow(&k))),
-                    out,
-                );
-            }
+            $crate::key_lookups!();
         }
 
         impl<$($lt,)? K: ?Sized, S> $ty<$($lt,)? K, S> {
