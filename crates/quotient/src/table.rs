@@ -23,7 +23,7 @@ pub(crate) const BLOCK: usize = 64;
 /// pushed past the last home slot).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Table {
-    /// Bits of remainder per slot, `1..=57`.
+    /// Bits of remainder per slot, `1..=64 - quotient bits`.
     pub(crate) remainder_bits: u32,
     /// Home slots: `2^quotient_bits`.
     pub(crate) quotients: usize,
