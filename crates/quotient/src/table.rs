@@ -54,6 +54,73 @@ fn set_bit(words: &mut [u64], i: usize, value: bool) {
     }
 }
 
+/// The 64 bits of `words` from bit `start` on (bits before bit 0 read as zeros, past the
+/// end as zeros).
+#[inline(always)]
+fn window(words: &[u64], start: isize) -> u64 {
+    if start <= -64 {
+        return 0;
+    }
+    if start < 0 {
+        return words[0] << (-start);
+    }
+    let s = start as usize;
+    let (i, o) = (s / 64, s % 64);
+    let lo = words.get(i).map_or(0, |w| w >> o);
+    if o == 0 {
+        lo
+    } else {
+        lo | words.get(i + 1).map_or(0, |w| w << (64 - o))
+    }
+}
+
+/// The bits of the destination word `w` in `from..to` (positions within the word, `to > from`).
+#[inline(always)]
+fn span_mask(from: usize, to: usize) -> u64 {
+    (u64::MAX >> (64 - (to - from))) << from
+}
+
+/// Bits `lo..hi` moved up by `d` (`1..=64`) to `lo + d..hi + d`, a word at a time from the
+/// top (so every source is read before it is written); the bits below `lo + d` are left for
+/// the caller to set.
+fn shift_up(words: &mut [u64], lo: usize, hi: usize, d: usize) {
+    if hi <= lo {
+        return;
+    }
+    let (dlo, dhi) = (lo + d, hi + d);
+    let mut w = (dhi - 1) / 64;
+    loop {
+        let start = w * 64;
+        let mask = span_mask(dlo.max(start) - start, dhi.min(start + 64) - start);
+        let src = window(words, start as isize - d as isize);
+        words[w] = (words[w] & !mask) | (src & mask);
+        if start <= dlo {
+            return;
+        }
+        w -= 1;
+    }
+}
+
+/// Bits `lo..hi` moved down by `d` (`1..=64`, `d <= lo`) to `lo - d..hi - d`, a word at a
+/// time from the bottom; the bits from `hi - d` up are left for the caller to set.
+fn shift_down(words: &mut [u64], lo: usize, hi: usize, d: usize) {
+    if hi <= lo {
+        return;
+    }
+    let (dlo, dhi) = (lo - d, hi - d);
+    let mut w = dlo / 64;
+    loop {
+        let start = w * 64;
+        let mask = span_mask(dlo.max(start) - start, dhi.min(start + 64) - start);
+        let src = window(words, (start + d) as isize);
+        words[w] = (words[w] & !mask) | (src & mask);
+        if start + 64 >= dhi {
+            return;
+        }
+        w += 1;
+    }
+}
+
 /// The position of the `k`-th set bit (0-based `k`) of `word`.
 #[inline(always)]
 fn select(mut word: u64, k: u32) -> u32 {
@@ -345,13 +412,10 @@ impl Table {
         if (x / BLOCK + 1..=empty / BLOCK).any(|c| self.spill[c] == u32::MAX) {
             return false;
         }
-        // Slots at..empty move one to the right, with their run ends.
-        for i in (at..empty).rev() {
-            let r = self.remainder(i);
-            self.set_remainder(i + 1, r);
-            let e = bit(&self.runends, i);
-            set_bit(&mut self.runends, i + 1, e);
-        }
+        // Slots at..empty move one to the right, with their run ends, a word at a time.
+        let r = self.remainder_bits as usize;
+        shift_up(&mut self.remainders, at * r, empty * r, r);
+        shift_up(&mut self.runends, at, empty, 1);
         self.set_remainder(at, rem);
         if occupied {
             if ends_run {
@@ -398,12 +462,9 @@ impl Table {
             q = y + 1;
         }
         let run_of_one = first == end;
-        for i in at..last {
-            let r = self.remainder(i + 1);
-            self.set_remainder(i, r);
-            let e = bit(&self.runends, i + 1);
-            set_bit(&mut self.runends, i, e);
-        }
+        let r = self.remainder_bits as usize;
+        shift_down(&mut self.remainders, (at + 1) * r, (last + 1) * r, r);
+        shift_down(&mut self.runends, at + 1, last + 1, 1);
         set_bit(&mut self.runends, last, false);
         self.set_remainder(last, 0);
         if run_of_one {
@@ -459,6 +520,47 @@ impl Table {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// The word-at-a-time shifts move exactly the bits a bit-at-a-time loop moves, and
+    /// leave every other bit alone.
+    #[test]
+    fn shifts_match_a_bit_loop() {
+        let mut x = 11u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let z = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z ^ (z >> 31)
+        };
+        for _ in 0..20_000 {
+            let words: Vec<u64> = (0..6).map(|_| next()).collect();
+            let total = 64 * words.len();
+            let d = 1 + (next() % 64) as usize;
+            let lo = (next() as usize) % (total - d);
+            let hi = lo + (next() as usize) % (total - d - lo + 1);
+            let get = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1;
+            let put = |w: &mut [u64], i: usize, b: u64| {
+                w[i / 64] = (w[i / 64] & !(1 << (i % 64))) | (b << (i % 64));
+            };
+            let mut fast = words.clone();
+            let mut slow = words.clone();
+            shift_up(&mut fast, lo, hi, d);
+            for i in (lo..hi).rev() {
+                let b = get(&slow, i);
+                put(&mut slow, i + d, b);
+            }
+            assert_eq!(fast, slow, "up lo {lo} hi {hi} d {d}");
+            if lo >= d {
+                let mut fast = words.clone();
+                let mut slow = words.clone();
+                shift_down(&mut fast, lo, hi, d);
+                for i in lo..hi {
+                    let b = get(&slow, i);
+                    put(&mut slow, i - d, b);
+                }
+                assert_eq!(fast, slow, "down lo {lo} hi {hi} d {d}");
+            }
+        }
+    }
 
     /// Every fingerprint's count against a model, after each step, on a table small enough
     /// for clusters to reach block boundaries and the extra slots.
