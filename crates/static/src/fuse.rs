@@ -667,25 +667,11 @@ macro_rules! fuse_read_side {
         }
             }
 
-            /// Whether the key whose hash is `hash` may be in the filter.
-            #[inline]
-            pub fn contains_hash(&self, hash: u64) -> bool {
-                self.lookup().contains_hash(hash)
-            }
-
-            /// The hasher keys are hashed with.
-            pub fn hasher(&self) -> &S {
-                &self.hasher
-            }
+            $crate::hash_lookups!();
 
             /// The number of distinct keys (by 64-bit hash) the filter holds: exact.
             pub fn len(&self) -> u64 {
                 self.layout.items
-            }
-
-            /// Whether the filter was built from no key.
-            pub fn is_empty(&self) -> bool {
-                self.layout.items == 0
             }
 
             /// The number of fingerprint slots.

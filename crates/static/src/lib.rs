@@ -176,6 +176,29 @@ macro_rules! key_lookups {
 }
 pub(crate) use key_lookups;
 
+/// `contains_hash`, `hasher` and `is_empty` over the type's `lookup()`, `hasher` and
+/// `layout.items`: the same for every static filter and view, whatever the hasher.
+macro_rules! hash_lookups {
+    () => {
+        /// Whether the key whose hash is `hash` may be in the filter.
+        #[inline]
+        pub fn contains_hash(&self, hash: u64) -> bool {
+            self.lookup().contains_hash(hash)
+        }
+
+        /// The hasher keys are hashed with.
+        pub fn hasher(&self) -> &S {
+            &self.hasher
+        }
+
+        /// Whether the filter was built from no key.
+        pub fn is_empty(&self) -> bool {
+            self.layout.items == 0
+        }
+    };
+}
+pub(crate) use hash_lookups;
+
 #[cfg(feature = "serde")]
 mod codec;
 mod common;

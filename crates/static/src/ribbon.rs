@@ -635,26 +635,12 @@ macro_rules! ribbon_read_side {
         }
             }
 
-            /// Whether the key whose hash is `hash` may be in the filter.
-            #[inline]
-            pub fn contains_hash(&self, hash: u64) -> bool {
-                self.lookup().contains_hash(hash)
-            }
-
-            /// The hasher keys are hashed with.
-            pub fn hasher(&self) -> &S {
-                &self.hasher
-            }
+            $crate::hash_lookups!();
 
             /// The number of distinct keys the filter holds (equations that were independent of
             /// the others: every distinct key, unless two share their 64-bit hash).
             pub fn len(&self) -> u64 {
                 self.layout.items
-            }
-
-            /// Whether the filter was built from no key.
-            pub fn is_empty(&self) -> bool {
-                self.layout.items == 0
             }
 
             /// Bits of solution per distinct key.
