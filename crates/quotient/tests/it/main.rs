@@ -62,7 +62,12 @@ fn rate_at_full_load_and_after_removes() {
             f.load_factor(),
             full.rate()
         );
-        assert!(full.rate() <= full.upper(4.0).max(p) && full.within(f.estimated_fpr(), 4.5));
+        assert!(
+            full.within(f.estimated_fpr(), 4.5),
+            "{} vs model {}",
+            full.rate(),
+            f.estimated_fpr()
+        );
         assert!(full.false_positives as f64 <= p * 1.05 * 1e6 + 4.0 * (p * 1e6).sqrt());
         for i in (0..n).step_by(2) {
             f.remove(&member(i)).unwrap();
