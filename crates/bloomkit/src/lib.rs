@@ -95,6 +95,9 @@
 //!   set is known when the filter is built and never changes (an immutable file's keys, a
 //!   shipped blocklist): built once, read-only, smaller than any Bloom filter at the same
 //!   rate (binary fuse: 9.0 bits/key at 0.39%; ribbon: about 7 bits/key at 1%).
+//! - **quotient filter** (`QuotientFilter`, feature `quotient`): items leave the set, or a
+//!   key's copies are counted, at about 10 bits a key for 1% (a counting Bloom filter needs
+//!   38): fingerprints in a compact table that can also merge, double and shrink.
 //!
 //! And filters with a job: **`kv`** (`bloomkit::kv`, feature `kv`) keeps a counting (or
 //! classic, or blocked) filter in front of an embedded on-disk key-value store (redb), so a
@@ -117,6 +120,7 @@
 //!   `MultiFilter`.
 //! - `static` (default): the static filters, as `static_filters`, `BinaryFuse8`,
 //!   `BinaryFuse16`, `BinaryFuse32` and `RibbonFilter` (and their views).
+//! - `quotient` (default): the quotient filter, as `quotient` and `QuotientFilter`.
 //! - `kv`: `bloomkit::kv`, a filter in front of a redb key-value store (`FilteredStore`,
 //!   `RedbStore`). Not on by default: it brings a database, and needs Rust 1.90.
 //! - `redis`: `bloomkit::redis`, a filter shared through Redis (`RedisFilter`). Not on by
@@ -188,6 +192,11 @@ pub use bloomkit_static::{BinaryFuse, BinaryFuse16, BinaryFuse32, BinaryFuse8, R
 #[cfg(all(feature = "static", feature = "serde"))]
 pub use bloomkit_static::{BinaryFuseRef, RibbonFilterRef};
 
+#[cfg(feature = "quotient")]
+pub use bloomkit_quotient as quotient;
+#[cfg(feature = "quotient")]
+pub use bloomkit_quotient::QuotientFilter;
+
 #[cfg(feature = "kv")]
 pub use bloomkit_kv as kv;
 
@@ -205,6 +214,8 @@ pub mod prelude {
     pub use crate::Codec;
     #[cfg(feature = "multi")]
     pub use crate::MultiFilter;
+    #[cfg(feature = "quotient")]
+    pub use crate::QuotientFilter;
     #[cfg(feature = "scalable")]
     pub use crate::ScalableBloomFilter;
     #[cfg(feature = "classic")]

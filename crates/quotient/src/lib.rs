@@ -40,11 +40,13 @@ pub use bloomkit_core;
 mod codec;
 mod table;
 
+use core::borrow::Borrow;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
-use bloomkit_core::{check_fpr, Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
+use bloomkit_core::build::{FromSettings, Settings};
+use bloomkit_core::{Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
 
 use table::Table;
 
@@ -74,29 +76,17 @@ pub struct QuotientFilter<K: ?Sized, S = Xxh3Builder> {
     key: PhantomData<fn(&K)>,
 }
 
-impl<K: ?Sized> QuotientFilter<K> {
-    /// A filter for up to `expected_items` copies at false-positive rate `fpr` when full,
-    /// hashed with bloomkit's default hasher.
-    ///
-    /// # Errors
-    /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::TooLarge`] above 2^40 slots,
-    /// [`Error::AllocationFailed`].
-    pub fn new(expected_items: u64, fpr: f64) -> Result<Self, Error> {
-        Self::with_hasher(expected_items, fpr, Xxh3Builder::default())
-    }
-}
+bloomkit_core::impl_builder_entry!(QuotientFilter, "bloomkit_quotient", hasher);
 
-impl<K: ?Sized, S> QuotientFilter<K, S> {
-    /// As [`new`](QuotientFilter::new), hashing with `hasher`.
-    ///
-    /// # Errors
-    /// As [`new`](QuotientFilter::new).
-    pub fn with_hasher(expected_items: u64, fpr: f64, hasher: S) -> Result<Self, Error> {
-        if expected_items == 0 {
-            return Err(Error::ZeroItems);
-        }
-        let fpr = check_fpr(fpr)?;
-        let slots = (expected_items as f64 / MAX_LOAD).ceil();
+impl<K: ?Sized, S: BuildHasher> FromSettings for QuotientFilter<K, S> {
+    type Hasher = S;
+
+    /// Home slots for `items` copies at [`MAX_LOAD`] (a power of two, at least 64), and
+    /// remainders long enough that a full table matches a key never inserted with
+    /// probability at most `fpr` (about `MAX_LOAD * 2^-r`).
+    fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
+        let design = settings.design()?;
+        let slots = (design.capacity as f64 / MAX_LOAD).ceil();
         let quotient_bits = (slots.log2().ceil() as u32).max(MIN_QUOTIENT_BITS);
         if quotient_bits > MAX_QUOTIENT_BITS {
             return Err(Error::TooLarge {
@@ -104,17 +94,26 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
                 max: 1 << MAX_QUOTIENT_BITS,
             });
         }
-        // A full table matches a non-member with probability about MAX_LOAD * 2^-r.
-        let remainder_bits = ((MAX_LOAD / fpr).log2().ceil() as u32).clamp(1, 64 - quotient_bits);
+        let remainder_bits = ((MAX_LOAD / design.fpr).log2().ceil() as u32).max(1);
+        if remainder_bits > 64 - quotient_bits {
+            return Err(Error::FprBelowMinimum {
+                fpr: design.fpr,
+                min: MAX_LOAD * (-f64::from(64 - quotient_bits)).exp2(),
+                variant: bloomkit_core::Variant::Quotient,
+            });
+        }
+        settings.check_bytes(Table::heap_bytes_of(quotient_bits, remainder_bits))?;
         Ok(QuotientFilter {
             table: Table::new(quotient_bits, remainder_bits)?,
             quotient_bits,
-            target_fpr: fpr,
+            target_fpr: design.fpr,
             hasher,
             key: PhantomData,
         })
     }
+}
 
+impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// The fingerprint of a hash: its home slot and remainder.
     #[inline(always)]
     fn split(&self, hash: u64) -> (usize, u64) {
@@ -377,6 +376,90 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
     pub fn remove(&mut self, key: &K) -> Result<(), Error> {
         self.remove_hash(self.hasher.hash_one(key))
     }
+
+    /// The 64-bit hash of `key` that the `*_hash` methods take: the filter's hasher applied
+    /// once.
+    #[inline]
+    pub fn hash_key(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
+    /// of [`contains`](Self::contains), with the cache lines of a group of keys requested
+    /// before any is probed ([`bloomkit_core::batch`]), so that in a filter larger than the
+    /// cache their misses overlap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_quotient::QuotientFilter;
+    ///
+    /// let mut f = QuotientFilter::<str>::new(1_000, 0.01)?;
+    /// assert_eq!(f.try_insert_batch(["a", "b", "a"])?, 2); // keys, or references to them
+    /// let mut found = Vec::new();
+    /// f.contains_batch(["a", "b"], &mut found);
+    /// assert_eq!(found, [true, true]);
+    /// assert_eq!(f.count("a"), 2);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        bloomkit_core::batch::pipeline(
+            out,
+            keys,
+            |_, key| self.stage(key.borrow()),
+            |out, hash| out.push(self.contains_hash(hash)),
+        );
+    }
+
+    /// Adds a copy of every key of `keys`, in order, requesting their cache lines a group at a
+    /// time as [`contains_batch`](Self::contains_batch) does. Returns how many were certainly
+    /// new (as [`insert`](Self::insert) counts them one at a time).
+    ///
+    /// # Errors
+    /// [`Error::Full`] at the first key that does not fit: the keys before it are in, it and
+    /// the keys after it are not ([`len`](Self::len) tells how many went in).
+    pub fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        let mut state = (self, 0usize, None::<Error>);
+        bloomkit_core::batch::pipeline(
+            &mut state,
+            keys,
+            |(f, _, refused), key| {
+                if refused.is_some() {
+                    return 0;
+                }
+                f.stage(key.borrow())
+            },
+            |(f, new, refused), hash| {
+                if refused.is_none() {
+                    match f.insert_hash(hash) {
+                        Ok(true) => *new += 1,
+                        Ok(false) => {}
+                        Err(e) => *refused = Some(e),
+                    }
+                }
+            },
+        );
+        match state {
+            (_, _, Some(e)) => Err(e),
+            (_, new, None) => Ok(new),
+        }
+    }
+
+    /// A key's hash, with the cache lines its lookup starts with requested.
+    #[inline(always)]
+    fn stage(&self, key: &K) -> u64 {
+        let hash = self.hasher.hash_one(key);
+        self.table.prefetch(self.split(hash).0);
+        hash
+    }
 }
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for QuotientFilter<K, S> {
@@ -412,6 +495,13 @@ impl<K: Hash + ?Sized, S: BuildHasher> Lookup for QuotientFilter<K, S> {
     type Key = K;
     fn hash_key(&self, key: &K) -> u64 {
         self.hasher.hash_one(key)
+    }
+    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        QuotientFilter::contains_batch(self, keys, out);
     }
 }
 

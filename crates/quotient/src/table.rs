@@ -146,6 +146,13 @@ impl Table {
         })
     }
 
+    /// The heap bytes of a table of this shape ([`heap_bytes`](Self::heap_bytes) once
+    /// made), known before allocating.
+    pub(crate) fn heap_bytes_of(quotient_bits: u32, remainder_bits: u32) -> u64 {
+        let (quotients, slots, words) = Self::shape(quotient_bits, remainder_bits);
+        ((quotients.div_ceil(64) + slots / 64 + words) * 8 + slots / BLOCK * 4) as u64
+    }
+
     /// Home slots, all slots, and words of remainders of a table: room after the last home
     /// slot for the runs pushed past it (a few times the longest cluster at 95% load, which
     /// grows as the log of the size).
@@ -248,6 +255,17 @@ impl Table {
         self.runends.fill(0);
         self.spill.fill(0);
         self.remainders.fill(0);
+    }
+
+    /// Requests the cache lines a lookup of quotient `x` starts with: its occupied and
+    /// run-end words, its block's count and the remainders at its home slot.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, x: usize) {
+        use bloomkit_core::batch::prefetch;
+        prefetch(&self.occupieds[x / 64]);
+        prefetch(&self.runends[x / 64]);
+        prefetch(&self.spill[x / BLOCK]);
+        prefetch(&self.remainders[x * self.remainder_bits as usize / 64]);
     }
 
     /// Heap memory held.

@@ -220,12 +220,10 @@ fn unions_of_different_filters_are_refused() {
     let mut a = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
     let b = QuotientFilter::<u64>::new(1_000, 0.001).unwrap();
     let c = QuotientFilter::<u64>::new(100_000, 0.01).unwrap();
-    let d = QuotientFilter::<u64, _>::with_hasher(
-        1_000,
-        0.01,
-        bloomkit_core::Xxh3Builder::with_seed(9),
-    )
-    .unwrap();
+    let d = QuotientFilter::<u64>::builder(1_000, 0.01)
+        .seed(9)
+        .build()
+        .unwrap();
     assert!(matches!(a.union_with(&b), Err(Error::Incompatible { .. })));
     assert!(matches!(a.union_with(&c), Err(Error::Incompatible { .. })));
     assert!(matches!(a.union_with(&d), Err(Error::Incompatible { .. })));
@@ -246,4 +244,80 @@ fn codec() {
         || QuotientFilter::<u64>::new(3_000, 0.01).unwrap(),
         &foreign,
     );
+}
+
+/// `contains_batch` answers as `contains`, on random multisets and group-boundary lengths.
+#[test]
+fn contains_batch_answers_as_contains() {
+    bloomkit_testkit::check_contains_batch(|| QuotientFilter::<u64>::new(3_000, 0.01).unwrap());
+}
+
+/// `try_insert_batch` leaves the filter `insert` leaves key by key and counts the same new
+/// keys; past the room it stops at the first key that does not fit, with every key before
+/// it in and none after.
+#[test]
+fn try_insert_batch_matches_insert_and_stops_when_full() {
+    forall(200, |keys: &Vec<u16>| {
+        let keys: Vec<u64> = keys.iter().map(|&k| u64::from(k % 700)).collect();
+        let mut one = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
+        let mut single_new = 0;
+        for k in &keys {
+            if one.insert(k).map_err(|e| e.to_string())? {
+                single_new += 1;
+            }
+        }
+        let mut batched = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
+        let batch_new = batched.try_insert_batch(&keys).map_err(|e| e.to_string())?;
+        ensure(batch_new == single_new, || {
+            format!("{batch_new} new by batch, {single_new} one by one")
+        })?;
+        ensure(one == batched, || "a different filter".into())
+    });
+    let mut f = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
+    let room = f.max_items();
+    let keys: Vec<u64> = (0..room + 300).map(member).collect();
+    match f.try_insert_batch(&keys) {
+        Err(Error::Full { items, .. }) => assert_eq!(items, room),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(f.len(), room);
+    assert!(keys[..room as usize].iter().all(|k| f.contains(k)));
+    let mut after = Vec::new();
+    f.contains_batch(&keys[room as usize..], &mut after);
+    assert!(
+        after.iter().filter(|&&b| b).count() < 30,
+        "keys past the refusal went in"
+    );
+}
+
+/// The shared builder: seed, memory limit checked before allocating, and a rate the
+/// remainders cannot reach refused with its minimum.
+#[test]
+fn builder_settings() {
+    let f = QuotientFilter::<u64>::builder(10_000, 0.01)
+        .max_bytes(1 << 20)
+        .build()
+        .unwrap();
+    assert!(f.heap_bytes() <= 1 << 20);
+    match QuotientFilter::<u64>::builder(10_000_000, 0.01)
+        .max_bytes(1 << 20)
+        .build()
+    {
+        Err(Error::OverLimit { needed, limit, .. }) => assert!(needed > limit),
+        other => panic!("{other:?}"),
+    }
+    let seeded = QuotientFilter::<u64>::builder(1_000, 0.01)
+        .seed(3)
+        .build()
+        .unwrap();
+    assert_eq!(*seeded.hasher(), bloomkit_core::Xxh3Builder::with_seed(3));
+    match QuotientFilter::<u64>::new(1 << 20, 1e-15) {
+        Err(Error::FprBelowMinimum { fpr, min, .. }) => assert!(fpr < min, "{fpr} {min}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(QuotientFilter::<u64>::new(1 << 20, 1e-12).is_ok());
+    assert!(matches!(
+        QuotientFilter::<u64>::new(10, f64::NAN),
+        Err(Error::InvalidFpr(_))
+    ));
 }
