@@ -42,6 +42,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_multi", decode_multi),
     ("decode_binary_fuse", decode_binary_fuse),
     ("decode_ribbon", decode_ribbon),
+    ("decode_quotient", decode_quotient),
     ("serde_bincode", serde_bincode),
     ("ops_classic", ops_classic),
     ("ops_blocked", ops_blocked),
@@ -186,6 +187,51 @@ pub fn decode_ribbon(data: &[u8]) {
         let v = RibbonFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
         Some(static_answers(&v))
     });
+}
+
+/// `decode_quotient`: `QuotientFilter<u64>`; after decoding, its lookups agree with its
+/// batch and counts, and inserts, removes, a union with itself, a resize and a shrink keep
+/// every copy it held (no false negative, exact length).
+pub fn decode_quotient(data: &[u8]) {
+    let Some(mut f) = decoded::<QuotientFilter<u64>>(data) else {
+        return;
+    };
+    let answers = static_answers(&f);
+    assert!(PROBES.zip(&answers).all(|(k, &x)| (f.count(&k) > 0) == x));
+    let mut held: HashMap<u64, u64> = HashMap::new();
+    for k in PROBES {
+        match f.insert(&k) {
+            Ok(_) => *held.entry(k).or_default() += 1,
+            Err(Error::Full { .. }) => break,
+            Err(e) => panic!("insert after decoding: {e}"),
+        }
+    }
+    let len = f.len();
+    let keeps = |f: &QuotientFilter<u64>, what: &str| {
+        assert_eq!(f.len(), len, "{what} changed the length");
+        for (k, &c) in &held {
+            assert!(f.count(k) >= c, "{what} lost a copy of {k}");
+        }
+    };
+    keeps(&f, "inserting");
+    let mut doubled = f.clone();
+    if doubled.union_with(&f).is_ok() {
+        assert_eq!(
+            doubled.len(),
+            2 * len,
+            "a union with itself doubles the copies"
+        );
+    }
+    if f.resize().is_ok() {
+        keeps(&f, "resize");
+        if f.shrink().is_ok() {
+            keeps(&f, "shrink");
+        }
+    }
+    for k in held.keys() {
+        f.remove(k).expect("an inserted key is removed");
+    }
+    assert_eq!(f.len(), len - held.len() as u64);
 }
 
 /// A static filter's (or view's) answers on [`PROBES`], checked against its batch.

@@ -18,6 +18,7 @@ pub const TARGETS: &[&str] = &[
     "decode_multi",
     "decode_binary_fuse",
     "decode_ribbon",
+    "decode_quotient",
     "serde_bincode",
     "ops_classic",
     "ops_blocked",

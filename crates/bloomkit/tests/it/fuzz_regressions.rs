@@ -9,6 +9,7 @@
     feature = "scalable",
     feature = "bitmap",
     feature = "static",
+    feature = "quotient",
     feature = "serde"
 ))]
 

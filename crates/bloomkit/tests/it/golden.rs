@@ -236,7 +236,28 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
     ];
     #[cfg(feature = "static")]
     v.extend(static_fixtures());
+    #[cfg(feature = "quotient")]
+    v.push(quotient_fixture());
     v
+}
+
+/// The quotient filter (variant tag 12, format version 3): string keys with the one-shot
+/// hasher, some held in several copies and one removed, in a table small enough that runs
+/// share slots, so the file pins the hash, the runs and the packed remainders.
+#[cfg(feature = "quotient")]
+fn quotient_fixture() -> Golden {
+    let mut f = QuotientFilter::<str>::builder(50, 0.01)
+        .seed(7)
+        .build()
+        .unwrap();
+    for k in MEMBERS {
+        f.insert(&text(k)).unwrap();
+    }
+    for k in [3, 3, 17] {
+        f.insert(&text(k)).unwrap();
+    }
+    f.remove(&text(17)).unwrap();
+    golden("quotient", f, |f, k| f.contains(&text(k))).since(3)
 }
 
 /// The static filters (variant tags 8-11, format version 3): string keys with the one-shot
