@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use bloomkit::{
     BinaryFuse16, BinaryFuse8, Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter,
-    Filter, Lookup, Remove, RibbonFilter, ScalableBloomFilter, Xxh3Builder,
+    Filter, Lookup, QuotientFilter, Remove, RibbonFilter, ScalableBloomFilter, Xxh3Builder,
 };
 use serde::Serialize;
 
@@ -345,7 +345,7 @@ pub struct Sizing {
 }
 
 /// The names of the structures, in report order.
-pub const STRUCTURES: [&str; 9] = [
+pub const STRUCTURES: [&str; 10] = [
     "HashSet (exact)",
     "BloomFilter",
     "BlockedBloomFilter",
@@ -355,6 +355,7 @@ pub const STRUCTURES: [&str; 9] = [
     "BinaryFuse8 (static)",
     "BinaryFuse16 (static)",
     "RibbonFilter (static)",
+    "QuotientFilter",
 ];
 
 /// Measures every structure that applies to keys of type `K`; `progress` is told each name.
@@ -550,6 +551,22 @@ where
                 Ok(Static::<K, RibbonFilter<K>>::new(hasher, move |h, s| {
                     RibbonFilter::from_hashes_with_hasher(h, fpr, s)
                 }))
+            },
+            data,
+        )
+    }));
+
+    progress(STRUCTURES[9]);
+    rows.push(fixed_size(STRUCTURES[9], true).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[9],
+            (true, false, false),
+            || {
+                QuotientFilter::builder(n, fpr)
+                    .seed(sizing.seed)
+                    .build()
+                    .map(Deletable)
+                    .map_err(err)
             },
             data,
         )

@@ -72,7 +72,7 @@ fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
 }
 
 /// Applies the rules, in order: dense integers -> bitmap; a small set -> HashSet; deletes ->
-/// counting filter; unknown size -> scalable filter; otherwise the classic or blocked filter
+/// the smaller of the quotient and counting filters; unknown size -> scalable filter; otherwise the classic or blocked filter
 /// with the cheaper lookups on this workload. Structures with false negatives, or whose
 /// measured rate misses the target ([`Row::misses_target`]), never count, and the reason
 /// says which missed it.
@@ -140,12 +140,33 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
         }
     }
     if needs.deletes {
-        if let Some(c) = find(rows, "CountingBloomFilter") {
-            return pick(c, format!(
-                "Items are removed: the counting filter is the approximate structure that deletes ({:.1} bits per key, measured FPR {:.3}%); hand readers its classic copy (to_classic) if they never remove.",
-                c.bits_per_key,
-                c.measured_fpr * 100.0
-            ));
+        // The structures that delete: the smaller one, with the other's figures beside it.
+        let deleting: Vec<&Row> = ["QuotientFilter", "CountingBloomFilter"]
+            .iter()
+            .filter_map(|name| find(rows, name))
+            .collect();
+        if let Some(best) = deleting.iter().min_by_key(|r| r.bytes).copied() {
+            let mut reason = format!(
+                "Items are removed: {} is the smallest structure that deletes ({:.1} bits per key, measured FPR {:.3}%, {:.1} ns a lookup)",
+                best.structure,
+                best.bits_per_key,
+                best.measured_fpr * 100.0,
+                lookup_ns(best, needs)
+            );
+            if let Some(other) = deleting.iter().find(|r| r.structure != best.structure) {
+                reason.push_str(&format!(
+                    "; {} takes {:.1} bits per key and {:.1} ns a lookup",
+                    other.structure,
+                    other.bits_per_key,
+                    lookup_ns(other, needs)
+                ));
+            }
+            reason.push_str(if best.structure.starts_with("QuotientFilter") {
+                ". It refuses inserts past 95% of its slots (Error::Full): size it for the most items held at once, or resize() it."
+            } else {
+                ". Hand readers its classic copy (to_classic) if they never remove."
+            });
+            return pick(best, reason);
         }
     }
     if needs.unknown_size {
@@ -361,16 +382,32 @@ mod tests {
     }
 
     #[test]
-    fn deletes_get_the_counting_filter_and_unknown_sizes_the_scalable_one() {
+    fn deletes_get_the_smaller_deleting_filter_and_unknown_sizes_the_scalable_one() {
+        let deletes = Needs {
+            deletes: true,
+            ..needs()
+        };
+        // Without a quotient filter row, the counting filter.
+        let r = recommend(&table(), &deletes);
+        assert_eq!(r.structure, "CountingBloomFilter (4-bit)");
+        assert!(r.reason.contains("to_classic"), "{}", r.reason);
+        // With one, the smaller of the two, the other's figures beside it.
+        let mut t = table();
+        t.push(row("QuotientFilter", 1_400_000, 30.0, 25.0, false));
+        let r = recommend(&t, &deletes);
+        assert_eq!(r.structure, "QuotientFilter");
+        assert!(
+            r.reason.contains("11.2 bits per key")
+                && r.reason
+                    .contains("CountingBloomFilter (4-bit) takes 38.4 bits per key")
+                && r.reason.contains("Error::Full"),
+            "{}",
+            r.reason
+        );
+        // A quotient filter larger than the counting filter (a table at half load) loses.
+        t[6].bytes = 5_000_000;
         assert_eq!(
-            recommend(
-                &table(),
-                &Needs {
-                    deletes: true,
-                    ..needs()
-                }
-            )
-            .structure,
+            recommend(&t, &deletes).structure,
             "CountingBloomFilter (4-bit)"
         );
         assert_eq!(
