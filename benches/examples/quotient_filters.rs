@@ -16,8 +16,9 @@
 //! filters round their home slots up to a power of two, so 10^6 keys fill 2^21 slots to 48%
 //! and 10^7 fill 2^24 to 60%), then the same tables filled to 95% load: as many keys as
 //! `QuotientFilter::new(n, 0.01).max_items()`, every structure sized for that count. The
-//! names: the first 886,323 are inserted, the rest (about 40,000 in 2025) are the absent
-//! probes. `BLOOMKIT_QF_SIZES` (comma-separated) picks the u64 sizes.
+//! names: the first 886,323 are inserted, the rest (some 40,000: a noisier rate than the
+//! 10^7 absent u64 keys give) are the absent probes. `BLOOMKIT_QF_SIZES` (comma-separated)
+//! picks the u64 sizes.
 //!
 //! qfilter is given what bloomkit computes: each key's XXH3 hash, through its fingerprint
 //! API (`insert_fingerprint(true, h)`, which adds a copy as bloomkit's `insert` does;
