@@ -1,7 +1,7 @@
 //! The quotient filter's byte format (variant tag 12, `docs/format.md`) and serde through
 //! it. Parameters: quotient and remainder bits, the target rate, the count. Payload: the
-//! occupied bits, the run-end bits and the packed remainders, as little-endian words; the
-//! per-block counts are derived on reading, after the runs are checked.
+//! table's blocks as little-endian words (each block's spill count, occupied bits, run-end
+//! bits and packed remainders); reading checks every run and every count against them.
 
 use bloomkit_core::format::{Reader, Writer};
 use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
@@ -29,17 +29,13 @@ impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
                 target_fpr: self.target_fpr,
                 len: self.table.len,
             })
-            .words(&self.table.occupieds)
-            .words(&self.table.runends)
-            .words(&self.table.remainders)
+            .words(&self.table.words)
     }
 
     fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
         let hasher = reader.hasher::<S>()?;
         let p: Params = reader.params()?;
-        let occupieds = reader.words()?;
-        let runends = reader.words()?;
-        let remainders = reader.words()?;
+        let words = reader.words()?;
         reader.finish()?;
         let bad =
             |why: String| Error::Decode(DecodeError::Invalid(format!("quotient filter: {why}")));
@@ -57,15 +53,8 @@ impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
                 p.len
             )));
         }
-        let table = Table::from_parts(
-            p.quotient_bits,
-            p.remainder_bits,
-            p.len,
-            occupieds,
-            runends,
-            remainders,
-        )
-        .map_err(bad)?;
+        let table =
+            Table::from_words(p.quotient_bits, p.remainder_bits, p.len, words).map_err(bad)?;
         Ok(QuotientFilter {
             table,
             quotient_bits: p.quotient_bits,

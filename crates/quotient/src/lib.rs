@@ -58,6 +58,7 @@ use core::marker::PhantomData;
 
 use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::{Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
+use derive_where::derive_where;
 
 use table::Table;
 
@@ -78,7 +79,7 @@ const MAX_QUOTIENT_BITS: u32 = 40;
 
 /// A rank-select quotient filter over keys `K` (see the crate docs): inserts, lookups,
 /// removes and counts of copies, in about `r + 2.5` bits a slot.
-#[derive(Clone, PartialEq)]
+#[derive_where(Clone, PartialEq; S)]
 pub struct QuotientFilter<K: ?Sized, S = Xxh3Builder> {
     table: Table,
     quotient_bits: u32,

@@ -4,11 +4,17 @@
 //!
 //! Every fingerprint with quotient `x` lives in the *run* of `x`: consecutive slots, in the
 //! order of quotients, starting at `x` or later (after the runs of smaller quotients). Two bits
-//! a slot say where runs are: `occupieds[x]` (some fingerprint has quotient `x`) and
-//! `runends[i]` (slot `i` ends a run). The `k`-th occupied quotient's run ends at the `k`-th
-//! run end, so a run is found by a rank (of occupieds) and a select (of runends), started
+//! a slot say where runs are: `occupied[x]` (some fingerprint has quotient `x`) and
+//! `runend[i]` (slot `i` ends a run). The `k`-th occupied quotient's run ends at the `k`-th
+//! run end, so a run is found by a rank (of occupieds) and a select (of run ends), started
 //! from a per-block count (`spill`: the slots at the start of a 64-slot block used by runs of
 //! quotients before it) so that both stay within a word or two.
+//!
+//! The slots are stored in blocks of 64, each `3 + r` words: its spill count, its occupied
+//! bits, its run-end bits, then its 64 remainders packed `r` bits each (slot `j` at bit
+//! `j * r` of the `r` words). A lookup reads one block (two cache lines at most for `r <= 13`)
+//! where separate arrays would cost a miss each; the same words are the byte format's
+//! payload, so a view answers from them in place.
 //!
 //! Within a run remainders are kept sorted, and a remainder appears once per copy: the
 //! table is a multiset of fingerprints, exact at that level (a false positive is two keys
@@ -19,53 +25,29 @@ use bloomkit_core::Error;
 /// Slots per block (one word of each bitmap).
 pub(crate) const BLOCK: usize = 64;
 
-/// The table: `quotients` home slots, `slots` in all (the extra ones at the end hold runs
-/// pushed past the last home slot).
+/// Words of a block before its remainders: the spill count, the occupied bits, the run-end
+/// bits.
+const HEAD: usize = 3;
+
+/// The table: `quotients` home slots in blocks of [`BLOCK`] (the extra blocks at the end
+/// hold runs pushed past the last home slot). `W` holds the words: a `Vec<u64>` for a
+/// filter, a borrowed slice for a view.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Table {
+pub(crate) struct Table<W = Vec<u64>> {
     /// Bits of remainder per slot, `1..=64 - quotient bits`.
     pub(crate) remainder_bits: u32,
     /// Home slots: `2^quotient_bits`.
     pub(crate) quotients: usize,
     /// Fingerprints stored (copies counted).
     pub(crate) len: u64,
-    /// Bit `x` set: some fingerprint has quotient `x`.
-    pub(crate) occupieds: Vec<u64>,
-    /// Bit `i` set: slot `i` ends a run.
-    pub(crate) runends: Vec<u64>,
-    /// Per block: the slots at its start used by runs of quotients before the block.
-    pub(crate) spill: Vec<u32>,
-    /// The remainders, `remainder_bits` bits each, slot `i` at bit `i * remainder_bits`.
-    pub(crate) remainders: Vec<u64>,
+    /// The blocks, `3 + remainder_bits` words each (see the module docs).
+    pub(crate) words: W,
 }
 
+/// The 64 bits of `words` from bit `start` on (bits past the end read as zeros).
 #[inline(always)]
-fn bit(words: &[u64], i: usize) -> bool {
-    words[i / 64] >> (i % 64) & 1 == 1
-}
-
-#[inline(always)]
-fn set_bit(words: &mut [u64], i: usize, value: bool) {
-    let mask = 1u64 << (i % 64);
-    if value {
-        words[i / 64] |= mask;
-    } else {
-        words[i / 64] &= !mask;
-    }
-}
-
-/// The 64 bits of `words` from bit `start` on (bits before bit 0 read as zeros, past the
-/// end as zeros).
-#[inline(always)]
-fn window(words: &[u64], start: isize) -> u64 {
-    if start <= -64 {
-        return 0;
-    }
-    if start < 0 {
-        return words[0] << (-start);
-    }
-    let s = start as usize;
-    let (i, o) = (s / 64, s % 64);
+fn window(words: &[u64], start: usize) -> u64 {
+    let (i, o) = (start / 64, start % 64);
     let lo = words.get(i).map_or(0, |w| w >> o);
     if o == 0 {
         lo
@@ -74,7 +56,7 @@ fn window(words: &[u64], start: isize) -> u64 {
     }
 }
 
-/// The bits of the destination word `w` in `from..to` (positions within the word, `to > from`).
+/// The bits of a word in `from..to` (positions within the word, `to > from`).
 #[inline(always)]
 fn span_mask(from: usize, to: usize) -> u64 {
     (u64::MAX >> (64 - (to - from))) << from
@@ -92,7 +74,13 @@ fn shift_up(words: &mut [u64], lo: usize, hi: usize, d: usize) {
     loop {
         let start = w * 64;
         let mask = span_mask(dlo.max(start) - start, dhi.min(start + 64) - start);
-        let src = window(words, start as isize - d as isize);
+        let src = if start >= d {
+            window(words, start - d)
+        } else if d - start < 64 {
+            words[0] << (d - start)
+        } else {
+            0
+        };
         words[w] = (words[w] & !mask) | (src & mask);
         if start <= dlo {
             return;
@@ -112,7 +100,7 @@ fn shift_down(words: &mut [u64], lo: usize, hi: usize, d: usize) {
     loop {
         let start = w * 64;
         let mask = span_mask(dlo.max(start) - start, dhi.min(start + 64) - start);
-        let src = window(words, (start + d) as isize);
+        let src = window(words, start + d);
         words[w] = (words[w] & !mask) | (src & mask);
         if start + 64 >= dhi {
             return;
@@ -121,7 +109,7 @@ fn shift_down(words: &mut [u64], lo: usize, hi: usize, d: usize) {
     }
 }
 
-/// The position of the `k`-th set bit (0-based `k`) of `word`.
+/// The position of the `k`-th set bit (0-based `k`, fewer than the word's ones) of `word`.
 #[inline(always)]
 fn select(mut word: u64, k: u32) -> u32 {
     for _ in 0..k {
@@ -130,198 +118,409 @@ fn select(mut word: u64, k: u32) -> u32 {
     word.trailing_zeros()
 }
 
+/// Home slots, blocks in all, and words of a table: room after the last home slot for the
+/// runs pushed past it (a few times the longest cluster at 95% load, which grows as the
+/// log of the size).
+fn shape(quotient_bits: u32, remainder_bits: u32) -> (usize, usize, usize) {
+    let quotients = 1usize << quotient_bits;
+    let extra = (BLOCK * (2 + quotient_bits as usize)).max(quotients / 64);
+    let blocks = (quotients + extra).div_ceil(BLOCK);
+    (quotients, blocks, blocks * (HEAD + remainder_bits as usize))
+}
+
 impl Table {
     /// An empty table of `2^quotient_bits` home slots, with room after the last one for the
     /// runs pushed past it.
     pub(crate) fn new(quotient_bits: u32, remainder_bits: u32) -> Result<Table, Error> {
-        let (quotients, slots, words) = Self::shape(quotient_bits, remainder_bits);
+        let (quotients, _, words) = shape(quotient_bits, remainder_bits);
         Ok(Table {
             remainder_bits,
             quotients,
             len: 0,
-            occupieds: crate::zeroed(quotients.div_ceil(64))?,
-            runends: crate::zeroed(slots / 64)?,
-            spill: crate::zeroed(slots / BLOCK)?,
-            remainders: crate::zeroed(words)?,
+            words: crate::zeroed(words)?,
         })
     }
 
-    /// The heap bytes of a table of this shape ([`heap_bytes`](Self::heap_bytes) once
-    /// made), known before allocating.
+    /// The heap bytes of a table of this shape, known before allocating.
     pub(crate) fn heap_bytes_of(quotient_bits: u32, remainder_bits: u32) -> u64 {
-        let (quotients, slots, words) = Self::shape(quotient_bits, remainder_bits);
-        ((quotients.div_ceil(64) + slots / 64 + words) * 8 + slots / BLOCK * 4) as u64
+        shape(quotient_bits, remainder_bits).2 as u64 * 8
     }
 
-    /// Home slots, all slots, and words of remainders of a table: room after the last home
-    /// slot for the runs pushed past it (a few times the longest cluster at 95% load, which
-    /// grows as the log of the size).
-    fn shape(quotient_bits: u32, remainder_bits: u32) -> (usize, usize, usize) {
-        let quotients = 1usize << quotient_bits;
-        let extra = (BLOCK * (2 + quotient_bits as usize)).max(quotients / 16);
-        let slots = (quotients + extra).div_ceil(BLOCK) * BLOCK;
-        let words = (slots * remainder_bits as usize).div_ceil(64) + 1;
-        (quotients, slots, words)
+    /// Removes every fingerprint.
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+        self.words.fill(0);
     }
 
-    /// A table from decoded parts, checked as a constructor would have left it: every
-    /// occupied quotient has a run that starts at or after it and after the previous run,
-    /// runs are sorted, the count is theirs, empty slots and padding hold zeros. The
-    /// per-block counts are derived, not read.
-    #[cfg(feature = "serde")]
-    pub(crate) fn from_parts(
+    #[inline(always)]
+    fn set_remainder(&mut self, i: usize, value: u64) {
+        let r = self.remainder_bits as usize;
+        let at = (i % BLOCK) * r;
+        let (w, s) = ((i / BLOCK) * self.stride() + HEAD + at / 64, at % 64);
+        let mask = u64::MAX >> (64 - r);
+        self.words[w] = (self.words[w] & !(mask << s)) | (value << s);
+        if s + r > 64 {
+            let high = r - (64 - s);
+            let hmask = u64::MAX >> (64 - high);
+            self.words[w + 1] = (self.words[w + 1] & !hmask) | (value >> (64 - s));
+        }
+    }
+
+    /// Sets bit `i % 64` of word `field` (1: occupied, 2: run end) of `i`'s block.
+    #[inline(always)]
+    fn set_bit(&mut self, field: usize, i: usize, value: bool) {
+        let w = (i / BLOCK) * self.stride() + field;
+        let mask = 1u64 << (i % BLOCK);
+        if value {
+            self.words[w] |= mask;
+        } else {
+            self.words[w] &= !mask;
+        }
+    }
+
+    /// Adds `delta` (one, or minus one as `u64::MAX`) to the spill count of every block
+    /// from `from` through `to`.
+    fn add_spill(&mut self, from: usize, to: usize, delta: u64) {
+        let stride = self.stride();
+        for b in from..=to {
+            self.words[b * stride] = self.words[b * stride].wrapping_add(delta);
+        }
+    }
+
+    /// Slots `at..empty` (remainders and run-end bits) moved up one, to `at + 1..=empty`,
+    /// block by block from the top so that every slot is read before it is overwritten.
+    fn shift_slots_up(&mut self, at: usize, empty: usize) {
+        if empty <= at {
+            return;
+        }
+        let r = self.remainder_bits as usize;
+        let stride = self.stride();
+        for c in ((at + 1) / BLOCK..=empty / BLOCK).rev() {
+            let first = c * BLOCK;
+            let dlo = (at + 1).max(first);
+            let dhi = empty.min(first + BLOCK - 1);
+            // Destinations whose source is in this block.
+            let ilo = dlo.max(first + 1);
+            if ilo <= dhi {
+                let (a, b) = (ilo - first, dhi - first);
+                let base = c * stride;
+                let mask = span_mask(a, b + 1);
+                let ends = self.words[base + 2];
+                self.words[base + 2] = (ends & !mask) | ((ends << 1) & mask);
+                shift_up(
+                    &mut self.words[base + HEAD..base + stride],
+                    (a - 1) * r,
+                    b * r,
+                    r,
+                );
+            }
+            if dlo == first {
+                // The block's first slot takes the previous block's last (not moved yet).
+                let (rem, end) = (self.remainder(first - 1), self.is_runend(first - 1));
+                self.set_remainder(first, rem);
+                self.set_bit(2, first, end);
+            }
+        }
+    }
+
+    /// Slots `at + 1..=last` moved down one, to `at..last`, block by block from the bottom;
+    /// slot `last` is left for the caller.
+    fn shift_slots_down(&mut self, at: usize, last: usize) {
+        if last <= at {
+            return;
+        }
+        let r = self.remainder_bits as usize;
+        let stride = self.stride();
+        for c in at / BLOCK..=(last - 1) / BLOCK {
+            let first = c * BLOCK;
+            let dlo = at.max(first);
+            let dhi = (last - 1).min(first + BLOCK - 1);
+            // Destinations whose source is in this block.
+            let ihi = dhi.min(first + BLOCK - 2);
+            if dlo <= ihi {
+                let (a, b) = (dlo - first, ihi - first);
+                let base = c * stride;
+                let mask = span_mask(a, b + 1);
+                let ends = self.words[base + 2];
+                self.words[base + 2] = (ends & !mask) | ((ends >> 1) & mask);
+                shift_down(
+                    &mut self.words[base + HEAD..base + stride],
+                    (a + 1) * r,
+                    (b + 2) * r,
+                    r,
+                );
+            }
+            if dhi == first + BLOCK - 1 {
+                // The block's last slot takes the next block's first (not moved yet).
+                let next = first + BLOCK;
+                let (rem, end) = (self.remainder(next), self.is_runend(next));
+                self.set_remainder(next - 1, rem);
+                self.set_bit(2, next - 1, end);
+            }
+        }
+    }
+
+    /// Adds one copy of `(x, rem)`; `false` (and nothing changed) when no slot is left.
+    pub(crate) fn insert(&mut self, x: usize, rem: u64) -> bool {
+        let occupied = self.is_occupied(x);
+        // Where the fingerprint goes, and the end of its run before the insert.
+        let (at, old_end) = if occupied {
+            let (first, end) = self.run(x);
+            let at = (first..=end)
+                .find(|&i| self.remainder(i) > rem)
+                .unwrap_or(end + 1);
+            (at, Some(end))
+        } else {
+            let prev = self.last_end(x);
+            (((prev + 1).max(x as isize)) as usize, None)
+        };
+        let Some(empty) = self.first_empty(at) else {
+            return false;
+        };
+        self.shift_slots_up(at, empty);
+        self.set_remainder(at, rem);
+        match old_end {
+            // Appended after the old end, which no longer ends the run.
+            Some(end) if at == end + 1 => {
+                self.set_bit(2, end, false);
+                self.set_bit(2, at, true);
+            }
+            Some(_) => self.set_bit(2, at, false),
+            None => {
+                self.set_bit(2, at, true);
+                self.set_bit(1, x, true);
+            }
+        }
+        // Blocks after `x`'s, up to the empty slot's, gained one slot of earlier runs.
+        if empty / BLOCK > x / BLOCK {
+            self.add_spill(x / BLOCK + 1, empty / BLOCK, 1);
+        }
+        self.len += 1;
+        true
+    }
+
+    /// Removes one copy of `(x, rem)`; `false` (and nothing changed) when there is none.
+    pub(crate) fn remove(&mut self, x: usize, rem: u64) -> bool {
+        if !self.is_occupied(x) {
+            return false;
+        }
+        let (first, end) = self.run(x);
+        let Some(at) = (first..=end).find(|&i| self.remainder(i) == rem) else {
+            return false;
+        };
+        // The last slot that moves left: the rest of this run, then every following run
+        // that sits right after and away from its home slot (a run at its home cannot
+        // move left of it).
+        let mut last = end;
+        let mut q = x + 1;
+        while let Some(y) = self.next_occupied(q) {
+            if y > last {
+                break; // its run starts at its home slot
+            }
+            last = self
+                .runend_from(last + 1, 0)
+                .expect("an occupied quotient has a run end");
+            q = y + 1;
+        }
+        let run_of_one = first == end;
+        self.shift_slots_down(at, last);
+        self.set_bit(2, last, false);
+        self.set_remainder(last, 0);
+        if run_of_one {
+            self.set_bit(1, x, false);
+        } else if at == end {
+            // The last copy of the run went: the one before now ends it.
+            self.set_bit(2, end - 1, true);
+        }
+        if last / BLOCK > x / BLOCK {
+            self.add_spill(x / BLOCK + 1, last / BLOCK, u64::MAX);
+        }
+        self.len -= 1;
+        true
+    }
+}
+
+impl<W: AsRef<[u64]>> Table<W> {
+    /// A table over decoded words, checked as a constructor would have left it: the size
+    /// from the shape, every occupied quotient with a run that starts at or after it and
+    /// after the previous run, runs sorted, the count theirs, every spill count the one the
+    /// runs give, empty slots and the extra blocks' occupied bits zero. Only reads: a view
+    /// checks its bytes in place.
+    pub(crate) fn from_words(
         quotient_bits: u32,
         remainder_bits: u32,
         len: u64,
-        occupieds: Vec<u64>,
-        runends: Vec<u64>,
-        remainders: Vec<u64>,
-    ) -> Result<Table, String> {
-        // The sizes first, from arithmetic: nothing is allocated for what the input claims.
-        let (quotients, slots, words) = Self::shape(quotient_bits, remainder_bits);
-        for (what, got, want) in [
-            ("occupieds", occupieds.len(), quotients.div_ceil(64)),
-            ("runends", runends.len(), slots / 64),
-            ("remainders", remainders.len(), words),
-        ] {
-            if got != want {
-                return Err(format!("{what}: {got} words, expected {want}"));
-            }
+        words: W,
+    ) -> Result<Table<W>, String> {
+        let (quotients, blocks, want) = shape(quotient_bits, remainder_bits);
+        let got = words.as_ref().len();
+        if got != want {
+            return Err(format!("{got} words, expected {want}"));
         }
-        let mut t = Table {
+        let t = Table {
             remainder_bits,
             quotients,
             len,
-            occupieds,
-            runends,
-            spill: crate::zeroed(slots / BLOCK).map_err(|e| e.to_string())?,
-            remainders,
+            words,
         };
-        let zero_between = |t: &Table, from: usize, to: usize| -> Result<(), String> {
+        if (quotients / BLOCK..blocks).any(|b| t.occ(b) != 0) {
+            return Err("a quotient past the home slots is occupied".into());
+        }
+        let zero_between = |from: usize, to: usize| -> Result<(), String> {
             match (from..to).find(|&i| t.remainder(i) != 0) {
                 Some(i) => Err(format!("empty slot {i} holds a remainder")),
                 None => Ok(()),
             }
         };
+        // A block's spill count is final once a run of a quotient in or after it is seen:
+        // the slots at its start that the runs before reach.
+        let mut checked = 0usize;
+        let mut check_spills = |to: usize, prev_end: Option<usize>| -> Result<(), String> {
+            while checked < to {
+                let first = checked * BLOCK;
+                let want = prev_end.map_or(0, |e| (e + 1).saturating_sub(first));
+                if t.spill(checked) != want {
+                    return Err(format!(
+                        "block {checked}: spill {}, runs give {want}",
+                        t.spill(checked)
+                    ));
+                }
+                checked += 1;
+            }
+            Ok(())
+        };
         let mut prev_end: Option<usize> = None;
         let mut total = 0u64;
-        let mut next_end = 0usize; // where the search for the next run end starts
         let mut q = t.next_occupied(0);
         while let Some(x) = q {
+            check_spills(x / BLOCK + 1, prev_end)?;
             let start = prev_end.map_or(x, |e| (e + 1).max(x));
             let end = t
-                .runend_from(next_end, 0)
+                .runend_from(prev_end.map_or(0, |e| e + 1), 0)
                 .ok_or_else(|| format!("quotient {x} has no run end"))?;
             if end < start {
                 return Err(format!(
                     "the run of quotient {x} ends at {end}, before it starts"
                 ));
             }
-            zero_between(&t, prev_end.map_or(0, |e| e + 1), start)?;
-            for i in start + 1..=end {
-                if t.remainder(i) < t.remainder(i - 1) {
-                    return Err(format!("the run of quotient {x} is not sorted"));
-                }
-            }
-            // Blocks after `x` that this run reaches start with its slots.
-            for b in (x / BLOCK + 1)..=(end / BLOCK) {
-                t.spill[b] = u32::try_from(end + 1 - b * BLOCK)
-                    .map_err(|_| format!("the run of quotient {x} spans over 2^32 slots"))?;
+            zero_between(prev_end.map_or(0, |e| e + 1), start)?;
+            if (start + 1..=end).any(|i| t.remainder(i) < t.remainder(i - 1)) {
+                return Err(format!("the run of quotient {x} is not sorted"));
             }
             total += (end - start + 1) as u64;
             prev_end = Some(end);
-            next_end = end + 1;
             q = t.next_occupied(x + 1);
         }
-        if t.runend_from(next_end, 0).is_some() {
+        check_spills(blocks, prev_end)?;
+        if t.runend_from(prev_end.map_or(0, |e| e + 1), 0).is_some() {
             return Err("more run ends than occupied quotients".into());
         }
         if total != len {
             return Err(format!("{len} fingerprints announced, {total} stored"));
         }
-        zero_between(&t, prev_end.map_or(0, |e| e + 1), slots)?;
-        let bits = slots * remainder_bits as usize;
-        let tail = t.remainders[bits / 64] >> (bits % 64);
-        if tail != 0 || t.remainders[bits / 64 + 1..].iter().any(|&w| w != 0) {
-            return Err("bits past the last slot are set".into());
-        }
+        zero_between(prev_end.map_or(0, |e| e + 1), t.slots())?;
         Ok(t)
     }
 
-    /// Removes every fingerprint.
-    pub(crate) fn clear(&mut self) {
-        self.len = 0;
-        self.occupieds.fill(0);
-        self.runends.fill(0);
-        self.spill.fill(0);
-        self.remainders.fill(0);
-    }
-
-    /// Requests the cache lines a lookup of quotient `x` starts with: its occupied and
-    /// run-end words, its block's count and the remainders at its home slot.
     #[inline(always)]
-    pub(crate) fn prefetch(&self, x: usize) {
-        use bloomkit_core::batch::prefetch;
-        prefetch(&self.occupieds[x / 64]);
-        prefetch(&self.runends[x / 64]);
-        prefetch(&self.spill[x / BLOCK]);
-        prefetch(&self.remainders[x * self.remainder_bits as usize / 64]);
+    fn w(&self) -> &[u64] {
+        self.words.as_ref()
     }
 
-    /// Heap memory held.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        (self.occupieds.len() + self.runends.len() + self.remainders.len()) * 8
-            + self.spill.len() * 4
+    /// Words per block.
+    #[inline(always)]
+    fn stride(&self) -> usize {
+        HEAD + self.remainder_bits as usize
+    }
+
+    #[inline(always)]
+    fn spill(&self, b: usize) -> usize {
+        self.w()[b * self.stride()] as usize
+    }
+
+    #[inline(always)]
+    fn occ(&self, b: usize) -> u64 {
+        self.w()[b * self.stride() + 1]
+    }
+
+    #[inline(always)]
+    fn ends(&self, b: usize) -> u64 {
+        self.w()[b * self.stride() + 2]
+    }
+
+    #[inline(always)]
+    fn is_occupied(&self, x: usize) -> bool {
+        self.occ(x / BLOCK) >> (x % BLOCK) & 1 == 1
+    }
+
+    #[inline(always)]
+    fn is_runend(&self, i: usize) -> bool {
+        self.ends(i / BLOCK) >> (i % BLOCK) & 1 == 1
+    }
+
+    /// Blocks, home and extra.
+    #[inline(always)]
+    fn blocks(&self) -> usize {
+        self.w().len() / self.stride()
     }
 
     /// All slots, home and extra.
     #[inline(always)]
     pub(crate) fn slots(&self) -> usize {
-        self.runends.len() * 64
+        self.blocks() * BLOCK
+    }
+
+    /// Heap memory held (a view's words are borrowed: its own figure is zero).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.w().len() * 8
+    }
+
+    /// Requests the cache lines a lookup of quotient `x` starts with: its block's counts
+    /// and bits, and the remainders at its home slot.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, x: usize) {
+        use bloomkit_core::batch::prefetch;
+        let base = (x / BLOCK) * self.stride();
+        prefetch(&self.w()[base]);
+        prefetch(&self.w()[base + HEAD + (x % BLOCK) * self.remainder_bits as usize / 64]);
     }
 
     #[inline(always)]
     fn remainder(&self, i: usize) -> u64 {
         let r = self.remainder_bits as usize;
-        let at = i * r;
-        let (w, s) = (at / 64, at % 64);
-        let lo = self.remainders[w] >> s;
+        let at = (i % BLOCK) * r;
+        let (w, s) = ((i / BLOCK) * self.stride() + HEAD + at / 64, at % 64);
+        let words = self.w();
+        let lo = words[w] >> s;
         let v = if s + r > 64 {
-            lo | (self.remainders[w + 1] << (64 - s))
+            lo | (words[w + 1] << (64 - s))
         } else {
             lo
         };
         v & (u64::MAX >> (64 - r))
     }
 
-    #[inline(always)]
-    fn set_remainder(&mut self, i: usize, value: u64) {
-        let r = self.remainder_bits as usize;
-        let at = i * r;
-        let (w, s) = (at / 64, at % 64);
-        let mask = u64::MAX >> (64 - r);
-        self.remainders[w] = (self.remainders[w] & !(mask << s)) | (value << s);
-        if s + r > 64 {
-            let high = r - (64 - s);
-            let hmask = u64::MAX >> (64 - high);
-            self.remainders[w + 1] = (self.remainders[w + 1] & !hmask) | (value >> (64 - s));
-        }
-    }
-
     /// The position of the `k`-th run end (0-based) at or after slot `from`, or `None` past
     /// the table.
     #[inline]
     fn runend_from(&self, from: usize, mut k: u32) -> Option<usize> {
-        let mut w = from / 64;
-        let mut word = self.runends.get(w)? & (u64::MAX << (from % 64));
+        let blocks = self.blocks();
+        let mut b = from / BLOCK;
+        if b >= blocks {
+            return None;
+        }
+        let mut word = self.ends(b) & (u64::MAX << (from % BLOCK));
         loop {
             let ones = word.count_ones();
             if k < ones {
-                return Some(w * 64 + select(word, k) as usize);
+                return Some(b * BLOCK + select(word, k) as usize);
             }
             k -= ones;
-            w += 1;
-            word = *self.runends.get(w)?;
+            b += 1;
+            if b >= blocks {
+                return None;
+            }
+            word = self.ends(b);
         }
     }
 
@@ -331,14 +530,9 @@ impl Table {
     #[inline]
     fn last_end(&self, x: usize) -> isize {
         let b = x / BLOCK;
-        let start = b * BLOCK + self.spill[b] as usize;
-        let below = if x < self.quotients {
-            let j = x % 64;
-            (self.occupieds[b] & (u64::MAX >> (63 - j))).count_ones()
-        } else {
-            // Past the home slots: every occupied quotient of the last blocks is below.
-            self.occupieds.get(b).map_or(0, |w| w.count_ones())
-        };
+        let start = b * BLOCK + self.spill(b);
+        // Quotients past the home slots are never occupied: their bits are zero.
+        let below = (self.occ(b) & (u64::MAX >> (63 - x % BLOCK))).count_ones();
         if below == 0 {
             start as isize - 1
         } else {
@@ -351,20 +545,21 @@ impl Table {
     #[inline]
     fn run(&self, x: usize) -> (usize, usize) {
         let b = x / BLOCK;
-        let start = b * BLOCK + self.spill[b] as usize;
-        let before = (self.occupieds[b] & ((1u64 << (x % 64)) - 1)).count_ones();
+        let start = b * BLOCK + self.spill(b);
+        let before = (self.occ(b) & ((1u64 << (x % BLOCK)) - 1)).count_ones();
+        if before == 0 {
+            let end = self
+                .runend_from(start, 0)
+                .expect("an occupied quotient has a run end");
+            return (start.max(x), end);
+        }
+        let prev = self
+            .runend_from(start, before - 1)
+            .expect("an earlier run end");
         let end = self
-            .runend_from(start, before)
+            .runend_from(prev + 1, 0)
             .expect("an occupied quotient has a run end");
-        let first = if before == 0 {
-            start.max(x)
-        } else {
-            let prev = self
-                .runend_from(start, before - 1)
-                .expect("an earlier run end");
-            (prev + 1).max(x)
-        };
-        (first, end)
+        ((prev + 1).max(x), end)
     }
 
     /// The first empty slot at or after `i`, if the table has one.
@@ -383,7 +578,7 @@ impl Table {
 
     /// How many copies of the fingerprint `(x, rem)` the table holds.
     pub(crate) fn count(&self, x: usize, rem: u64) -> u64 {
-        if !bit(&self.occupieds, x) {
+        if !self.is_occupied(x) {
             return 0;
         }
         let (first, end) = self.run(x);
@@ -391,8 +586,9 @@ impl Table {
     }
 
     /// Whether the fingerprint `(x, rem)` is present.
+    #[inline]
     pub(crate) fn contains(&self, x: usize, rem: u64) -> bool {
-        if !bit(&self.occupieds, x) {
+        if !self.is_occupied(x) {
             return false;
         }
         let (first, end) = self.run(x);
@@ -403,101 +599,6 @@ impl Table {
             }
         }
         false
-    }
-
-    /// Adds one copy of `(x, rem)`; `false` (and nothing changed) when no slot is left.
-    pub(crate) fn insert(&mut self, x: usize, rem: u64) -> bool {
-        let occupied = bit(&self.occupieds, x);
-        // Where the fingerprint goes, and whether it ends its run.
-        let (at, ends_run, old_end) = if occupied {
-            let (first, end) = self.run(x);
-            let mut at = end + 1;
-            for i in first..=end {
-                if self.remainder(i) > rem {
-                    at = i;
-                    break;
-                }
-            }
-            (at, at == end + 1, Some(end))
-        } else {
-            let prev = self.last_end(x);
-            (((prev + 1).max(x as isize)) as usize, true, None)
-        };
-        let Some(empty) = self.first_empty(at) else {
-            return false;
-        };
-        // A cluster spanning 2^32 slots (never at 95% load) would overflow a block's count.
-        if (x / BLOCK + 1..=empty / BLOCK).any(|c| self.spill[c] == u32::MAX) {
-            return false;
-        }
-        // Slots at..empty move one to the right, with their run ends, a word at a time.
-        let r = self.remainder_bits as usize;
-        shift_up(&mut self.remainders, at * r, empty * r, r);
-        shift_up(&mut self.runends, at, empty, 1);
-        self.set_remainder(at, rem);
-        if occupied {
-            if ends_run {
-                // Appended after the old end, which no longer ends the run.
-                set_bit(&mut self.runends, old_end.expect("occupied"), false);
-                set_bit(&mut self.runends, at, true);
-            } else {
-                set_bit(&mut self.runends, at, false);
-            }
-        } else {
-            set_bit(&mut self.runends, at, true);
-            set_bit(&mut self.occupieds, x, true);
-        }
-        // Blocks from after `x`'s up to the empty slot gained one slot of earlier runs.
-        for c in (x / BLOCK + 1)..=(empty / BLOCK) {
-            if c * BLOCK > x && c * BLOCK <= empty {
-                self.spill[c] += 1;
-            }
-        }
-        self.len += 1;
-        true
-    }
-
-    /// Removes one copy of `(x, rem)`; `false` (and nothing changed) when there is none.
-    pub(crate) fn remove(&mut self, x: usize, rem: u64) -> bool {
-        if !bit(&self.occupieds, x) {
-            return false;
-        }
-        let (first, end) = self.run(x);
-        let Some(at) = (first..=end).find(|&i| self.remainder(i) == rem) else {
-            return false;
-        };
-        // The last slot that moves left: the rest of this run, then every following run
-        // that sits after its home slot (a run at its home cannot move left of it).
-        let mut last = end;
-        let mut q = x + 1;
-        // Each next occupied quotient's run, while it sits right after and away from home.
-        while let Some(y) = self.next_occupied(q) {
-            let (ys, ye) = self.run(y);
-            if ys != last + 1 || ys == y {
-                break;
-            }
-            last = ye;
-            q = y + 1;
-        }
-        let run_of_one = first == end;
-        let r = self.remainder_bits as usize;
-        shift_down(&mut self.remainders, (at + 1) * r, (last + 1) * r, r);
-        shift_down(&mut self.runends, at + 1, last + 1, 1);
-        set_bit(&mut self.runends, last, false);
-        self.set_remainder(last, 0);
-        if run_of_one {
-            set_bit(&mut self.occupieds, x, false);
-        } else if at == end {
-            // The last copy of the run went: the one before now ends it.
-            set_bit(&mut self.runends, end - 1, true);
-        }
-        for c in (x / BLOCK + 1)..=(last / BLOCK) {
-            if c * BLOCK > x && c * BLOCK <= last {
-                self.spill[c] -= 1;
-            }
-        }
-        self.len -= 1;
-        true
     }
 
     /// Every fingerprint `(quotient, remainder)`, in order (a copy per copy).
@@ -522,14 +623,18 @@ impl Table {
         if q >= self.quotients {
             return None;
         }
-        let mut w = q / 64;
-        let mut word = self.occupieds[w] & (u64::MAX << (q % 64));
+        let home_blocks = self.quotients / BLOCK;
+        let mut b = q / BLOCK;
+        let mut word = self.occ(b) & (u64::MAX << (q % BLOCK));
         loop {
             if word != 0 {
-                return Some(w * 64 + word.trailing_zeros() as usize);
+                return Some(b * BLOCK + word.trailing_zeros() as usize);
             }
-            w += 1;
-            word = *self.occupieds.get(w)?;
+            b += 1;
+            if b >= home_blocks {
+                return None;
+            }
+            word = self.occ(b);
         }
     }
 }
@@ -539,16 +644,20 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
+    fn splitmix(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let z = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z ^ (z >> 31)
+        }
+    }
+
     /// The word-at-a-time shifts move exactly the bits a bit-at-a-time loop moves, and
     /// leave every other bit alone.
     #[test]
     fn shifts_match_a_bit_loop() {
-        let mut x = 11u64;
-        let mut next = || {
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let z = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z ^ (z >> 31)
-        };
+        let mut next = splitmix(11);
         for _ in 0..20_000 {
             let words: Vec<u64> = (0..6).map(|_| next()).collect();
             let total = 64 * words.len();
@@ -580,16 +689,55 @@ mod tests {
         }
     }
 
+    /// Moving slots across blocks keeps every other slot and every block's head: checked
+    /// against a slot-by-slot copy on random tables and ranges.
+    #[test]
+    fn slot_shifts_match_a_slot_loop() {
+        let mut next = splitmix(5);
+        for r in [1u32, 3, 7, 13, 33, 58] {
+            for _ in 0..300 {
+                let mut t = Table::new(8, r).unwrap();
+                for w in t.words.iter_mut() {
+                    *w = next();
+                }
+                let slots = t.slots();
+                let at = next() as usize % (slots - 1);
+                let end = at + 1 + next() as usize % (slots - at - 1).min(300);
+                let snapshot = |t: &Table| -> Vec<(u64, bool)> {
+                    (0..slots)
+                        .map(|i| (t.remainder(i), t.is_runend(i)))
+                        .collect()
+                };
+                let heads = |t: &Table| -> Vec<(usize, u64)> {
+                    (0..t.blocks()).map(|b| (t.spill(b), t.occ(b))).collect()
+                };
+                let before = snapshot(&t);
+                let mut up = t.clone();
+                up.shift_slots_up(at, end);
+                let mut want = before.clone();
+                for i in (at..end).rev() {
+                    want[i + 1] = want[i];
+                }
+                assert_eq!(snapshot(&up), want, "up r {r} at {at} end {end}");
+                assert_eq!(heads(&up), heads(&t));
+                let mut down = t.clone();
+                down.shift_slots_down(at, end);
+                let mut want = before.clone();
+                for i in at..end {
+                    want[i] = want[i + 1];
+                }
+                assert_eq!(snapshot(&down), want, "down r {r} at {at} end {end}");
+                assert_eq!(heads(&down), heads(&t));
+            }
+        }
+    }
+
     /// Every fingerprint's count against a model, after each step, on a table small enough
-    /// for clusters to reach block boundaries and the extra slots.
+    /// for clusters to reach block boundaries and the extra slots; and the checks a decoder
+    /// runs accept every table the steps leave.
     #[test]
     fn follows_a_multiset_model() {
-        let mut x = 7u64;
-        let mut next = || {
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let z = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z ^ (z >> 31)
-        };
+        let mut next = splitmix(7);
         for (qbits, rbits, steps) in [(6, 3, 3000), (8, 5, 20_000), (10, 8, 20_000), (7, 13, 5000)]
         {
             let mut t = Table::new(qbits, rbits).unwrap();
@@ -629,6 +777,15 @@ mod tests {
                             let held = model.contains_key(&(q, r));
                             assert_eq!(t.contains(q, r), held, "step {step}: ({q}, {r})");
                         }
+                    }
+                    let listed: Vec<(usize, u64)> = t.iter().collect();
+                    let want: Vec<(usize, u64)> = model
+                        .iter()
+                        .flat_map(|(&k, &c)| std::iter::repeat_n(k, c as usize))
+                        .collect();
+                    assert_eq!(listed, want, "step {step}: iter");
+                    if let Err(e) = Table::from_words(qbits, rbits, t.len, &t.words[..]) {
+                        panic!("step {step}: a table the steps left is refused: {e}");
                     }
                 }
             }
