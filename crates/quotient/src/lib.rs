@@ -199,12 +199,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
             return Err(full);
         }
         let (home, rem) = self.split(hash);
-        let new = !self.table.contains(home, rem);
-        if self.table.insert(home, rem) {
-            Ok(new)
-        } else {
-            Err(full)
-        }
+        self.table.insert(home, rem).ok_or(full)
     }
 
     /// Removes a copy of the key whose hash is `hash`.
@@ -238,12 +233,16 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
                 max: 1 << MAX_QUOTIENT_BITS,
             });
         }
-        let mut bigger = Table::new(self.quotient_bits + 1, r - 1)?;
-        for (x, rem) in self.table.iter() {
+        // In order: each fingerprint lands after the ones before it, with nothing to move.
+        let split = self.table.iter().map(|(x, rem)| {
             let home = (x << 1) | (rem >> (r - 1)) as usize;
-            let placed = bigger.insert(home, rem & ((1 << (r - 1)) - 1));
-            debug_assert!(placed, "half the load fits");
-        }
+            (home, rem & ((1 << (r - 1)) - 1))
+        });
+        let bigger =
+            Table::from_sorted(self.quotient_bits + 1, r - 1, split).ok_or(Error::Full {
+                items: self.table.len,
+                slots: (self.table.quotients * 2) as u64,
+            })??;
         self.table = bigger;
         self.quotient_bits += 1;
         Ok(())
@@ -271,15 +270,15 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
                 slots: half as u64,
             });
         }
-        let mut smaller = Table::new(self.quotient_bits - 1, r + 1)?;
-        for (x, rem) in self.table.iter() {
-            if !smaller.insert(x >> 1, ((x as u64 & 1) << r) | rem) {
-                return Err(Error::Full {
-                    items: self.table.len,
-                    slots: half as u64,
-                });
-            }
-        }
+        let joined = self
+            .table
+            .iter()
+            .map(|(x, rem)| (x >> 1, ((x as u64 & 1) << r) | rem));
+        let smaller =
+            Table::from_sorted(self.quotient_bits - 1, r + 1, joined).ok_or(Error::Full {
+                items: self.table.len,
+                slots: half as u64,
+            })??;
         self.table = smaller;
         self.quotient_bits -= 1;
         Ok(())
@@ -325,16 +324,20 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
                 slots: self.table.quotients as u64,
             });
         }
-        let mut merged = self.table.clone();
-        for (x, rem) in other.table.iter() {
-            if !merged.insert(x, rem) {
-                return Err(Error::Full {
-                    items: total,
-                    slots: self.table.quotients as u64,
-                });
-            }
-        }
-        self.table = merged;
+        // A merge of the two sorted lists of fingerprints into a new table, in one pass.
+        let merged = {
+            let (mut a, mut b) = (self.table.iter().peekable(), other.table.iter().peekable());
+            let sorted = core::iter::from_fn(|| match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if y < x => b.next(),
+                (Some(_), _) => a.next(),
+                (None, _) => b.next(),
+            });
+            Table::from_sorted(self.quotient_bits, self.table.remainder_bits, sorted)
+        };
+        self.table = merged.ok_or(Error::Full {
+            items: total,
+            slots: self.table.quotients as u64,
+        })??;
         Ok(())
     }
 

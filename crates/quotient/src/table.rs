@@ -109,13 +109,42 @@ fn shift_down(words: &mut [u64], lo: usize, hi: usize, d: usize) {
     }
 }
 
-/// The position of the `k`-th set bit (0-based `k`, fewer than the word's ones) of `word`.
-#[inline(always)]
-fn select(mut word: u64, k: u32) -> u32 {
-    for _ in 0..k {
-        word &= word - 1;
+/// For each byte value and `k < 8`: the position of its `k`-th set bit (8 past its ones).
+const SELECT_IN_BYTE: [[u8; 8]; 256] = {
+    let mut table = [[8u8; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (mut bit, mut k) = (0, 0);
+        while bit < 8 {
+            if byte >> bit & 1 == 1 {
+                table[byte][k] = bit as u8;
+                k += 1;
+            }
+            bit += 1;
+        }
+        byte += 1;
     }
-    word.trailing_zeros()
+    table
+};
+
+/// The position of the `k`-th set bit (0-based `k`, fewer than the word's ones) of `word`,
+/// in constant time: the byte that holds it from the bytes' running counts of ones (one
+/// multiply), then a table within the byte.
+#[inline(always)]
+fn select(word: u64, k: u32) -> u32 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut s = word - ((word >> 1) & 0x5555_5555_5555_5555);
+    s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
+    s = (s + (s >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i: the ones in bytes 0..=i (at most 64, so no byte overflows).
+    let running = s.wrapping_mul(ONES);
+    // A high bit for every byte whose running count is <= k: those before the target.
+    let before_bytes = (((u64::from(k) * ONES) | HIGHS) - running) & HIGHS;
+    let byte = before_bytes.count_ones();
+    let ones_before = (running << 8 >> (8 * byte)) as u32 & 0xff;
+    let in_byte = (word >> (8 * byte)) as usize & 0xff;
+    8 * byte + u32::from(SELECT_IN_BYTE[in_byte][(k - ones_before) as usize])
 }
 
 /// Home slots, blocks in all, and words of a table: room after the last home slot for the
@@ -139,6 +168,27 @@ impl Table {
             len: 0,
             words: crate::zeroed(words)?,
         })
+    }
+
+    /// A table holding `fingerprints`. In order (by quotient, then remainder) each lands
+    /// after the ones before it, so nothing moves (any order is correct, only slower).
+    /// `None` when they do not fit.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] (inside the `Some`).
+    pub(crate) fn from_sorted(
+        quotient_bits: u32,
+        remainder_bits: u32,
+        fingerprints: impl Iterator<Item = (usize, u64)>,
+    ) -> Option<Result<Table, Error>> {
+        let mut t = match Table::new(quotient_bits, remainder_bits) {
+            Ok(t) => t,
+            Err(e) => return Some(Err(e)),
+        };
+        for (x, rem) in fingerprints {
+            t.insert(x, rem)?;
+        }
+        Some(Ok(t))
     }
 
     /// The heap bytes of a table of this shape, known before allocating.
@@ -260,23 +310,23 @@ impl Table {
         }
     }
 
-    /// Adds one copy of `(x, rem)`; `false` (and nothing changed) when no slot is left.
-    pub(crate) fn insert(&mut self, x: usize, rem: u64) -> bool {
-        let occupied = self.is_occupied(x);
-        // Where the fingerprint goes, and the end of its run before the insert.
-        let (at, old_end) = if occupied {
+    /// Adds one copy of `(x, rem)`: `Some(true)` when the table held no copy of it before,
+    /// `None` (and nothing changed) when no slot is left.
+    pub(crate) fn insert(&mut self, x: usize, rem: u64) -> Option<bool> {
+        // Where the fingerprint goes (after its equals), whether it has equals, and the end
+        // of its run before the insert.
+        let (at, new, old_end) = if self.is_occupied(x) {
             let (first, end) = self.run(x);
             let at = (first..=end)
                 .find(|&i| self.remainder(i) > rem)
                 .unwrap_or(end + 1);
-            (at, Some(end))
+            let new = at == first || self.remainder(at - 1) != rem;
+            (at, new, Some(end))
         } else {
             let prev = self.last_end(x);
-            (((prev + 1).max(x as isize)) as usize, None)
+            (((prev + 1).max(x as isize)) as usize, true, None)
         };
-        let Some(empty) = self.first_empty(at) else {
-            return false;
-        };
+        let empty = self.first_empty(at)?;
         self.shift_slots_up(at, empty);
         self.set_remainder(at, rem);
         match old_end {
@@ -296,7 +346,7 @@ impl Table {
             self.add_spill(x / BLOCK + 1, empty / BLOCK, 1);
         }
         self.len += 1;
-        true
+        Some(new)
     }
 
     /// Removes one copy of `(x, rem)`; `false` (and nothing changed) when there is none.
@@ -653,6 +703,26 @@ mod tests {
         }
     }
 
+    /// The constant-time select finds the bit a loop finds, for every rank of random words
+    /// and of words with runs of ones.
+    #[test]
+    fn select_matches_a_loop() {
+        let mut next = splitmix(3);
+        for i in 0..20_000u64 {
+            let word = match i % 4 {
+                0 => next(),
+                1 => next() & next() & next(),
+                2 => u64::MAX << (next() % 64),
+                _ => next() | next(),
+            };
+            let mut w = word;
+            for k in 0..word.count_ones() {
+                assert_eq!(select(word, k), w.trailing_zeros(), "{word:#x} k {k}");
+                w &= w - 1;
+            }
+        }
+    }
+
     /// The word-at-a-time shifts move exactly the bits a bit-at-a-time loop moves, and
     /// leave every other bit alone.
     #[test]
@@ -763,7 +833,9 @@ mod tests {
                         model.remove(&(q, r));
                     }
                 } else {
-                    assert!(t.insert(q, r), "step {step}: full at {}", t.len);
+                    let new = t.insert(q, r);
+                    assert!(new.is_some(), "step {step}: full at {}", t.len);
+                    assert_eq!(new, Some(!model.contains_key(&(q, r))), "step {step}: new");
                     *model.entry((q, r)).or_default() += 1;
                 }
                 if step % 97 == 0 || steps < 4000 {
