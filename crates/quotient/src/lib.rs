@@ -56,6 +56,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
+use bloomkit_core::batch::{pipeline, with_popcnt};
 use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::{Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
 use derive_where::derive_where;
@@ -172,7 +173,17 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     }
 
     /// Whether the key whose hash is `hash` may be in the filter.
+    #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
+        with_popcnt(
+            #[inline(always)]
+            || self.contains_split(hash),
+        )
+    }
+
+    /// [`contains_hash`](Self::contains_hash) inside a POPCNT scope (see `with_popcnt`).
+    #[inline(always)]
+    fn contains_split(&self, hash: u64) -> bool {
         let (home, rem) = self.split(hash);
         self.table.contains(home, rem)
     }
@@ -181,7 +192,10 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// more when another key shares its fingerprint).
     pub fn count_hash(&self, hash: u64) -> u64 {
         let (home, rem) = self.split(hash);
-        self.table.count(home, rem)
+        with_popcnt(
+            #[inline(always)]
+            || self.table.count(home, rem),
+        )
     }
 
     /// Adds a copy of the key whose hash is `hash`; `Ok(true)` when its fingerprint was not
@@ -190,7 +204,17 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// # Errors
     /// [`Error::Full`] at [`max_items`](Self::max_items) copies (or when the runs reach the
     /// table's end); nothing is changed.
+    #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        with_popcnt(
+            #[inline(always)]
+            || self.insert_split(hash),
+        )
+    }
+
+    /// [`insert_hash`](Self::insert_hash) inside a POPCNT scope.
+    #[inline(always)]
+    fn insert_split(&mut self, hash: u64) -> Result<bool, Error> {
         let full = Error::Full {
             items: self.table.len,
             slots: self.table.quotients as u64,
@@ -211,7 +235,10 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// as with a counting Bloom filter: remove only keys you inserted.
     pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         let (home, rem) = self.split(hash);
-        if self.table.remove(home, rem) {
+        if with_popcnt(
+            #[inline(always)]
+            || self.table.remove(home, rem),
+        ) {
             Ok(())
         } else {
             Err(Error::NotPresent)
@@ -422,11 +449,16 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        bloomkit_core::batch::pipeline(
-            out,
-            keys,
-            |_, key| self.stage(key.borrow()),
-            |out, hash| out.push(self.contains_hash(hash)),
+        with_popcnt(
+            #[inline(always)]
+            || {
+                pipeline(
+                    out,
+                    keys,
+                    |_, key| self.stage(key.borrow()),
+                    |out, hash| out.push(self.contains_split(hash)),
+                );
+            },
         );
     }
 
@@ -443,23 +475,28 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
         I::Item: Borrow<K>,
     {
         let mut state = (self, 0usize, None::<Error>);
-        bloomkit_core::batch::pipeline(
-            &mut state,
-            keys,
-            |(f, _, refused), key| {
-                if refused.is_some() {
-                    return 0;
-                }
-                f.stage(key.borrow())
-            },
-            |(f, new, refused), hash| {
-                if refused.is_none() {
-                    match f.insert_hash(hash) {
-                        Ok(true) => *new += 1,
-                        Ok(false) => {}
-                        Err(e) => *refused = Some(e),
-                    }
-                }
+        with_popcnt(
+            #[inline(always)]
+            || {
+                pipeline(
+                    &mut state,
+                    keys,
+                    |(f, _, refused), key| {
+                        if refused.is_some() {
+                            return 0;
+                        }
+                        f.stage(key.borrow())
+                    },
+                    |(f, new, refused), hash| {
+                        if refused.is_none() {
+                            match f.insert_split(hash) {
+                                Ok(true) => *new += 1,
+                                Ok(false) => {}
+                                Err(e) => *refused = Some(e),
+                            }
+                        }
+                    },
+                );
             },
         );
         match state {

@@ -239,6 +239,7 @@ impl Table {
 
     /// Slots `at..empty` (remainders and run-end bits) moved up one, to `at + 1..=empty`,
     /// block by block from the top so that every slot is read before it is overwritten.
+    #[inline(always)]
     fn shift_slots_up(&mut self, at: usize, empty: usize) {
         if empty <= at {
             return;
@@ -275,6 +276,7 @@ impl Table {
 
     /// Slots `at + 1..=last` moved down one, to `at..last`, block by block from the bottom;
     /// slot `last` is left for the caller.
+    #[inline(always)]
     fn shift_slots_down(&mut self, at: usize, last: usize) {
         if last <= at {
             return;
@@ -312,6 +314,7 @@ impl Table {
 
     /// Adds one copy of `(x, rem)`: `Some(true)` when the table held no copy of it before,
     /// `None` (and nothing changed) when no slot is left.
+    #[inline(always)]
     pub(crate) fn insert(&mut self, x: usize, rem: u64) -> Option<bool> {
         // Where the fingerprint goes (after its equals), whether it has equals, and the end
         // of its run before the insert.
@@ -350,6 +353,7 @@ impl Table {
     }
 
     /// Removes one copy of `(x, rem)`; `false` (and nothing changed) when there is none.
+    #[inline(always)]
     pub(crate) fn remove(&mut self, x: usize, rem: u64) -> bool {
         if !self.is_occupied(x) {
             return false;
@@ -552,14 +556,12 @@ impl<W: AsRef<[u64]>> Table<W> {
 
     /// The position of the `k`-th run end (0-based) at or after slot `from`, or `None` past
     /// the table.
-    #[inline]
+    #[inline(always)]
     fn runend_from(&self, from: usize, mut k: u32) -> Option<usize> {
-        let blocks = self.blocks();
+        let (words, stride) = (self.w(), self.stride());
+        // The run-end word of `from`'s block, then of each next block.
         let mut b = from / BLOCK;
-        if b >= blocks {
-            return None;
-        }
-        let mut word = self.ends(b) & (u64::MAX << (from % BLOCK));
+        let mut word = *words.get(b * stride + 2)? & (u64::MAX << (from % BLOCK));
         loop {
             let ones = word.count_ones();
             if k < ones {
@@ -567,17 +569,14 @@ impl<W: AsRef<[u64]>> Table<W> {
             }
             k -= ones;
             b += 1;
-            if b >= blocks {
-                return None;
-            }
-            word = self.ends(b);
+            word = *words.get(b * stride + 2)?;
         }
     }
 
     /// The end of the run of the largest occupied quotient `<= x`, if that is at or after the
     /// block of `x`; otherwise a position before `x`'s block (all that matters then is that
     /// it is below `x`).
-    #[inline]
+    #[inline(always)]
     fn last_end(&self, x: usize) -> isize {
         let b = x / BLOCK;
         let start = b * BLOCK + self.spill(b);
@@ -592,7 +591,7 @@ impl<W: AsRef<[u64]>> Table<W> {
     }
 
     /// The run of quotient `x` (which must be occupied): its first and last slot.
-    #[inline]
+    #[inline(always)]
     fn run(&self, x: usize) -> (usize, usize) {
         let b = x / BLOCK;
         let start = b * BLOCK + self.spill(b);
@@ -613,6 +612,7 @@ impl<W: AsRef<[u64]>> Table<W> {
     }
 
     /// The first empty slot at or after `i`, if the table has one.
+    #[inline(always)]
     fn first_empty(&self, mut i: usize) -> Option<usize> {
         loop {
             if i >= self.slots() {
@@ -626,29 +626,63 @@ impl<W: AsRef<[u64]>> Table<W> {
         }
     }
 
+    /// The last slot of the run of quotient `x` (which must be occupied): one rank and one
+    /// select from its block's spill count.
+    #[inline(always)]
+    fn run_end(&self, x: usize) -> usize {
+        let b = x / BLOCK;
+        let start = b * BLOCK + self.spill(b);
+        let before = (self.occ(b) & ((1u64 << (x % BLOCK)) - 1)).count_ones();
+        self.runend_from(start, before)
+            .expect("an occupied quotient has a run end")
+    }
+
+    /// The slots of `x`'s run from its end backwards while their remainders are at least
+    /// `rem` (the run is sorted): what a lookup and a count read, with one select (the
+    /// start is where the slot before is a run end, or `x` itself).
+    #[inline(always)]
+    fn from_end(&self, x: usize, rem: u64) -> impl Iterator<Item = u64> + '_ {
+        let mut i = Some(self.run_end(x));
+        core::iter::from_fn(move || {
+            let at = i?;
+            let r = self.remainder(at);
+            i = if r < rem || at == x || self.is_runend(at - 1) {
+                None
+            } else {
+                Some(at - 1)
+            };
+            Some(r)
+        })
+        .take_while(move |&r| r >= rem)
+    }
+
     /// How many copies of the fingerprint `(x, rem)` the table holds.
+    #[inline(always)]
     pub(crate) fn count(&self, x: usize, rem: u64) -> u64 {
         if !self.is_occupied(x) {
             return 0;
         }
-        let (first, end) = self.run(x);
-        (first..=end).filter(|&i| self.remainder(i) == rem).count() as u64
+        self.from_end(x, rem).filter(|&r| r == rem).count() as u64
     }
 
     /// Whether the fingerprint `(x, rem)` is present.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contains(&self, x: usize, rem: u64) -> bool {
         if !self.is_occupied(x) {
             return false;
         }
-        let (first, end) = self.run(x);
-        for i in first..=end {
+        // Backwards from the end: the first remainder not above `rem` decides.
+        let mut i = self.run_end(x);
+        loop {
             let r = self.remainder(i);
-            if r >= rem {
+            if r <= rem {
                 return r == rem;
             }
+            if i == x || self.is_runend(i - 1) {
+                return false;
+            }
+            i -= 1;
         }
-        false
     }
 
     /// Every fingerprint `(quotient, remainder)`, in order (a copy per copy).
