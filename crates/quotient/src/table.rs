@@ -641,7 +641,7 @@ impl<W: AsRef<[u64]>> Table<W> {
     /// `rem` (the run is sorted): what a lookup and a count read, with one select (the
     /// start is where the slot before is a run end, or `x` itself).
     #[inline(always)]
-    fn from_end(&self, x: usize, rem: u64) -> impl Iterator<Item = u64> + '_ {
+    fn backwards_from_end(&self, x: usize, rem: u64) -> impl Iterator<Item = u64> + '_ {
         let mut i = Some(self.run_end(x));
         core::iter::from_fn(move || {
             let at = i?;
@@ -662,7 +662,7 @@ impl<W: AsRef<[u64]>> Table<W> {
         if !self.is_occupied(x) {
             return 0;
         }
-        self.from_end(x, rem).filter(|&r| r == rem).count() as u64
+        self.backwards_from_end(x, rem).filter(|&r| r == rem).count() as u64
     }
 
     /// Whether the fingerprint `(x, rem)` is present.
