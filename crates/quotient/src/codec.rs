@@ -46,7 +46,7 @@ impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
             return Err(bad(format!("{} remainder bits", p.remainder_bits)));
         }
         check_fpr(p.target_fpr).map_err(Error::into_decode)?;
-        let max = ((1u64 << p.quotient_bits) as f64 * crate::MAX_LOAD) as u64;
+        let max = crate::room(1 << p.quotient_bits);
         if p.len > max {
             return Err(bad(format!(
                 "{} fingerprints, more than the {max} it takes",

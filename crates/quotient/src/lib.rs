@@ -72,6 +72,13 @@ fn zeroed<T: Default + Clone>(len: usize) -> Result<Vec<T>, Error> {
 /// past it, runs grow long and inserts slow down.
 pub const MAX_LOAD: f64 = 0.95;
 
+/// The copies `quotients` home slots take: [`MAX_LOAD`] of them, in integers (19/20 is
+/// 0.95; a power of two is never a multiple of 20, so this is the floor of `0.95 q`).
+#[inline(always)]
+fn room(quotients: usize) -> u64 {
+    quotients as u64 * 19 / 20
+}
+
 /// The fewest home slots: one block of 64.
 const MIN_QUOTIENT_BITS: u32 = 6;
 
@@ -159,7 +166,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
 
     /// The copies an insert may reach before [`Error::Full`]: [`MAX_LOAD`] of the home slots.
     pub fn max_items(&self) -> u64 {
-        (self.table.quotients as f64 * MAX_LOAD) as u64
+        room(self.table.quotients)
     }
 
     /// Copies held over home slots.
@@ -215,15 +222,16 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// [`insert_hash`](Self::insert_hash) inside a POPCNT scope.
     #[inline(always)]
     fn insert_split(&mut self, hash: u64) -> Result<bool, Error> {
-        let full = Error::Full {
+        let (home, rem) = self.split(hash);
+        if self.table.len < self.max_items() {
+            if let Some(new) = self.table.insert(home, rem) {
+                return Ok(new);
+            }
+        }
+        Err(Error::Full {
             items: self.table.len,
             slots: self.table.quotients as u64,
-        };
-        if self.table.len >= self.max_items() {
-            return Err(full);
-        }
-        let (home, rem) = self.split(hash);
-        self.table.insert(home, rem).ok_or(full)
+        })
     }
 
     /// Removes a copy of the key whose hash is `hash`.
@@ -291,7 +299,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
             });
         }
         let half = self.table.quotients / 2;
-        if self.table.len > (half as f64 * MAX_LOAD) as u64 {
+        if self.table.len > room(half) {
             return Err(Error::Full {
                 items: self.table.len,
                 slots: half as u64,

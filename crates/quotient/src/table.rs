@@ -662,7 +662,9 @@ impl<W: AsRef<[u64]>> Table<W> {
         if !self.is_occupied(x) {
             return 0;
         }
-        self.backwards_from_end(x, rem).filter(|&r| r == rem).count() as u64
+        self.backwards_from_end(x, rem)
+            .filter(|&r| r == rem)
+            .count() as u64
     }
 
     /// Whether the fingerprint `(x, rem)` is present.
