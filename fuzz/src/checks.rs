@@ -22,8 +22,8 @@ use bloomkit::format::{AlignedBytes, Verify};
 use bloomkit::prelude::*;
 use bloomkit::static_filters::Fingerprint;
 use bloomkit::{
-    BinaryFuse, BinaryFuseRef, BlockedBloomFilterRef, BloomFilterRef, RibbonFilterRef,
-    SimdBlockFilterRef,
+    BinaryFuse, BinaryFuseRef, BlockedBloomFilterRef, BloomFilterRef, QuotientFilterRef,
+    RibbonFilterRef, SimdBlockFilterRef,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -189,13 +189,22 @@ pub fn decode_ribbon(data: &[u8]) {
     });
 }
 
-/// `decode_quotient`: `QuotientFilter<u64>`; after decoding, its lookups agree with its
-/// batch and counts, and inserts, removes, a union with itself, a resize and a shrink keep
+/// `decode_quotient`: `QuotientFilter<u64>` and its view; after decoding, its lookups agree
+/// with its batch and counts, and inserts, removes, a union with itself, a resize and a shrink keep
 /// every copy it held (no false negative, exact length).
 pub fn decode_quotient(data: &[u8]) {
+    let view = |b: &[u8]| {
+        let v = QuotientFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
+        Some(static_answers(&v))
+    };
     let Some(mut f) = decoded::<QuotientFilter<u64>>(data) else {
+        assert!(
+            view(&AlignedBytes::copy_from(data)).is_none(),
+            "the view accepts what the filter refuses"
+        );
         return;
     };
+    view_agrees(data, view, || static_answers(&f));
     let answers = static_answers(&f);
     assert!(PROBES.zip(&answers).all(|(k, &x)| (f.count(&k) > 0) == x));
     let mut held: HashMap<u64, u64> = HashMap::new();

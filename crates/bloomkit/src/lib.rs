@@ -130,9 +130,9 @@
 //! for a minimal build, use `default-features = false` and name the variants you need.
 //! - `serde` (default): serde impls, and bloomkit's versioned and checksummed byte format on
 //!   every enabled variant (`to_bytes` / `from_bytes`, streaming `write_to` / `read_from`),
-//!   with zero-copy read-only views of the classic, blocked and SIMD block filters
-//!   (`BloomFilterRef`, `BlockedBloomFilterRef`, `SimdBlockFilterRef`) for memory-mapped
-//!   files.
+//!   with zero-copy read-only views of the classic, blocked, SIMD block, static and quotient
+//!   filters (`BloomFilterRef`, `BlockedBloomFilterRef`, `SimdBlockFilterRef`,
+//!   `BinaryFuseRef`, `RibbonFilterRef`, `QuotientFilterRef`) for memory-mapped files.
 //! - `rayon`: `par_extend` (rayon's `ParallelExtend`) on the classic, blocked, SIMD block and counting
 //!   filters, a parallel build from a parallel iterator: one private filter per thread,
 //!   merged at the end (the engine is `bloomkit::parallel`, present with the feature).
@@ -196,6 +196,8 @@ pub use bloomkit_static::{BinaryFuseRef, RibbonFilterRef};
 pub use bloomkit_quotient as quotient;
 #[cfg(feature = "quotient")]
 pub use bloomkit_quotient::QuotientFilter;
+#[cfg(all(feature = "quotient", feature = "serde"))]
+pub use bloomkit_quotient::QuotientFilterRef;
 
 #[cfg(feature = "kv")]
 pub use bloomkit_kv as kv;
@@ -216,6 +218,8 @@ pub mod prelude {
     pub use crate::MultiFilter;
     #[cfg(feature = "quotient")]
     pub use crate::QuotientFilter;
+    #[cfg(all(feature = "quotient", feature = "serde"))]
+    pub use crate::QuotientFilterRef;
     #[cfg(feature = "scalable")]
     pub use crate::ScalableBloomFilter;
     #[cfg(feature = "classic")]

@@ -3,8 +3,11 @@
 //! table's blocks as little-endian words (each block's spill count, occupied bits, run-end
 //! bits and packed remainders); reading checks every run and every count against them.
 
-use bloomkit_core::format::{Reader, Writer};
-use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
+use core::fmt;
+use core::marker::PhantomData;
+
+use bloomkit_core::format::{Reader, Verify, Writer};
+use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
 use serde::{Deserialize, Serialize};
 
 use crate::table::Table;
@@ -32,37 +35,58 @@ impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
             .words(&self.table.words)
     }
 
-    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
-        let hasher = reader.hasher::<S>()?;
-        let p: Params = reader.params()?;
-        let words = reader.words()?;
-        reader.finish()?;
-        let bad =
-            |why: String| Error::Decode(DecodeError::Invalid(format!("quotient filter: {why}")));
-        if !(MIN_QUOTIENT_BITS..=MAX_QUOTIENT_BITS).contains(&p.quotient_bits) {
-            return Err(bad(format!("{} quotient bits", p.quotient_bits)));
-        }
-        if p.remainder_bits == 0 || p.remainder_bits > 64 - p.quotient_bits {
-            return Err(bad(format!("{} remainder bits", p.remainder_bits)));
-        }
-        check_fpr(p.target_fpr).map_err(Error::into_decode)?;
-        let max = crate::room(1 << p.quotient_bits);
-        if p.len > max {
-            return Err(bad(format!(
-                "{} fingerprints, more than the {max} it takes",
-                p.len
-            )));
-        }
-        let table =
-            Table::from_words(p.quotient_bits, p.remainder_bits, p.len, words).map_err(bad)?;
+    fn decode(reader: Reader<'_>) -> Result<Self, Error> {
+        let parts = read::<S, _>(reader, Reader::words)?;
         Ok(QuotientFilter {
-            table,
-            quotient_bits: p.quotient_bits,
-            target_fpr: p.target_fpr,
-            hasher,
-            key: core::marker::PhantomData,
+            table: parts.table,
+            quotient_bits: parts.quotient_bits,
+            target_fpr: parts.target_fpr,
+            hasher: parts.hasher,
+            key: PhantomData,
         })
     }
+}
+
+/// A decoded filter's fields, over words `W` (owned, or borrowed in place).
+struct Parts<S, W> {
+    table: Table<W>,
+    quotient_bits: u32,
+    target_fpr: f64,
+    hasher: S,
+}
+
+/// Reads and checks the parameters and the table, whose words `words` takes from the reader
+/// (a copy, or a slice of the bytes in place): the same checks for the filter and its view.
+fn read<'a, S: PortableHasher, W: AsRef<[u64]>>(
+    mut reader: Reader<'a>,
+    words: impl FnOnce(&mut Reader<'a>) -> Result<W, DecodeError>,
+) -> Result<Parts<S, W>, Error> {
+    let hasher = reader.hasher::<S>()?;
+    let p: Params = reader.params()?;
+    let words = words(&mut reader)?;
+    reader.finish()?;
+    let bad = |why: String| Error::Decode(DecodeError::Invalid(format!("quotient filter: {why}")));
+    if !(MIN_QUOTIENT_BITS..=MAX_QUOTIENT_BITS).contains(&p.quotient_bits) {
+        return Err(bad(format!("{} quotient bits", p.quotient_bits)));
+    }
+    if p.remainder_bits == 0 || p.remainder_bits > 64 - p.quotient_bits {
+        return Err(bad(format!("{} remainder bits", p.remainder_bits)));
+    }
+    check_fpr(p.target_fpr).map_err(Error::into_decode)?;
+    let max = crate::room(1 << p.quotient_bits);
+    if p.len > max {
+        return Err(bad(format!(
+            "{} fingerprints, more than the {max} it takes",
+            p.len
+        )));
+    }
+    let table = Table::from_words(p.quotient_bits, p.remainder_bits, p.len, words).map_err(bad)?;
+    Ok(Parts {
+        table,
+        quotient_bits: p.quotient_bits,
+        target_fpr: p.target_fpr,
+        hasher,
+    })
 }
 
 impl<K: ?Sized, S: PortableHasher> QuotientFilter<K, S> {
@@ -96,3 +120,99 @@ impl<K: ?Sized> QuotientFilter<K> {
 }
 
 bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] QuotientFilter<K, S>);
+
+/// A read-only [`QuotientFilter`] over serialized bytes (a memory-mapped file), without
+/// copying its table: the same lookups, counts and estimates, and the read-only side of
+/// bloomkit's trait. Opening it checks the table as [`from_bytes`](QuotientFilter::from_bytes)
+/// does (every run and count, in one pass over the bytes, allocating nothing), so no bytes
+/// can make a lookup misbehave. The bytes must be 8-byte aligned (as a memory map is;
+/// [`AlignedBytes`](bloomkit_core::format::AlignedBytes) aligns a copy).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::format::AlignedBytes;
+/// use bloomkit_quotient::{QuotientFilter, QuotientFilterRef};
+///
+/// let mut f = QuotientFilter::<u64>::new(1_000, 0.01)?;
+/// f.try_insert_batch([1u64, 2, 2, 3])?;
+/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+/// let view = QuotientFilterRef::<u64>::from_bytes(&bytes)?;
+/// assert!(view.contains(&1) && view.count(&2) == 2);
+/// assert_eq!(view.to_filter(), f);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub struct QuotientFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
+    pub(crate) table: Table<&'a [u64]>,
+    pub(crate) quotient_bits: u32,
+    pub(crate) target_fpr: f64,
+    pub(crate) hasher: S,
+    pub(crate) key: PhantomData<fn(&K)>,
+}
+
+impl<'a, K: ?Sized> QuotientFilterRef<'a, K> {
+    /// A view of `bytes`, every byte checked.
+    ///
+    /// # Errors
+    /// As [`QuotientFilter::from_bytes`], and `NotViewable` for bytes that cannot be used
+    /// in place (not 8-byte aligned).
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::with_hasher(bytes, Verify::All)
+    }
+}
+
+impl<'a, K: ?Sized, S: PortableHasher> QuotientFilterRef<'a, K, S> {
+    /// A view of `bytes` written with hasher `S`, checked as `verify` says (the table's
+    /// structure is always checked).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](QuotientFilterRef::from_bytes).
+    pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+        let reader = Reader::open(bytes, Variant::Quotient, verify)?;
+        let parts = read::<S, _>(reader, Reader::words_in_place::<u64>)?;
+        Ok(QuotientFilterRef {
+            table: parts.table,
+            quotient_bits: parts.quotient_bits,
+            target_fpr: parts.target_fpr,
+            hasher: parts.hasher,
+            key: PhantomData,
+        })
+    }
+
+    /// An owned copy of the filter.
+    pub fn to_filter(&self) -> QuotientFilter<K, S>
+    where
+        S: Clone,
+    {
+        QuotientFilter {
+            table: Table {
+                remainder_bits: self.table.remainder_bits,
+                quotients: self.table.quotients,
+                len: self.table.len,
+                words: self.table.words.to_vec(),
+            },
+            quotient_bits: self.quotient_bits,
+            target_fpr: self.target_fpr,
+            hasher: self.hasher.clone(),
+            key: PhantomData,
+        }
+    }
+}
+
+impl<K: ?Sized, S> QuotientFilterRef<'_, K, S> {
+    /// Heap memory the view holds: none (it borrows its bytes).
+    pub fn heap_bytes(&self) -> usize {
+        0
+    }
+}
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for QuotientFilterRef<'_, K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QuotientFilterRef")
+            .field("len", &self.table.len)
+            .field("quotient_bits", &self.quotient_bits)
+            .field("remainder_bits", &self.table.remainder_bits)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}

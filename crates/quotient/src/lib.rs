@@ -23,7 +23,10 @@
 //! Each copy of a key takes a slot (the paper's counter encoding of many copies inside a
 //! run is not built): a multiset with a few copies a key costs what as many keys would.
 //!
-//! Not there yet: a zero-copy view over the bytes.
+//! With the `serde` feature (default), `to_bytes` / `from_bytes` write and read bloomkit's
+//! checksummed format (variant tag 12, `docs/format.md`), serde goes through those bytes,
+//! and [`QuotientFilterRef`] answers from bytes in place (a memory-mapped file) without
+//! copying them.
 //!
 //! # Examples
 //!
@@ -50,6 +53,9 @@ pub use bloomkit_core;
 #[cfg(feature = "serde")]
 mod codec;
 mod table;
+
+#[cfg(feature = "serde")]
+pub use codec::QuotientFilterRef;
 
 use core::borrow::Borrow;
 use core::fmt;
@@ -134,77 +140,6 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for QuotientFilter<K, S> {
 }
 
 impl<K: ?Sized, S> QuotientFilter<K, S> {
-    /// The fingerprint of a hash: its home slot and remainder.
-    #[inline(always)]
-    fn split(&self, hash: u64) -> (usize, u64) {
-        let q = self.quotient_bits;
-        let r = self.table.remainder_bits;
-        let home = (hash >> (64 - q)) as usize;
-        let rem = (hash << q) >> (64 - r);
-        (home, rem)
-    }
-
-    /// The hasher keys are hashed with.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-
-    /// Copies held (exact: every copy is a stored fingerprint).
-    pub fn len(&self) -> u64 {
-        self.table.len
-    }
-
-    /// Whether the filter holds nothing.
-    pub fn is_empty(&self) -> bool {
-        self.table.len == 0
-    }
-
-    /// Home slots (`2^q`).
-    pub fn capacity(&self) -> u64 {
-        self.table.quotients as u64
-    }
-
-    /// The copies an insert may reach before [`Error::Full`]: [`MAX_LOAD`] of the home slots.
-    pub fn max_items(&self) -> u64 {
-        room(self.table.quotients)
-    }
-
-    /// Copies held over home slots.
-    pub fn load_factor(&self) -> f64 {
-        self.table.len as f64 / self.table.quotients as f64
-    }
-
-    /// Bits of remainder a slot stores.
-    pub fn remainder_bits(&self) -> u32 {
-        self.table.remainder_bits
-    }
-
-    /// Whether the key whose hash is `hash` may be in the filter.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        with_popcnt(
-            #[inline(always)]
-            || self.contains_split(hash),
-        )
-    }
-
-    /// [`contains_hash`](Self::contains_hash) inside a POPCNT scope (see `with_popcnt`).
-    #[inline(always)]
-    fn contains_split(&self, hash: u64) -> bool {
-        let (home, rem) = self.split(hash);
-        self.table.contains(home, rem)
-    }
-
-    /// Copies of the key whose hash is `hash` (at least those inserted and not removed;
-    /// more when another key shares its fingerprint).
-    pub fn count_hash(&self, hash: u64) -> u64 {
-        let (home, rem) = self.split(hash);
-        with_popcnt(
-            #[inline(always)]
-            || self.table.count(home, rem),
-        )
-    }
-
     /// Adds a copy of the key whose hash is `hash`; `Ok(true)` when its fingerprint was not
     /// held before (the key is certainly new).
     ///
@@ -381,19 +316,6 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
         self.table.clear();
     }
 
-    /// The false-positive rate now: the chance that a key never inserted shares its
-    /// fingerprint with one held, `1 - (1 - 2^-(q + r))^len`.
-    pub fn estimated_fpr(&self) -> f64 {
-        let bits = self.quotient_bits + self.table.remainder_bits;
-        let p = (-f64::from(bits)).exp2();
-        -((-p).ln_1p() * self.table.len as f64).exp_m1()
-    }
-
-    /// The rate the filter was sized for (at [`MAX_LOAD`]).
-    pub fn target_fpr(&self) -> f64 {
-        self.target_fpr
-    }
-
     /// Heap memory held.
     pub fn heap_bytes(&self) -> usize {
         self.table.heap_bytes()
@@ -409,65 +331,12 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
         self.insert_hash(self.hasher.hash_one(key))
     }
 
-    /// Whether `key` may be in the filter: `true` for every key inserted and not removed.
-    pub fn contains(&self, key: &K) -> bool {
-        self.contains_hash(self.hasher.hash_one(key))
-    }
-
-    /// Copies of `key` held (see [`count_hash`](Self::count_hash)).
-    pub fn count(&self, key: &K) -> u64 {
-        self.count_hash(self.hasher.hash_one(key))
-    }
-
     /// Removes a copy of `key`.
     ///
     /// # Errors
     /// As [`remove_hash`](Self::remove_hash).
     pub fn remove(&mut self, key: &K) -> Result<(), Error> {
         self.remove_hash(self.hasher.hash_one(key))
-    }
-
-    /// The 64-bit hash of `key` that the `*_hash` methods take: the filter's hasher applied
-    /// once.
-    #[inline]
-    pub fn hash_key(&self, key: &K) -> u64 {
-        self.hasher.hash_one(key)
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
-    /// of [`contains`](Self::contains), with the cache lines of a group of keys requested
-    /// before any is probed ([`bloomkit_core::batch`]), so that in a filter larger than the
-    /// cache their misses overlap.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_quotient::QuotientFilter;
-    ///
-    /// let mut f = QuotientFilter::<str>::new(1_000, 0.01)?;
-    /// assert_eq!(f.try_insert_batch(["a", "b", "a"])?, 2); // keys, or references to them
-    /// let mut found = Vec::new();
-    /// f.contains_batch(["a", "b"], &mut found);
-    /// assert_eq!(found, [true, true]);
-    /// assert_eq!(f.count("a"), 2);
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        with_popcnt(
-            #[inline(always)]
-            || {
-                pipeline(
-                    out,
-                    keys,
-                    |_, key| self.stage(key.borrow()),
-                    |out, hash| out.push(self.contains_split(hash)),
-                );
-            },
-        );
     }
 
     /// Adds a copy of every key of `keys`, in order, requesting their cache lines a group at a
@@ -512,15 +381,200 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
             (_, new, None) => Ok(new),
         }
     }
-
-    /// A key's hash, with the cache lines its lookup starts with requested.
-    #[inline(always)]
-    fn stage(&self, key: &K) -> u64 {
-        let hash = self.hasher.hash_one(key);
-        self.table.prefetch(self.split(hash).0);
-        hash
-    }
 }
+
+/// The read side, the same for the filter and its view over bytes ([`QuotientFilterRef`]):
+/// lookups, counts, sizes and estimates over the fields `table`, `quotient_bits`,
+/// `target_fpr` and `hasher`, and the read-only side of bloomkit's trait.
+macro_rules! read_side {
+    ([$($lt:lifetime)?] $ty:ident) => {
+        impl<$($lt,)? K: ?Sized, S> $ty<$($lt,)? K, S> {
+            /// The fingerprint of a hash: its home slot and remainder.
+            #[inline(always)]
+            fn split(&self, hash: u64) -> (usize, u64) {
+                let q = self.quotient_bits;
+                let r = self.table.remainder_bits;
+                let home = (hash >> (64 - q)) as usize;
+                let rem = (hash << q) >> (64 - r);
+                (home, rem)
+            }
+
+            /// The hasher keys are hashed with.
+            pub fn hasher(&self) -> &S {
+                &self.hasher
+            }
+
+            /// Copies held (exact: every copy is a stored fingerprint).
+            pub fn len(&self) -> u64 {
+                self.table.len
+            }
+
+            /// Whether the filter holds nothing.
+            pub fn is_empty(&self) -> bool {
+                self.table.len == 0
+            }
+
+            /// Home slots (`2^q`).
+            pub fn capacity(&self) -> u64 {
+                self.table.quotients as u64
+            }
+
+            /// The copies an insert may reach before [`Error::Full`]: [`MAX_LOAD`] of the home slots.
+            pub fn max_items(&self) -> u64 {
+                room(self.table.quotients)
+            }
+
+            /// Copies held over home slots.
+            pub fn load_factor(&self) -> f64 {
+                self.table.len as f64 / self.table.quotients as f64
+            }
+
+            /// Bits of remainder a slot stores.
+            pub fn remainder_bits(&self) -> u32 {
+                self.table.remainder_bits
+            }
+
+            /// Whether the key whose hash is `hash` may be in the filter.
+            #[inline]
+            pub fn contains_hash(&self, hash: u64) -> bool {
+                with_popcnt(
+                    #[inline(always)]
+                    || self.contains_split(hash),
+                )
+            }
+
+            /// [`contains_hash`](Self::contains_hash) inside a POPCNT scope (see `with_popcnt`).
+            #[inline(always)]
+            fn contains_split(&self, hash: u64) -> bool {
+                let (home, rem) = self.split(hash);
+                self.table.contains(home, rem)
+            }
+
+            /// Copies of the key whose hash is `hash` (at least those inserted and not removed;
+            /// more when another key shares its fingerprint).
+            pub fn count_hash(&self, hash: u64) -> u64 {
+                let (home, rem) = self.split(hash);
+                with_popcnt(
+                    #[inline(always)]
+                    || self.table.count(home, rem),
+                )
+            }
+
+            /// The false-positive rate now: the chance that a key never inserted shares its
+            /// fingerprint with one held, `1 - (1 - 2^-(q + r))^len`.
+            pub fn estimated_fpr(&self) -> f64 {
+                let bits = self.quotient_bits + self.table.remainder_bits;
+                let p = (-f64::from(bits)).exp2();
+                -((-p).ln_1p() * self.table.len as f64).exp_m1()
+            }
+
+            /// The rate the filter was sized for (at [`MAX_LOAD`]).
+            pub fn target_fpr(&self) -> f64 {
+                self.target_fpr
+            }
+
+        }
+
+        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> $ty<$($lt,)? K, S> {
+            /// Whether `key` may be in the filter: `true` for every key inserted and not removed.
+            pub fn contains(&self, key: &K) -> bool {
+                self.contains_hash(self.hasher.hash_one(key))
+            }
+
+            /// Copies of `key` held (see [`count_hash`](Self::count_hash)).
+            pub fn count(&self, key: &K) -> u64 {
+                self.count_hash(self.hasher.hash_one(key))
+            }
+
+            /// The 64-bit hash of `key` that the `*_hash` methods take: the filter's hasher applied
+            /// once.
+            #[inline]
+            pub fn hash_key(&self, key: &K) -> u64 {
+                self.hasher.hash_one(key)
+            }
+
+            /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
+            /// of [`contains`](Self::contains), with the cache lines of a group of keys requested
+            /// before any is probed ([`bloomkit_core::batch`]), so that in a filter larger than the
+            /// cache their misses overlap.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bloomkit_quotient::QuotientFilter;
+            ///
+            /// let mut f = QuotientFilter::<str>::new(1_000, 0.01)?;
+            /// assert_eq!(f.try_insert_batch(["a", "b", "a"])?, 2); // keys, or references to them
+            /// let mut found = Vec::new();
+            /// f.contains_batch(["a", "b"], &mut found);
+            /// assert_eq!(found, [true, true]);
+            /// assert_eq!(f.count("a"), 2);
+            /// # Ok::<(), bloomkit_core::Error>(())
+            /// ```
+            pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+            where
+                I: IntoIterator,
+                I::Item: Borrow<K>,
+            {
+                with_popcnt(
+                    #[inline(always)]
+                    || {
+                        pipeline(
+                            out,
+                            keys,
+                            |_, key| self.stage(key.borrow()),
+                            |out, hash| out.push(self.contains_split(hash)),
+                        );
+                    },
+                );
+            }
+
+            /// A key's hash, with the cache lines its lookup starts with requested.
+            #[inline(always)]
+            fn stage(&self, key: &K) -> u64 {
+                let hash = self.hasher.hash_one(key);
+                self.table.prefetch(self.split(hash).0);
+                hash
+            }
+        }
+
+        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> LookupCore for $ty<$($lt,)? K, S> {
+            fn contains_hash(&self, hash: u64) -> bool {
+                $ty::contains_hash(self, hash)
+            }
+            fn estimated_len(&self) -> f64 {
+                self.table.len as f64
+            }
+            fn heap_bytes(&self) -> usize {
+                $ty::heap_bytes(self)
+            }
+            fn target_fpr(&self) -> Option<f64> {
+                Some(self.target_fpr)
+            }
+            fn estimated_fpr(&self) -> f64 {
+                $ty::estimated_fpr(self)
+            }
+        }
+
+        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> Lookup for $ty<$($lt,)? K, S> {
+            type Key = K;
+            fn hash_key(&self, key: &K) -> u64 {
+                self.hasher.hash_one(key)
+            }
+            fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+            where
+                I: IntoIterator,
+                I::Item: Borrow<K>,
+            {
+                $ty::contains_batch(self, keys, out);
+            }
+        }
+    };
+}
+
+read_side!([] QuotientFilter);
+#[cfg(feature = "serde")]
+read_side!(['a] QuotientFilterRef);
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for QuotientFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -530,38 +584,6 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for QuotientFilter<K, S> {
             .field("remainder_bits", &self.table.remainder_bits)
             .field("hasher", &self.hasher)
             .finish()
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher> LookupCore for QuotientFilter<K, S> {
-    fn contains_hash(&self, hash: u64) -> bool {
-        QuotientFilter::contains_hash(self, hash)
-    }
-    fn estimated_len(&self) -> f64 {
-        self.table.len as f64
-    }
-    fn heap_bytes(&self) -> usize {
-        QuotientFilter::heap_bytes(self)
-    }
-    fn target_fpr(&self) -> Option<f64> {
-        Some(self.target_fpr)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        QuotientFilter::estimated_fpr(self)
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher> Lookup for QuotientFilter<K, S> {
-    type Key = K;
-    fn hash_key(&self, key: &K) -> u64 {
-        self.hasher.hash_one(key)
-    }
-    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        QuotientFilter::contains_batch(self, keys, out);
     }
 }
 

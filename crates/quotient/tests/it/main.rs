@@ -321,3 +321,72 @@ fn builder_settings() {
         Err(Error::InvalidFpr(_))
     ));
 }
+
+/// The view over the bytes answers as the filter (lookups one at a time and batched,
+/// counts, estimates), holds no heap, copies back to the same filter, and refuses exactly
+/// the bytes the filter's decoder refuses, flipped byte by byte (checksums resealed, so the
+/// table's own checks are what refuse).
+#[cfg(feature = "serde")]
+#[test]
+fn view_answers_as_the_filter_and_refuses_what_it_refuses() {
+    use bloomkit_core::format::{AlignedBytes, Verify};
+    use bloomkit_quotient::QuotientFilterRef;
+    forall(200, |keys: &Vec<u16>| {
+        let mut f = QuotientFilter::<u64>::new(300, 0.01).unwrap();
+        for &k in keys {
+            f.insert(&u64::from(k % 250)).map_err(|e| e.to_string())?;
+        }
+        let bytes = AlignedBytes::copy_from(&f.to_bytes());
+        let v = QuotientFilterRef::<u64>::from_bytes(bytes.as_bytes())
+            .map_err(|e| format!("view: {e}"))?;
+        let probes: Vec<u64> = (0..600).collect();
+        let mut batch = Vec::new();
+        v.contains_batch(&probes, &mut batch);
+        for (&k, &b) in probes.iter().zip(&batch) {
+            ensure(
+                v.contains(&k) == f.contains(&k) && b == f.contains(&k),
+                || format!("answers differ on {k}"),
+            )?;
+            ensure(v.count(&k) == f.count(&k), || {
+                format!("counts differ on {k}")
+            })?;
+        }
+        ensure(
+            v.len() == f.len()
+                && v.estimated_fpr() == f.estimated_fpr()
+                && LookupCore::heap_bytes(&v) == 0
+                && v.to_filter() == f,
+            || "estimates, heap or copy".into(),
+        )
+    });
+    let mut f = QuotientFilter::<u64>::new(200, 0.01).unwrap();
+    for k in 0..150u64 {
+        f.insert(&(k % 97)).unwrap();
+    }
+    let good = f.to_bytes();
+    let mut refused = 0;
+    for i in 0..good.len() {
+        for bit in [0x01u8, 0x80] {
+            let mut b = good.clone();
+            b[i] ^= bit;
+            bloomkit_testkit::reseal(&mut b);
+            let owned = QuotientFilter::<u64>::from_bytes(&b);
+            let aligned = AlignedBytes::copy_from(&b);
+            let view = QuotientFilterRef::<u64, bloomkit_core::Xxh3Builder>::with_hasher(
+                aligned.as_bytes(),
+                Verify::All,
+            );
+            assert_eq!(owned.is_ok(), view.is_ok(), "byte {i} bit {bit:#x}");
+            if let (Ok(o), Ok(v)) = (&owned, &view) {
+                assert!((0..300u64).all(|k| o.contains(&k) == v.contains(&k)));
+            } else {
+                refused += 1;
+            }
+        }
+    }
+    assert!(
+        refused > good.len(),
+        "{refused} of {} flips refused",
+        2 * good.len()
+    );
+}
