@@ -611,19 +611,32 @@ impl<W: AsRef<[u64]>> Table<W> {
         ((prev + 1).max(x), end)
     }
 
-    /// The first empty slot at or after `i`, if the table has one.
+    /// The first empty slot at or after `s`, if the table has one.
+    ///
+    /// A lower bound on the used slots from `s` on, from its block alone: past the block's
+    /// spill, every run of the block's quotients up to `s` that has not ended before `s`
+    /// still needs a slot (at most one run ends a slot); inside the spill, the rest of it
+    /// and every such run. Zero means `s` is empty; otherwise jump that far and look again.
     #[inline(always)]
-    fn first_empty(&self, mut i: usize) -> Option<usize> {
-        loop {
-            if i >= self.slots() {
-                return None;
+    fn first_empty(&self, mut s: usize) -> Option<usize> {
+        let slots = self.slots();
+        while s < slots {
+            let (b, j) = (s / BLOCK, s % BLOCK);
+            let spill = self.spill(b);
+            let up_to = u64::MAX >> (63 - j);
+            let occupied = (self.occ(b) & up_to).count_ones() as usize;
+            let used = if spill <= j {
+                let ended = (self.ends(b) & (up_to >> 1) & (u64::MAX << spill)).count_ones();
+                occupied - ended as usize
+            } else {
+                spill + occupied - j
+            };
+            if used == 0 {
+                return Some(s);
             }
-            let end = self.last_end(i);
-            if end < i as isize {
-                return Some(i);
-            }
-            i = end as usize + 1;
+            s += used;
         }
+        None
     }
 
     /// The last slot of the run of quotient `x` (which must be occupied): one rank and one
