@@ -189,6 +189,7 @@ impl<'a, K: ?Sized, S: PortableHasher> QuotientFilterRef<'a, K, S> {
                 remainder_bits: self.table.remainder_bits,
                 quotients: self.table.quotients,
                 len: self.table.len,
+                blocks: self.table.blocks,
                 words: self.table.words.to_vec(),
             },
             quotient_bits: self.quotient_bits,

@@ -40,6 +40,9 @@ pub(crate) struct Table<W = Vec<u64>> {
     pub(crate) quotients: usize,
     /// Fingerprints stored (copies counted).
     pub(crate) len: u64,
+    /// Blocks, home and extra (the words over `3 + remainder_bits`, kept to spare a
+    /// division on every lookup).
+    pub(crate) blocks: usize,
     /// The blocks, `3 + remainder_bits` words each (see the module docs).
     pub(crate) words: W,
 }
@@ -161,11 +164,12 @@ impl Table {
     /// An empty table of `2^quotient_bits` home slots, with room after the last one for the
     /// runs pushed past it.
     pub(crate) fn new(quotient_bits: u32, remainder_bits: u32) -> Result<Table, Error> {
-        let (quotients, _, words) = shape(quotient_bits, remainder_bits);
+        let (quotients, blocks, words) = shape(quotient_bits, remainder_bits);
         Ok(Table {
             remainder_bits,
             quotients,
             len: 0,
+            blocks,
             words: crate::zeroed(words)?,
         })
     }
@@ -415,6 +419,7 @@ impl<W: AsRef<[u64]>> Table<W> {
             remainder_bits,
             quotients,
             len,
+            blocks,
             words,
         };
         if (quotients / BLOCK..blocks).any(|b| t.occ(b) != 0) {
@@ -515,7 +520,7 @@ impl<W: AsRef<[u64]>> Table<W> {
     /// Blocks, home and extra.
     #[inline(always)]
     fn blocks(&self) -> usize {
-        self.w().len() / self.stride()
+        self.blocks
     }
 
     /// All slots, home and extra.
