@@ -367,19 +367,8 @@ impl Table {
             return false;
         };
         // The last slot that moves left: the rest of this run, then every following run
-        // that sits right after and away from its home slot (a run at its home cannot
-        // move left of it).
-        let mut last = end;
-        let mut q = x + 1;
-        while let Some(y) = self.next_occupied(q) {
-            if y > last {
-                break; // its run starts at its home slot
-            }
-            last = self
-                .runend_from(last + 1, 0)
-                .expect("an occupied quotient has a run end");
-            q = y + 1;
-        }
+        // that sits right after and away from its home slot.
+        let last = self.first_unshifted(end + 1).unwrap_or(self.slots()) - 1;
         let run_of_one = first == end;
         self.shift_slots_down(at, last);
         self.set_bit(2, last, false);
@@ -578,6 +567,20 @@ impl<W: AsRef<[u64]>> Table<W> {
         }
     }
 
+    /// The first run end at or after slot `from`: [`runend_from`](Self::runend_from) with
+    /// `k = 0`, by trailing zeros.
+    #[inline(always)]
+    fn next_runend(&self, from: usize) -> Option<usize> {
+        let (words, stride) = (self.w(), self.stride());
+        let mut b = from / BLOCK;
+        let mut word = *words.get(b * stride + 2)? & (u64::MAX << (from % BLOCK));
+        while word == 0 {
+            b += 1;
+            word = *words.get(b * stride + 2)?;
+        }
+        Some(b * BLOCK + word.trailing_zeros() as usize)
+    }
+
     /// The end of the run of the largest occupied quotient `<= x`, if that is at or after the
     /// block of `x`; otherwise a position before `x`'s block (all that matters then is that
     /// it is below `x`).
@@ -603,7 +606,7 @@ impl<W: AsRef<[u64]>> Table<W> {
         let before = (self.occ(b) & ((1u64 << (x % BLOCK)) - 1)).count_ones();
         if before == 0 {
             let end = self
-                .runend_from(start, 0)
+                .next_runend(start)
                 .expect("an occupied quotient has a run end");
             return (start.max(x), end);
         }
@@ -611,25 +614,40 @@ impl<W: AsRef<[u64]>> Table<W> {
             .runend_from(start, before - 1)
             .expect("an earlier run end");
         let end = self
-            .runend_from(prev + 1, 0)
+            .next_runend(prev + 1)
             .expect("an occupied quotient has a run end");
         ((prev + 1).max(x), end)
     }
 
     /// The first empty slot at or after `s`, if the table has one.
-    ///
-    /// A lower bound on the used slots from `s` on, from its block alone: past the block's
-    /// spill, every run of the block's quotients up to `s` that has not ended before `s`
-    /// still needs a slot (at most one run ends a slot); inside the spill, the rest of it
-    /// and every such run. Zero means `s` is empty; otherwise jump that far and look again.
     #[inline(always)]
-    fn first_empty(&self, mut s: usize) -> Option<usize> {
+    fn first_empty(&self, s: usize) -> Option<usize> {
+        self.first_free(s, 0)
+    }
+
+    /// The first slot at or after `s` that no run of an earlier quotient holds: empty, or
+    /// the start of a run at its own home slot. What follows a removed slot moves left up
+    /// to it (a run at home cannot move left of it).
+    #[inline(always)]
+    fn first_unshifted(&self, s: usize) -> Option<usize> {
+        self.first_free(s, 1)
+    }
+
+    /// The first slot at or after `s` that no run of a quotient up to that slot, less
+    /// `before` (0: the slot's own quotient counts; 1: only earlier ones), holds.
+    ///
+    /// A lower bound on the slots still used from `s` on, from its block alone: past the
+    /// block's spill, every run of the block's quotients counted that has not ended before
+    /// `s` still needs a slot (at most one run ends a slot); inside the spill, the rest of it
+    /// and every such run. Zero means `s` is free; otherwise jump that far and look again.
+    #[inline(always)]
+    fn first_free(&self, mut s: usize, before: u32) -> Option<usize> {
         let slots = self.slots();
         while s < slots {
             let (b, j) = (s / BLOCK, s % BLOCK);
             let spill = self.spill(b);
             let up_to = u64::MAX >> (63 - j);
-            let occupied = (self.occ(b) & up_to).count_ones() as usize;
+            let occupied = (self.occ(b) & (up_to >> before)).count_ones() as usize;
             let used = if spill <= j {
                 let ended = (self.ends(b) & (up_to >> 1) & (u64::MAX << spill)).count_ones();
                 occupied - ended as usize
@@ -713,7 +731,7 @@ impl<W: AsRef<[u64]>> Table<W> {
             let x = next?;
             let first = prev_end.map_or(x, |e| (e + 1).max(x));
             let end = self
-                .runend_from(first, 0)
+                .next_runend(first)
                 .expect("an occupied quotient has a run end");
             prev_end = Some(end);
             next = self.next_occupied(x + 1);
