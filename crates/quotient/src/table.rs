@@ -876,10 +876,12 @@ mod tests {
 
     /// Every fingerprint's count against a model, after each step, on a table small enough
     /// for clusters to reach block boundaries and the extra slots; and the checks a decoder
-    /// runs accept every table the steps leave.
+    /// runs accept every table the steps leave. A new seed each run (printed; replay with
+    /// `BLOOMKIT_QC_SEED`).
     #[test]
     fn follows_a_multiset_model() {
-        let mut next = splitmix(7);
+        let mut rng = bloomkit_testkit::seeded_rng("follows_a_multiset_model");
+        let mut next = move || rng.next_u64();
         for (qbits, rbits, steps) in [(6, 3, 3000), (8, 5, 20_000), (10, 8, 20_000), (7, 13, 5000)]
         {
             let mut t = Table::new(qbits, rbits).unwrap();
