@@ -3,9 +3,10 @@
 //! Filter: Making Every Bit Count", SIGMOD 2017).
 //!
 //! A key's 64-bit hash gives a fingerprint of `q + r` bits: the top `q` bits choose a home
-//! slot among `2^q`, the next `r` bits are stored. A slot costs `r` bits plus about 2.5 bits
-//! of metadata, so at 1% (`r = 7`) and 95% load a key takes about 10 bits, against 38.4
-//! for a counting Bloom filter with 4-bit counters. A key never inserted is reported present
+//! slot among `2^q`, the next `r` bits are stored. A slot costs `r` bits plus 3 bits of
+//! metadata (and the table has 1/64 more slots past the last home slot), so at 1% (`r = 7`)
+//! and 95% load a key takes 10.7 bits, against 38.4 for a counting Bloom filter with 4-bit
+//! counters. A key never inserted is reported present
 //! when its fingerprint matches a stored one: about `load * 2^-r`.
 //!
 //! The filter holds at most [`MAX_LOAD`] (95%) of its home slots: an insert past that is
@@ -92,7 +93,7 @@ const MIN_QUOTIENT_BITS: u32 = 6;
 const MAX_QUOTIENT_BITS: u32 = 40;
 
 /// A rank-select quotient filter over keys `K` (see the crate docs): inserts, lookups,
-/// removes and counts of copies, in about `r + 2.5` bits a slot.
+/// removes and counts of copies, in `r + 3` bits a slot.
 #[derive_where(Clone, PartialEq; S)]
 pub struct QuotientFilter<K: ?Sized, S = Xxh3Builder> {
     table: Table,
