@@ -10,16 +10,16 @@
 //! when its fingerprint matches a stored one: about `load * 2^-r`.
 //!
 //! The filter holds at most [`MAX_LOAD`] (95%) of its home slots: an insert past that is
-//! [`Error::Full`](bloomkit_core::Error::Full), with the load, and changes nothing;
+//! [`Error::Full`], with the load, and changes nothing;
 //! [`resize`](QuotientFilter::resize) doubles the room (at twice the rate when full again,
 //! since the fingerprints keep their bits). The home slots are a power of two, so a filter
 //! built for `n` items holds between `n` and about `2n` before it is full, and its rate
 //! is below the target until then.
 //!
-//! Removing a key never inserted is refused ([`Error::NotPresent`](bloomkit_core::Error::NotPresent),
-//! nothing changes) when no copy of its fingerprint is held, which is almost always; when it
-//! shares a fingerprint with a key held (a false positive), that key loses a copy, as with
-//! a counting Bloom filter: remove only keys you inserted.
+//! Removing a key never inserted is refused ([`Error::NotPresent`], nothing changes) when
+//! no copy of its fingerprint is held, which is almost always; when it shares a fingerprint
+//! with a key held (a false positive), that key loses a copy, as with a counting Bloom
+//! filter: remove only keys you inserted.
 //!
 //! Each copy of a key takes a slot (the paper's counter encoding of many copies inside a
 //! run is not built): a multiset with a few copies a key costs what as many keys would.

@@ -393,6 +393,7 @@ impl<W: AsRef<[u64]>> Table<W> {
     /// after the previous run, runs sorted, the count theirs, every spill count the one the
     /// runs give, empty slots and the extra blocks' occupied bits zero. Only reads: a view
     /// checks its bytes in place.
+    #[cfg(feature = "serde")]
     pub(crate) fn from_words(
         quotient_bits: u32,
         remainder_bits: u32,
@@ -930,6 +931,7 @@ mod tests {
                         .flat_map(|(&k, &c)| std::iter::repeat_n(k, c as usize))
                         .collect();
                     assert_eq!(listed, want, "step {step}: iter");
+                    #[cfg(feature = "serde")]
                     if let Err(e) = Table::from_words(qbits, rbits, t.len, &t.words[..]) {
                         panic!("step {step}: a table the steps left is refused: {e}");
                     }
