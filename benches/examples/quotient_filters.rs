@@ -31,12 +31,10 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{BuildHasher, Hash};
-use std::hint::black_box;
-use std::time::Instant;
 
 use bloomkit::core::Xxh3Builder;
 use bloomkit::{CountingBloomFilter, QuotientFilter};
-use bloomkit_benches::{members, non_members};
+use bloomkit_benches::{median, members, non_members, race, timed};
 use cuckoofilter::CuckooFilter;
 
 /// Rounds of lookups.
@@ -82,38 +80,6 @@ struct Row<'a, K: ?Sized> {
     insert: Work<'a, K>,
     insert_batch: Option<Work<'a, K>>,
     remove: Removes<'a, K>,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median ns per key of `f` on each structure over `rounds` rotating rounds.
-fn race<K: ?Sized>(
-    rows: &[Row<'_, K>],
-    rounds: usize,
-    f: impl Fn(&Row<'_, K>) -> Option<f64>,
-) -> Vec<Option<f64>> {
-    let mut times = vec![Vec::new(); rows.len()];
-    for round in 0..rounds {
-        for j in 0..rows.len() {
-            let i = (j + round) % rows.len();
-            if let Some(t) = f(&rows[i]) {
-                times[i].push(t);
-            }
-        }
-    }
-    times
-        .into_iter()
-        .map(|t| (!t.is_empty()).then(|| median(t)))
-        .collect()
-}
-
-fn timed(keys: usize, work: impl FnOnce() -> usize) -> f64 {
-    let t = Instant::now();
-    black_box(work());
-    t.elapsed().as_nanos() as f64 / keys as f64
 }
 
 /// The cuckoo filter's rate at `load`: a lookup compares its 8-bit fingerprint (255 values,

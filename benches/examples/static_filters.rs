@@ -16,12 +16,10 @@
 //! one's (above 1 is faster).
 
 use std::hash::{BuildHasher, Hash};
-use std::hint::black_box;
-use std::time::Instant;
 
 use bloomkit::core::Xxh3Builder;
 use bloomkit::{BinaryFuse16, BinaryFuse8, BlockedBloomFilter, RibbonFilter};
-use bloomkit_benches::key;
+use bloomkit_benches::{key, median, race, timed};
 use xorf::Filter as _;
 
 const ROUNDS: usize = 7;
@@ -37,37 +35,6 @@ struct Row<'a, K: ?Sized> {
     one: Work<'a, K>,
     batch: Option<Work<'a, K>>,
     build: Work<'a, K>,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Median ns per key of `f` on each structure over rotating rounds.
-fn race<K: ?Sized>(
-    rows: &[Row<'_, K>],
-    f: impl Fn(&Row<'_, K>) -> Option<f64>,
-) -> Vec<Option<f64>> {
-    let mut times = vec![Vec::new(); rows.len()];
-    for round in 0..ROUNDS {
-        for j in 0..rows.len() {
-            let i = (j + round) % rows.len();
-            if let Some(t) = f(&rows[i]) {
-                times[i].push(t);
-            }
-        }
-    }
-    times
-        .into_iter()
-        .map(|t| (!t.is_empty()).then(|| median(t)))
-        .collect()
-}
-
-fn timed(probes: usize, work: impl FnOnce() -> usize) -> f64 {
-    let t = Instant::now();
-    black_box(work());
-    t.elapsed().as_nanos() as f64 / probes as f64
 }
 
 fn table<K: Hash + ?Sized + Sync>(title: &str, members: &[&K], absent: &[&K], probes: &[&K]) {
@@ -205,18 +172,18 @@ fn table<K: Hash + ?Sized + Sync>(title: &str, members: &[&K], absent: &[&K], pr
     let fps: Vec<usize> = rows.iter().map(|r| (r.one)(absent)).collect();
     let members_probe: Vec<&K> = probes.to_vec();
     let absent_probe: Vec<&K> = absent.iter().take(probes.len()).copied().collect();
-    let m_one = race(&rows, |r| {
+    let m_one = race(&rows, ROUNDS, |r| {
         Some(timed(members_probe.len(), || (r.one)(&members_probe)))
     });
-    let m_batch = race(&rows, |r| {
+    let m_batch = race(&rows, ROUNDS, |r| {
         r.batch
             .as_ref()
             .map(|b| timed(members_probe.len(), || b(&members_probe)))
     });
-    let a_one = race(&rows, |r| {
+    let a_one = race(&rows, ROUNDS, |r| {
         Some(timed(absent_probe.len(), || (r.one)(&absent_probe)))
     });
-    let a_batch = race(&rows, |r| {
+    let a_batch = race(&rows, ROUNDS, |r| {
         r.batch
             .as_ref()
             .map(|b| timed(absent_probe.len(), || b(&absent_probe)))

@@ -73,3 +73,35 @@ pub fn string_key(i: u64) -> String {
     s.truncate(16 + (b % 17) as usize);
     s
 }
+
+/// The median of `v` (the upper one for an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The median of `f` on each of `rows` over `rounds` rounds, each round timing every row
+/// once in a rotating order (so that no row always runs first, after another's cache
+/// traffic); `None` for a row `f` has no figure for.
+pub fn race<T>(rows: &[T], rounds: usize, f: impl Fn(&T) -> Option<f64>) -> Vec<Option<f64>> {
+    let mut times = vec![Vec::new(); rows.len()];
+    for round in 0..rounds {
+        for j in 0..rows.len() {
+            let i = (j + round) % rows.len();
+            if let Some(t) = f(&rows[i]) {
+                times[i].push(t);
+            }
+        }
+    }
+    times
+        .into_iter()
+        .map(|t| (!t.is_empty()).then(|| median(t)))
+        .collect()
+}
+
+/// Nanoseconds per key of `work` over `keys` keys (its result kept from the optimizer).
+pub fn timed(keys: usize, work: impl FnOnce() -> usize) -> f64 {
+    let t = std::time::Instant::now();
+    std::hint::black_box(work());
+    t.elapsed().as_nanos() as f64 / keys as f64
+}
