@@ -3,7 +3,6 @@
 //! table's blocks as little-endian words (each block's spill count, occupied bits, run-end
 //! bits and packed remainders); reading checks every run and every count against them.
 
-use core::fmt;
 use core::marker::PhantomData;
 
 use bloomkit_core::format::{Reader, Verify, Writer};
@@ -204,16 +203,5 @@ impl<K: ?Sized, S> QuotientFilterRef<'_, K, S> {
     /// Heap memory the view holds: none (it borrows its bytes).
     pub fn heap_bytes(&self) -> usize {
         0
-    }
-}
-
-impl<K: ?Sized, S: fmt::Debug> fmt::Debug for QuotientFilterRef<'_, K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QuotientFilterRef")
-            .field("len", &self.table.len)
-            .field("quotient_bits", &self.quotient_bits)
-            .field("remainder_bits", &self.table.remainder_bits)
-            .field("hasher", &self.hasher)
-            .finish()
     }
 }

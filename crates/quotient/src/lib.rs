@@ -386,7 +386,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
 
 /// The read side, the same for the filter and its view over bytes ([`QuotientFilterRef`]):
 /// lookups, counts, sizes and estimates over the fields `table`, `quotient_bits`,
-/// `target_fpr` and `hasher`, and the read-only side of bloomkit's trait.
+/// `target_fpr` and `hasher`, `Debug`, and the read-only side of bloomkit's trait.
 macro_rules! read_side {
     ([$($lt:lifetime)?] $ty:ident) => {
         impl<$($lt,)? K: ?Sized, S> $ty<$($lt,)? K, S> {
@@ -539,6 +539,17 @@ macro_rules! read_side {
             }
         }
 
+        impl<$($lt,)? K: ?Sized, S: fmt::Debug> fmt::Debug for $ty<$($lt,)? K, S> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("len", &self.table.len)
+                    .field("quotient_bits", &self.quotient_bits)
+                    .field("remainder_bits", &self.table.remainder_bits)
+                    .field("hasher", &self.hasher)
+                    .finish()
+            }
+        }
+
         impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> LookupCore for $ty<$($lt,)? K, S> {
             fn contains_hash(&self, hash: u64) -> bool {
                 $ty::contains_hash(self, hash)
@@ -576,17 +587,6 @@ macro_rules! read_side {
 read_side!([] QuotientFilter);
 #[cfg(feature = "serde")]
 read_side!(['a] QuotientFilterRef);
-
-impl<K: ?Sized, S: fmt::Debug> fmt::Debug for QuotientFilter<K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QuotientFilter")
-            .field("len", &self.table.len)
-            .field("quotient_bits", &self.quotient_bits)
-            .field("remainder_bits", &self.table.remainder_bits)
-            .field("hasher", &self.hasher)
-            .finish()
-    }
-}
 
 impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for QuotientFilter<K, S> {
     type InsertError = Error;
