@@ -34,7 +34,7 @@ use std::hash::{BuildHasher, Hash};
 
 use bloomkit::core::Xxh3Builder;
 use bloomkit::{CountingBloomFilter, QuotientFilter};
-use bloomkit_benches::{median, members, non_members, race, timed};
+use bloomkit_benches::{median, members, non_members, race, split_names, timed};
 use cuckoofilter::CuckooFilter;
 
 /// Rounds of lookups.
@@ -119,7 +119,6 @@ fn table<K: Hash + ?Sized>(title: &str, members: &[&K], absent: &[&K], probes: &
     for k in members {
         qf.insert(k).expect("room");
     }
-    let qf_bytes = qf.to_bytes();
     let mut counting = CountingBloomFilter::<K>::new(n as u64, FPR).expect("sized");
     for k in members {
         counting.insert(k);
@@ -180,8 +179,7 @@ fn table<K: Hash + ?Sized>(title: &str, members: &[&K], absent: &[&K], probes: &
                 f.try_insert_batch(ks.iter().copied()).expect("room")
             })),
             remove: Box::new(|ks| {
-                // Not `clone`: its derive asks `K: Clone`, which `str` is not.
-                let mut f = QuotientFilter::<K>::from_bytes(&qf_bytes).expect("its own bytes");
+                let mut f = qf.clone();
                 let t = timed(ks.len(), || {
                     ks.iter().filter(|k| f.remove(k).is_ok()).count()
                 });
@@ -444,14 +442,11 @@ fn integers(n: u64, absent: &[&u64]) {
 
 fn names(path: &str) {
     let text = std::fs::read_to_string(path).expect("the names file");
-    let all: Vec<&str> = text.lines().collect();
-    let n = all.len().min(NAMES);
-    let (members, absent) = all.split_at(n);
-    let probes: Vec<&str> = members.iter().step_by(4).copied().collect();
+    let (members, absent, probes) = split_names(&text, NAMES);
     table(
         &format!("package names from {path}"),
-        members,
-        absent,
+        &members,
+        &absent,
         &probes,
     );
 }

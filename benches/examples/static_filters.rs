@@ -19,7 +19,7 @@ use std::hash::{BuildHasher, Hash};
 
 use bloomkit::core::Xxh3Builder;
 use bloomkit::{BinaryFuse16, BinaryFuse8, BlockedBloomFilter, RibbonFilter};
-use bloomkit_benches::{key, median, race, timed};
+use bloomkit_benches::{key, median, race, split_names, timed};
 use xorf::Filter as _;
 
 const ROUNDS: usize = 7;
@@ -248,14 +248,11 @@ fn integers(n: u64) {
 
 fn names(path: &str) {
     let text = std::fs::read_to_string(path).expect("the names file");
-    let all: Vec<&str> = text.lines().collect();
-    let n = all.len().min(886_323);
-    let (members, absent) = all.split_at(n);
-    let probes: Vec<&str> = members.iter().step_by(4).copied().collect();
+    let (members, absent, probes) = split_names(&text, 886_323);
     table(
         &format!("package names from {path}"),
-        members,
-        absent,
+        &members,
+        &absent,
         &probes,
     );
 }

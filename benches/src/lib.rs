@@ -105,3 +105,15 @@ pub fn timed(keys: usize, work: impl FnOnce() -> usize) -> f64 {
     std::hint::black_box(work());
     t.elapsed().as_nanos() as f64 / keys as f64
 }
+
+/// A names file's lines split as the examples use them: the first `n` are the members, the
+/// rest the absent keys, and every fourth member a timed probe.
+pub fn split_names(text: &str, n: usize) -> (Vec<&str>, Vec<&str>, Vec<&str>) {
+    let all: Vec<&str> = text.lines().collect();
+    let n = all.len().min(n);
+    let probes = all[..n].iter().step_by(4).copied().collect();
+    let absent = all[n..].to_vec();
+    let mut members = all;
+    members.truncate(n);
+    (members, absent, probes)
+}
