@@ -68,17 +68,10 @@ fn read<'a, S: PortableHasher, W: AsRef<[u64]>>(
     if !(MIN_QUOTIENT_BITS..=MAX_QUOTIENT_BITS).contains(&p.quotient_bits) {
         return Err(bad(format!("{} quotient bits", p.quotient_bits)));
     }
-    if p.remainder_bits == 0 || p.remainder_bits > 64 - p.quotient_bits {
+    if p.remainder_bits < crate::MIN_REMAINDER_BITS || p.remainder_bits > 64 - p.quotient_bits {
         return Err(bad(format!("{} remainder bits", p.remainder_bits)));
     }
     check_fpr(p.target_fpr).map_err(Error::into_decode)?;
-    let max = crate::room(1 << p.quotient_bits);
-    if p.len > max {
-        return Err(bad(format!(
-            "{} fingerprints, more than the {max} it takes",
-            p.len
-        )));
-    }
     let table = Table::from_words(p.quotient_bits, p.remainder_bits, p.len, words).map_err(bad)?;
     Ok(Parts {
         table,
@@ -188,6 +181,8 @@ impl<'a, K: ?Sized, S: PortableHasher> QuotientFilterRef<'a, K, S> {
                 remainder_bits: self.table.remainder_bits,
                 quotients: self.table.quotients,
                 len: self.table.len,
+                distinct: self.table.distinct,
+                used: self.table.used,
                 blocks: self.table.blocks,
                 words: self.table.words.to_vec(),
             },

@@ -21,8 +21,15 @@
 //! with a key held (a false positive), that key loses a copy, as with a counting Bloom
 //! filter: remove only keys you inserted.
 //!
-//! Each copy of a key takes a slot (the paper's counter encoding of many copies inside a
-//! run is not built): a multiset with a few copies a key costs what as many keys would.
+//! Copies of a key are counted inside its run, as the paper does, in a form of our own that
+//! keeps lookups a plain backwards walk: one copy of remainder `x` is the slot `x`, two are
+//! `x x`, more are `x`, the digits of `copies - 3` written as values above `x`, then `x`
+//! again. A thousand copies of a key take four or five slots at `r = 7`, not a thousand; a
+//! filter full of distinct keys is laid out as without counters. (The two largest
+//! remainders have no room above them for digits: their copies take a slot each, about one
+//! key in `2^(r-1)`.) [`max_items`](QuotientFilter::max_items) and
+//! [`load_factor`](QuotientFilter::load_factor) count slots; [`len`](QuotientFilter::len)
+//! counts copies.
 //!
 //! With the `serde` feature (default), `to_bytes` / `from_bytes` write and read bloomkit's
 //! checksummed format (variant tag 12, `docs/format.md`), serde goes through those bytes,
@@ -86,11 +93,23 @@ fn room(quotients: usize) -> u64 {
     quotients as u64 * 19 / 20
 }
 
+/// The error of a table of `quotients` home slots whose `used` slots cannot take more.
+fn full(used: u64, quotients: usize) -> Error {
+    Error::Full {
+        items: used,
+        slots: quotients as u64,
+    }
+}
+
 /// The fewest home slots: one block of 64.
 const MIN_QUOTIENT_BITS: u32 = 6;
 
 /// The most home slots this build supports: 2^40.
 const MAX_QUOTIENT_BITS: u32 = 40;
+
+/// The fewest bits of remainder: with one, a remainder has no value above it to count its
+/// copies with (see the crate docs).
+const MIN_REMAINDER_BITS: u32 = 2;
 
 /// A rank-select quotient filter over keys `K` (see the crate docs): inserts, lookups,
 /// removes and counts of copies, in `r + 3` bits a slot.
@@ -121,7 +140,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for QuotientFilter<K, S> {
                 max: 1 << MAX_QUOTIENT_BITS,
             });
         }
-        let remainder_bits = ((MAX_LOAD / design.fpr).log2().ceil() as u32).max(1);
+        let remainder_bits = ((MAX_LOAD / design.fpr).log2().ceil() as u32).max(MIN_REMAINDER_BITS);
         if remainder_bits > 64 - quotient_bits {
             return Err(Error::FprBelowMinimum {
                 fpr: design.fpr,
@@ -145,8 +164,8 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// held before (the key is certainly new).
     ///
     /// # Errors
-    /// [`Error::Full`] at [`max_items`](Self::max_items) copies (or when the runs reach the
-    /// table's end); nothing is changed.
+    /// [`Error::Full`] when the copy needs a slot and [`max_items`](Self::max_items) are in
+    /// use (or the runs reach the table's end); nothing is changed.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         with_popcnt(
@@ -159,15 +178,10 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     #[inline(always)]
     fn insert_split(&mut self, hash: u64) -> Result<bool, Error> {
         let (home, rem) = self.split(hash);
-        if self.table.len < self.max_items() {
-            if let Some(new) = self.table.insert(home, rem) {
-                return Ok(new);
-            }
+        match self.table.add(home, rem, 1, self.max_items()) {
+            Some(new) => Ok(new),
+            None => Err(full(self.table.used, self.table.quotients)),
         }
-        Err(Error::Full {
-            items: self.table.len,
-            slots: self.table.quotients as u64,
-        })
     }
 
     /// Removes a copy of the key whose hash is `hash`.
@@ -198,23 +212,20 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// [`Error::AllocationFailed`].
     pub fn resize(&mut self) -> Result<(), Error> {
         let r = self.table.remainder_bits;
-        if r <= 1 || self.quotient_bits >= MAX_QUOTIENT_BITS {
+        if r <= MIN_REMAINDER_BITS || self.quotient_bits >= MAX_QUOTIENT_BITS {
             return Err(Error::TooLarge {
                 bits: (self.table.quotients * 2) as f64,
                 max: 1 << MAX_QUOTIENT_BITS,
             });
         }
         // In order: each fingerprint lands after the ones before it, with nothing to move.
-        let split = self.table.iter().map(|(x, rem)| {
+        let split = self.table.iter().map(|(x, rem, copies)| {
             let home = (x << 1) | (rem >> (r - 1)) as usize;
-            (home, rem & ((1 << (r - 1)) - 1))
+            (home, rem & ((1 << (r - 1)) - 1), copies)
         });
-        let bigger =
-            Table::from_sorted(self.quotient_bits + 1, r - 1, split).ok_or(Error::Full {
-                items: self.table.len,
-                slots: (self.table.quotients * 2) as u64,
-            })??;
-        self.table = bigger;
+        let quotients = self.table.quotients * 2;
+        self.table = Table::from_sorted(self.quotient_bits + 1, r - 1, room(quotients), split)
+            .ok_or(full(self.table.used, quotients))??;
         self.quotient_bits += 1;
         Ok(())
     }
@@ -223,9 +234,9 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// the rate when full halves back.
     ///
     /// # Errors
-    /// [`Error::Full`] when the keys held exceed what the smaller filter takes (nothing is
-    /// changed); [`Error::TooLarge`] at the fewest home slots (64) or with remainders that
-    /// would pass 64 bits; [`Error::AllocationFailed`].
+    /// [`Error::Full`] when the keys held need more slots than the smaller filter takes
+    /// (nothing is changed); [`Error::TooLarge`] at the fewest home slots (64) or with
+    /// remainders that would pass 64 bits; [`Error::AllocationFailed`].
     pub fn shrink(&mut self) -> Result<(), Error> {
         let r = self.table.remainder_bits;
         if self.quotient_bits <= MIN_QUOTIENT_BITS || r >= 57 {
@@ -235,22 +246,15 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
             });
         }
         let half = self.table.quotients / 2;
-        if self.table.len > room(half) {
-            return Err(Error::Full {
-                items: self.table.len,
-                slots: half as u64,
-            });
+        if self.table.distinct > room(half) {
+            return Err(full(self.table.used, half));
         }
         let joined = self
             .table
             .iter()
-            .map(|(x, rem)| (x >> 1, ((x as u64 & 1) << r) | rem));
-        let smaller =
-            Table::from_sorted(self.quotient_bits - 1, r + 1, joined).ok_or(Error::Full {
-                items: self.table.len,
-                slots: half as u64,
-            })??;
-        self.table = smaller;
+            .map(|(x, rem, copies)| (x >> 1, ((x as u64 & 1) << r) | rem, copies));
+        self.table = Table::from_sorted(self.quotient_bits - 1, r + 1, room(half), joined)
+            .ok_or(full(self.table.used, half))??;
         self.quotient_bits -= 1;
         Ok(())
     }
@@ -288,27 +292,28 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
         if a.seed != b.seed {
             return incompatible(Parameter::Seeds, a.seed, b.seed);
         }
-        let total = self.table.len + other.table.len;
-        if total > self.max_items() {
-            return Err(Error::Full {
-                items: total,
-                slots: self.table.quotients as u64,
-            });
+        let quotients = self.table.quotients;
+        let used = self.table.used + other.table.used;
+        if self.table.len.checked_add(other.table.len).is_none() {
+            return Err(full(used, quotients));
         }
-        // A merge of the two sorted lists of fingerprints into a new table, in one pass.
+        // A merge of the two sorted lists of fingerprints into a new table, in one pass (the
+        // copies of a fingerprint both hold add up in one entry).
         let merged = {
             let (mut a, mut b) = (self.table.iter().peekable(), other.table.iter().peekable());
             let sorted = core::iter::from_fn(|| match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if y < x => b.next(),
+                (Some(x), Some(y)) if (y.0, y.1) < (x.0, x.1) => b.next(),
                 (Some(_), _) => a.next(),
                 (None, _) => b.next(),
             });
-            Table::from_sorted(self.quotient_bits, self.table.remainder_bits, sorted)
+            Table::from_sorted(
+                self.quotient_bits,
+                self.table.remainder_bits,
+                room(quotients),
+                sorted,
+            )
         };
-        self.table = merged.ok_or(Error::Full {
-            items: total,
-            slots: self.table.quotients as u64,
-        })??;
+        self.table = merged.ok_or(full(used, quotients))??;
         Ok(())
     }
 
@@ -405,7 +410,7 @@ macro_rules! read_side {
                 &self.hasher
             }
 
-            /// Copies held (exact: every copy is a stored fingerprint).
+            /// Copies held (exact: every copy of a fingerprint is counted).
             pub fn len(&self) -> u64 {
                 self.table.len
             }
@@ -420,14 +425,16 @@ macro_rules! read_side {
                 self.table.quotients as u64
             }
 
-            /// The copies an insert may reach before [`Error::Full`]: [`MAX_LOAD`] of the home slots.
+            /// The slots inserts may fill before [`Error::Full`]: [`MAX_LOAD`] of the home slots.
+            /// A key takes one; its copies past the first take one more, then one for every
+            /// digit of their count (see the crate docs).
             pub fn max_items(&self) -> u64 {
                 room(self.table.quotients)
             }
 
-            /// Copies held over home slots.
+            /// Slots in use over home slots.
             pub fn load_factor(&self) -> f64 {
-                self.table.len as f64 / self.table.quotients as f64
+                self.table.used as f64 / self.table.quotients as f64
             }
 
             /// Bits of remainder a slot stores.
@@ -462,11 +469,11 @@ macro_rules! read_side {
             }
 
             /// The false-positive rate now: the chance that a key never inserted shares its
-            /// fingerprint with one held, `1 - (1 - 2^-(q + r))^len`.
+            /// fingerprint with one held, `1 - (1 - 2^-(q + r))^d` for `d` distinct fingerprints.
             pub fn estimated_fpr(&self) -> f64 {
                 let bits = self.quotient_bits + self.table.remainder_bits;
                 let p = (-f64::from(bits)).exp2();
-                -((-p).ln_1p() * self.table.len as f64).exp_m1()
+                -((-p).ln_1p() * self.table.distinct as f64).exp_m1()
             }
 
             /// The rate the filter was sized for (at [`MAX_LOAD`]).

@@ -40,6 +40,11 @@ pub(crate) struct Table<W = Vec<u64>> {
     pub(crate) quotients: usize,
     /// Fingerprints stored (copies counted).
     pub(crate) len: u64,
+    /// Distinct fingerprints stored.
+    pub(crate) distinct: u64,
+    /// Slots in use (a fingerprint held in several copies takes one to a few, see
+    /// [`entry_len`]).
+    pub(crate) used: u64,
     /// Blocks, home and extra (the words over `3 + remainder_bits`, kept to spare a
     /// division on every lookup).
     pub(crate) blocks: usize,
@@ -169,28 +174,31 @@ impl Table {
             remainder_bits,
             quotients,
             len: 0,
+            distinct: 0,
+            used: 0,
             blocks,
             words: crate::zeroed(words)?,
         })
     }
 
-    /// A table holding `fingerprints`. In order (by quotient, then remainder) each lands
-    /// after the ones before it, so nothing moves (any order is correct, only slower).
-    /// `None` when they do not fit.
+    /// A table holding `entries` (fingerprint and copies), at most `limit` slots used. In
+    /// order (by quotient, then remainder) each lands after the ones before it, so nothing
+    /// moves (any order is correct, only slower). `None` when they do not fit.
     ///
     /// # Errors
     /// [`Error::AllocationFailed`] (inside the `Some`).
     pub(crate) fn from_sorted(
         quotient_bits: u32,
         remainder_bits: u32,
-        fingerprints: impl Iterator<Item = (usize, u64)>,
+        limit: u64,
+        entries: impl Iterator<Item = (usize, u64, u64)>,
     ) -> Option<Result<Table, Error>> {
         let mut t = match Table::new(quotient_bits, remainder_bits) {
             Ok(t) => t,
             Err(e) => return Some(Err(e)),
         };
-        for (x, rem) in fingerprints {
-            t.insert(x, rem)?;
+        for (x, rem, copies) in entries {
+            t.add(x, rem, copies, limit)?;
         }
         Some(Ok(t))
     }
@@ -203,6 +211,8 @@ impl Table {
     /// Removes every fingerprint.
     pub(crate) fn clear(&mut self) {
         self.len = 0;
+        self.distinct = 0;
+        self.used = 0;
         self.words.fill(0);
     }
 
@@ -316,27 +326,44 @@ impl Table {
         }
     }
 
-    /// Adds one copy of `(x, rem)`: `Some(true)` when the table held no copy of it before,
-    /// `None` (and nothing changed) when no slot is left.
-    #[inline(always)]
-    pub(crate) fn insert(&mut self, x: usize, rem: u64) -> Option<bool> {
-        // Where the fingerprint goes (after its equals), whether it has equals, and the end
-        // of its run before the insert.
-        let (at, new, old_end) = if self.is_occupied(x) {
-            let (first, end) = self.run(x);
-            let at = (first..=end)
-                .find(|&i| self.remainder(i) > rem)
-                .unwrap_or(end + 1);
-            let new = at == first || self.remainder(at - 1) != rem;
-            (at, new, Some(end))
+    /// Writes `copies` of remainder `x` as [`entry_len`] slots from `head` on (see
+    /// [`entry_len`] for the encoding).
+    fn write_entry(&mut self, head: usize, x: u64, copies: u64) {
+        let (r, top) = (self.remainder_bits, max_remainder(self.remainder_bits));
+        let b = top - x;
+        self.set_remainder(head, x);
+        if copies == 1 {
+            return;
+        }
+        let len = entry_len(r, x, copies) as usize;
+        if copies == 2 || b <= 1 {
+            // Copies side by side; or, past two with one digit value, the largest remainder
+            // between two of `x` (one a copy).
+            let fill = if copies == 2 || b == 0 { x } else { top };
+            for i in head + 1..head + len - 1 {
+                self.set_remainder(i, fill);
+            }
         } else {
-            let prev = self.last_end(x);
-            (((prev + 1).max(x as isize)) as usize, true, None)
-        };
+            // The digits of `copies - 3` in base `b`, most significant first, each as a value
+            // above `x`.
+            let mut v = copies - 3;
+            for i in (head + 1..head + len - 1).rev() {
+                self.set_remainder(i, x + 1 + v % b);
+                v /= b;
+            }
+        }
+        self.set_remainder(head + len - 1, x);
+    }
+
+    /// Opens slot `at` in the run of quotient `x` (a new run when `end` is `None`, else the
+    /// run that ends at `end`, with `at <= end + 1`): the slots from `at` up to the first
+    /// empty one move up one. The new slot's remainder is left for the caller. `None`, and
+    /// nothing changed, when no slot is empty from `at` on.
+    #[inline(always)]
+    fn open_slot(&mut self, x: usize, at: usize, end: Option<usize>) -> Option<()> {
         let empty = self.first_empty(at)?;
         self.shift_slots_up(at, empty);
-        self.set_remainder(at, rem);
-        match old_end {
+        match end {
             // Appended after the old end, which no longer ends the run.
             Some(end) if at == end + 1 => {
                 self.set_bit(2, end, false);
@@ -352,39 +379,144 @@ impl Table {
         if empty / BLOCK > x / BLOCK {
             self.add_spill(x / BLOCK + 1, empty / BLOCK, 1);
         }
-        self.len += 1;
-        Some(new)
+        self.used += 1;
+        Some(())
     }
 
-    /// Removes one copy of `(x, rem)`; `false` (and nothing changed) when there is none.
+    /// Closes slot `at` of the run of quotient `x` that ends at `end`: the rest of the run,
+    /// and every following run that sits right after it and away from its home slot, move
+    /// down one.
     #[inline(always)]
-    pub(crate) fn remove(&mut self, x: usize, rem: u64) -> bool {
-        if !self.is_occupied(x) {
-            return false;
-        }
-        let (first, end) = self.run(x);
-        let Some(at) = (first..=end).find(|&i| self.remainder(i) == rem) else {
-            return false;
-        };
-        // The last slot that moves left: the rest of this run, then every following run
-        // that sits right after and away from its home slot.
+    fn close_slot(&mut self, x: usize, at: usize, end: usize) {
         let last = self.first_unshifted(end + 1).unwrap_or(self.slots()) - 1;
-        let run_of_one = first == end;
+        let run_of_one = self.is_run_start(x, end);
         self.shift_slots_down(at, last);
         self.set_bit(2, last, false);
         self.set_remainder(last, 0);
         if run_of_one {
             self.set_bit(1, x, false);
         } else if at == end {
-            // The last copy of the run went: the one before now ends it.
+            // The run's last slot went: the one before now ends it.
             self.set_bit(2, end - 1, true);
         }
         if last / BLOCK > x / BLOCK {
             self.add_spill(x / BLOCK + 1, last / BLOCK, u64::MAX);
         }
+        self.used -= 1;
+    }
+
+    /// Adds `copies` (at least one) of `(x, rem)`, using at most `limit` slots in all:
+    /// `Some(true)` when the table held no copy of it before, `None` when it does not fit.
+    /// One copy needs one slot at most, and then `None` changes nothing; more copies are for
+    /// building a table ([`from_sorted`](Self::from_sorted)), which a `None` leaves unusable.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, x: usize, rem: u64, copies: u64, limit: u64) -> Option<bool> {
+        let r = self.remainder_bits;
+        if !self.is_occupied(x) {
+            let need = entry_len(r, rem, copies);
+            if self.used + need > limit {
+                return None;
+            }
+            let at = (self.last_end(x) + 1).max(x as isize) as usize;
+            self.open_slot(x, at, None)?;
+            for i in 1..need as usize {
+                self.open_slot(x, at + i, Some(at + i - 1))?;
+            }
+            self.write_entry(at, rem, copies);
+            self.distinct += 1;
+            self.len += copies;
+            return Some(true);
+        }
+        let end = self.run_end(x);
+        let (head, held, at) = match self.find(x, end, rem) {
+            Found::Entry { head, last, copies } => (head, copies, last + 1),
+            Found::Before(at) => (at, 0, at),
+        };
+        let total = held.checked_add(copies)?;
+        let need = entry_len(r, rem, total) - entry_len(r, rem, held);
+        if self.used + need > limit {
+            return None;
+        }
+        for i in 0..need as usize {
+            self.open_slot(x, at + i, Some(end + i))?;
+        }
+        self.write_entry(head, rem, total);
+        self.distinct += u64::from(held == 0);
+        self.len += copies;
+        Some(held == 0)
+    }
+
+    /// Removes one copy of `(x, rem)`; `false` (and nothing changed) when there is none.
+    /// Never needs a slot: fewer copies never take more.
+    #[inline(always)]
+    pub(crate) fn remove(&mut self, x: usize, rem: u64) -> bool {
+        if !self.is_occupied(x) {
+            return false;
+        }
+        let end = self.run_end(x);
+        let Found::Entry { head, last, copies } = self.find(x, end, rem) else {
+            return false;
+        };
+        if copies == 1 {
+            self.close_slot(x, head, end);
+            self.distinct -= 1;
+        } else {
+            let r = self.remainder_bits;
+            let spare = (last - head + 1) - entry_len(r, rem, copies - 1) as usize;
+            for i in 0..spare {
+                self.close_slot(x, head + 1, end - i);
+            }
+            self.write_entry(head, rem, copies - 1);
+        }
         self.len -= 1;
         true
     }
+}
+
+/// The largest remainder of `r` bits.
+#[inline(always)]
+fn max_remainder(r: u32) -> u64 {
+    u64::MAX >> (64 - r)
+}
+
+/// The slots `copies` of remainder `x` take in a run (remainders of `r` bits), the counter
+/// encoding: one copy is `x`, two are `x x`, more are `x`, the digits of `copies - 3` in
+/// base `b = 2^r - 1 - x` (most significant first, at least one, digit `d` stored as
+/// `x + 1 + d`), then `x` again. Every value between the two `x` is above `x`, and a run
+/// is sorted by its first values, so:
+/// - every slot of a later entry is above `x`, and the last slot of `x`'s entry is `x`: a
+///   lookup walking back from the run's end stops at the first value not above the key's,
+///   as if each copy took a slot;
+/// - read backwards from its last slot, an entry ends where a value below `x` (or the run's
+///   start) comes: a value above `x` before the last slot is a digit, `x` a second copy.
+///
+/// The two largest remainders have too few values above them for digits (`b` of 0 or 1):
+/// their copies take a slot each (for `2^r - 2`, past two, as `x`, the largest remainder
+/// `copies - 2` times, then `x`).
+#[inline(always)]
+pub(crate) fn entry_len(r: u32, x: u64, copies: u64) -> u64 {
+    let b = max_remainder(r) - x;
+    if copies <= 2 || b <= 1 {
+        return copies;
+    }
+    let (mut v, mut digits) = ((copies - 3) / b, 1);
+    while v > 0 {
+        v /= b;
+        digits += 1;
+    }
+    2 + digits
+}
+
+/// Where a remainder stands in a run (see [`Table::find`]).
+enum Found {
+    /// Its entry: first and last slot, copies.
+    Entry {
+        head: usize,
+        last: usize,
+        copies: u64,
+    },
+    /// Not held: the slot a new entry for it would take.
+    Before(usize),
 }
 
 impl<W: AsRef<[u64]>> Table<W> {
@@ -405,17 +537,19 @@ impl<W: AsRef<[u64]>> Table<W> {
         if got != want {
             return Err(format!("{got} words, expected {want}"));
         }
-        let t = Table {
+        let mut t = Table {
             remainder_bits,
             quotients,
             len,
+            distinct: 0,
+            used: 0,
             blocks,
             words,
         };
         if (quotients / BLOCK..blocks).any(|b| t.occ(b) != 0) {
             return Err("a quotient past the home slots is occupied".into());
         }
-        let zero_between = |from: usize, to: usize| -> Result<(), String> {
+        let zero_between = |t: &Table<W>, from: usize, to: usize| -> Result<(), String> {
             match (from..to).find(|&i| t.remainder(i) != 0) {
                 Some(i) => Err(format!("empty slot {i} holds a remainder")),
                 None => Ok(()),
@@ -424,25 +558,26 @@ impl<W: AsRef<[u64]>> Table<W> {
         // A block's spill count is final once a run of a quotient in or after it is seen:
         // the slots at its start that the runs before reach.
         let mut checked = 0usize;
-        let mut check_spills = |to: usize, prev_end: Option<usize>| -> Result<(), String> {
-            while checked < to {
-                let first = checked * BLOCK;
-                let want = prev_end.map_or(0, |e| (e + 1).saturating_sub(first));
-                if t.spill(checked) != want {
-                    return Err(format!(
-                        "block {checked}: spill {}, runs give {want}",
-                        t.spill(checked)
-                    ));
+        let check_spills =
+            |t: &Table<W>, checked: &mut usize, to: usize, prev_end: Option<usize>| {
+                while *checked < to {
+                    let first = *checked * BLOCK;
+                    let want = prev_end.map_or(0, |e| (e + 1).saturating_sub(first));
+                    if t.spill(*checked) != want {
+                        return Err(format!(
+                            "block {checked}: spill {}, runs give {want}",
+                            t.spill(*checked)
+                        ));
+                    }
+                    *checked += 1;
                 }
-                checked += 1;
-            }
-            Ok(())
-        };
+                Ok(())
+            };
         let mut prev_end: Option<usize> = None;
-        let mut total = 0u64;
+        let (mut copies, mut distinct, mut used) = (0u64, 0u64, 0u64);
         let mut q = t.next_occupied(0);
         while let Some(x) = q {
-            check_spills(x / BLOCK + 1, prev_end)?;
+            check_spills(&t, &mut checked, x / BLOCK + 1, prev_end)?;
             let start = prev_end.map_or(x, |e| (e + 1).max(x));
             let end = t
                 .runend_from(prev_end.map_or(0, |e| e + 1), 0)
@@ -452,22 +587,36 @@ impl<W: AsRef<[u64]>> Table<W> {
                     "the run of quotient {x} ends at {end}, before it starts"
                 ));
             }
-            zero_between(prev_end.map_or(0, |e| e + 1), start)?;
-            if (start + 1..=end).any(|i| t.remainder(i) < t.remainder(i - 1)) {
-                return Err(format!("the run of quotient {x} is not sorted"));
+            zero_between(&t, prev_end.map_or(0, |e| e + 1), start)?;
+            let mut overflow = false;
+            t.entries_back(x, start, end, |_, c| {
+                distinct += 1;
+                copies = copies.checked_add(c).unwrap_or_else(|| {
+                    overflow = true;
+                    0
+                });
+            })
+            .map_err(|e| format!("quotient {x}: {e}"))?;
+            if overflow {
+                return Err("more than 2^64 copies".into());
             }
-            total += (end - start + 1) as u64;
+            used += (end - start + 1) as u64;
             prev_end = Some(end);
             q = t.next_occupied(x + 1);
         }
-        check_spills(blocks, prev_end)?;
+        check_spills(&t, &mut checked, blocks, prev_end)?;
         if t.runend_from(prev_end.map_or(0, |e| e + 1), 0).is_some() {
             return Err("more run ends than occupied quotients".into());
         }
-        if total != len {
-            return Err(format!("{len} fingerprints announced, {total} stored"));
+        if copies != len {
+            return Err(format!("{len} fingerprints announced, {copies} stored"));
         }
-        zero_between(prev_end.map_or(0, |e| e + 1), t.slots())?;
+        let room = crate::room(quotients);
+        if used > room {
+            return Err(format!("{used} slots used, more than the {room} it takes"));
+        }
+        zero_between(&t, prev_end.map_or(0, |e| e + 1), t.slots())?;
+        (t.distinct, t.used) = (distinct, used);
         Ok(t)
     }
 
@@ -599,27 +748,6 @@ impl<W: AsRef<[u64]>> Table<W> {
         }
     }
 
-    /// The run of quotient `x` (which must be occupied): its first and last slot.
-    #[inline(always)]
-    fn run(&self, x: usize) -> (usize, usize) {
-        let b = x / BLOCK;
-        let start = b * BLOCK + self.spill(b);
-        let before = (self.occ(b) & ((1u64 << (x % BLOCK)) - 1)).count_ones();
-        if before == 0 {
-            let end = self
-                .next_runend(start)
-                .expect("an occupied quotient has a run end");
-            return (start.max(x), end);
-        }
-        let prev = self
-            .runend_from(start, before - 1)
-            .expect("an earlier run end");
-        let end = self
-            .next_runend(prev + 1)
-            .expect("an occupied quotient has a run end");
-        ((prev + 1).max(x), end)
-    }
-
     /// The first empty slot at or after `s`, if the table has one.
     #[inline(always)]
     fn first_empty(&self, s: usize) -> Option<usize> {
@@ -674,23 +802,84 @@ impl<W: AsRef<[u64]>> Table<W> {
             .expect("an occupied quotient has a run end")
     }
 
-    /// The slots of `x`'s run from its end backwards while their remainders are at least
-    /// `rem` (the run is sorted): what a lookup and a count read, with one select (the
-    /// start is where the slot before is a run end, or `x` itself).
+    /// Whether slot `i` starts the run of quotient `x` that holds it.
     #[inline(always)]
-    fn backwards_from_end(&self, x: usize, rem: u64) -> impl Iterator<Item = u64> + '_ {
-        let mut i = Some(self.run_end(x));
-        core::iter::from_fn(move || {
-            let at = i?;
-            let r = self.remainder(at);
-            i = if r < rem || at == x || self.is_runend(at - 1) {
-                None
-            } else {
-                Some(at - 1)
-            };
-            Some(r)
-        })
-        .take_while(move |&r| r >= rem)
+    fn is_run_start(&self, x: usize, i: usize) -> bool {
+        i == x || self.is_runend(i - 1)
+    }
+
+    /// The entry of `x`'s run whose last slot is `last` (see [`entry_len`]): its first slot
+    /// and copies. Checks what a decoder checks (the values between the two copies above
+    /// them, the digits' form and size), so an `Err` says what is wrong with the bytes.
+    #[inline(always)]
+    fn entry_back(&self, x: usize, last: usize) -> Result<(usize, u64), &'static str> {
+        let v = self.remainder(last);
+        if self.is_run_start(x, last) || self.remainder(last - 1) < v {
+            return Ok((last, 1));
+        }
+        let top = max_remainder(self.remainder_bits);
+        let b = top - v;
+        let before = self.remainder(last - 1);
+        if before == v && b > 0 {
+            return Ok((last - 1, 2));
+        }
+        // A value above `v` before the last slot: digits, back to the first copy (for the
+        // largest remainder, copies side by side back to the first).
+        let mut head = last - 1;
+        loop {
+            let h = self.remainder(head);
+            if h == v && (b > 0 || self.is_run_start(x, head) || self.remainder(head - 1) < v) {
+                break;
+            }
+            if h < v || self.is_run_start(x, head) {
+                return Err("a run's counter has no first copy");
+            }
+            head -= 1;
+        }
+        let len = (last - head + 1) as u64;
+        if b <= 1 {
+            return Ok((head, len));
+        }
+        let mut value = 0u64;
+        for i in head + 1..last {
+            value = value
+                .checked_mul(b)
+                .and_then(|m| m.checked_add(self.remainder(i) - v - 1))
+                .ok_or("a run's counter passes 2^64 copies")?;
+        }
+        let copies = value
+            .checked_add(3)
+            .ok_or("a run's counter passes 2^64 copies")?;
+        if entry_len(self.remainder_bits, v, copies) != len {
+            return Err("a run's counter has leading zero digits");
+        }
+        Ok((head, copies))
+    }
+
+    /// The entry of `rem` in the run of `x` that ends at `end`, or where a new one goes:
+    /// walking back from the end, the first slot whose value is not above `rem` is the last
+    /// of an entry (see [`entry_len`]).
+    #[inline(always)]
+    fn find(&self, x: usize, end: usize, rem: u64) -> Found {
+        let mut i = end;
+        loop {
+            let v = self.remainder(i);
+            if v <= rem {
+                if v < rem {
+                    return Found::Before(i + 1);
+                }
+                let (head, copies) = self.entry_back(x, i).unwrap_or((i, 1));
+                return Found::Entry {
+                    head,
+                    last: i,
+                    copies,
+                };
+            }
+            if self.is_run_start(x, i) {
+                return Found::Before(i);
+            }
+            i -= 1;
+        }
     }
 
     /// How many copies of the fingerprint `(x, rem)` the table holds.
@@ -699,9 +888,34 @@ impl<W: AsRef<[u64]>> Table<W> {
         if !self.is_occupied(x) {
             return 0;
         }
-        self.backwards_from_end(x, rem)
-            .filter(|&r| r == rem)
-            .count() as u64
+        match self.find(x, self.run_end(x), rem) {
+            Found::Entry { copies, .. } => copies,
+            Found::Before(_) => 0,
+        }
+    }
+
+    /// Visits the entries `(remainder, copies)` of the run of `x` in `first..=end`, last
+    /// first, allocating nothing; an `Err` for a run no table leaves (unsorted, or a counter
+    /// out of form).
+    fn entries_back(
+        &self,
+        x: usize,
+        first: usize,
+        end: usize,
+        mut visit: impl FnMut(u64, u64),
+    ) -> Result<(), &'static str> {
+        let mut last = end;
+        loop {
+            let (head, copies) = self.entry_back(x, last)?;
+            visit(self.remainder(last), copies);
+            if head == first {
+                return Ok(());
+            }
+            if self.remainder(head - 1) >= self.remainder(last) {
+                return Err("a run is not sorted");
+            }
+            last = head - 1;
+        }
     }
 
     /// Whether the fingerprint `(x, rem)` is present.
@@ -724,8 +938,8 @@ impl<W: AsRef<[u64]>> Table<W> {
         }
     }
 
-    /// Every fingerprint `(quotient, remainder)`, in order (a copy per copy).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+    /// Every fingerprint `(quotient, remainder, copies)`, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
         let mut next = self.next_occupied(0);
         let mut prev_end: Option<usize> = None;
         core::iter::from_fn(move || {
@@ -736,7 +950,10 @@ impl<W: AsRef<[u64]>> Table<W> {
                 .expect("an occupied quotient has a run end");
             prev_end = Some(end);
             next = self.next_occupied(x + 1);
-            Some((first..=end).map(move |i| (x, self.remainder(i))))
+            // A table's runs are in form (a decoded one was checked).
+            let mut run = Vec::new();
+            let _ = self.entries_back(x, first, end, |rem, copies| run.push((x, rem, copies)));
+            Some(run.into_iter().rev())
         })
         .flatten()
     }
@@ -875,6 +1092,128 @@ mod tests {
         }
     }
 
+    /// Every count a run can hold is written and read back as itself, for every remainder
+    /// of small widths (the largest two included) and counts around every digit boundary.
+    #[test]
+    fn counters_read_back() {
+        for r in [2u32, 3, 4, 7] {
+            let top = max_remainder(r);
+            for x in 0..=top {
+                let b = top - x;
+                let mut counts: Vec<u64> = (1..40).collect();
+                if b >= 2 {
+                    let mut p = b;
+                    for _ in 0..3 {
+                        counts.extend([p + 1, p + 2, p + 3, p + 4]);
+                        p = p.saturating_mul(b);
+                    }
+                }
+                for &c in &counts {
+                    let len = entry_len(r, x, c);
+                    // A run of one entry in a table big enough for it.
+                    let mut t = Table::new(8, r).unwrap();
+                    t.open_slot(5, 5, None).unwrap();
+                    for i in 1..len as usize {
+                        t.open_slot(5, 5 + i, Some(4 + i)).unwrap();
+                    }
+                    t.write_entry(5, x, c);
+                    let last = 5 + len as usize - 1;
+                    assert_eq!(t.entry_back(5, last), Ok((5, c)), "r {r} x {x} copies {c}");
+                    assert_eq!(t.count(5, x), c);
+                    assert!(len <= c, "r {r} x {x}: {c} copies in {len} slots");
+                }
+            }
+        }
+    }
+
+    /// Many copies of few fingerprints (the remainders' extremes among them): counts,
+    /// lookups and listings match a model while counters grow and shrink, in runs shared
+    /// with other fingerprints; removing every copy empties the table.
+    #[test]
+    fn counters_follow_a_model() {
+        let mut rng = bloomkit_testkit::seeded_rng("counters_follow_a_model");
+        let mut next = move || rng.next_u64();
+        for rbits in [2u32, 3, 5, 8] {
+            let mut t = Table::new(6, rbits).unwrap();
+            let top = max_remainder(rbits);
+            let mut model: BTreeMap<(usize, u64), u64> = BTreeMap::new();
+            let cap = (t.quotients as f64 * 0.95) as u64;
+            let rems = [0, 1, top / 2, top - 1, top];
+            let mut fewest_slots_a_copy = 1.0f64;
+            for step in 0..20_000 {
+                let h = next();
+                let q = (h >> 50) as usize % 4 * 3;
+                let r = rems[(h >> 20) as usize % rems.len()];
+                let held = model.get(&(q, r)).copied().unwrap_or(0);
+                if h % 7 < 3 && held > 0 {
+                    assert!(t.remove(q, r), "step {step}: remove ({q}, {r})");
+                    if held > 1 {
+                        model.insert((q, r), held - 1);
+                    } else {
+                        model.remove(&(q, r));
+                    }
+                } else {
+                    let copies = 1 + h % 3 * (h >> 30) % 50;
+                    let used = t.used;
+                    match t.add(
+                        q,
+                        r,
+                        1 + (copies - 1) * u64::from(held > 0 || h % 2 == 0),
+                        cap,
+                    ) {
+                        Some(new) => {
+                            let added = t.len - model.values().sum::<u64>();
+                            assert_eq!(new, held == 0, "step {step}: new");
+                            *model.entry((q, r)).or_default() += added;
+                        }
+                        None => {
+                            assert_eq!(t.used, used, "step {step}: a refused add changed the table")
+                        }
+                    }
+                }
+                for (&(q, r), &c) in &model {
+                    assert_eq!(t.count(q, r), c, "r {rbits} step {step}: count ({q}, {r})");
+                }
+                assert_eq!(t.len, model.values().sum::<u64>());
+                assert_eq!(t.distinct, model.len() as u64);
+                if t.len > 0 {
+                    fewest_slots_a_copy = fewest_slots_a_copy.min(t.used as f64 / t.len as f64);
+                }
+                if step % 50 == 0 {
+                    for q in 0..16 {
+                        for r in 0..=top.min(16) {
+                            let held = model.contains_key(&(q, r));
+                            assert_eq!(t.contains(q, r), held, "step {step}: ({q}, {r})");
+                        }
+                    }
+                    let listed: Vec<(usize, u64, u64)> = t.iter().collect();
+                    let want: Vec<(usize, u64, u64)> =
+                        model.iter().map(|(&(q, r), &c)| (q, r, c)).collect();
+                    assert_eq!(listed, want, "step {step}: iter");
+                    #[cfg(feature = "serde")]
+                    if let Err(e) = Table::from_words(6, rbits, t.len, &t.words[..]) {
+                        panic!("step {step}: a table the steps left is refused: {e}");
+                    }
+                }
+            }
+            // The counters did count: at some point far fewer slots than copies.
+            assert!(
+                fewest_slots_a_copy < 0.5,
+                "r {rbits}: {fewest_slots_a_copy} slots a copy"
+            );
+            for ((q, r), c) in model {
+                for _ in 0..c {
+                    assert!(t.remove(q, r));
+                }
+            }
+            assert_eq!((t.len, t.used, t.distinct), (0, 0, 0));
+            assert!(
+                t.words.iter().all(|&w| w == 0),
+                "an emptied table is all zeros"
+            );
+        }
+    }
+
     /// Every fingerprint's count against a model, after each step, on a table small enough
     /// for clusters to reach block boundaries and the extra slots; and the checks a decoder
     /// runs accept every table the steps leave. A new seed each run (printed; replay with
@@ -892,7 +1231,7 @@ mod tests {
                 let h = next();
                 let q = (h >> 40) as usize % t.quotients;
                 let r = h & ((1 << rbits) - 1);
-                if h % 3 == 0 || t.len >= cap {
+                if h % 3 == 0 || t.used >= cap {
                     // Remove one held (or absent) fingerprint.
                     let pick = model.keys().nth(h as usize % model.len().max(1)).copied();
                     let (q, r) = if h % 5 == 0 {
@@ -908,8 +1247,8 @@ mod tests {
                         model.remove(&(q, r));
                     }
                 } else {
-                    let new = t.insert(q, r);
-                    assert!(new.is_some(), "step {step}: full at {}", t.len);
+                    let new = t.add(q, r, 1, cap + 1);
+                    assert!(new.is_some(), "step {step}: full at {}", t.used);
                     assert_eq!(new, Some(!model.contains_key(&(q, r))), "step {step}: new");
                     *model.entry((q, r)).or_default() += 1;
                 }
@@ -925,11 +1264,9 @@ mod tests {
                             assert_eq!(t.contains(q, r), held, "step {step}: ({q}, {r})");
                         }
                     }
-                    let listed: Vec<(usize, u64)> = t.iter().collect();
-                    let want: Vec<(usize, u64)> = model
-                        .iter()
-                        .flat_map(|(&k, &c)| std::iter::repeat_n(k, c as usize))
-                        .collect();
+                    let listed: Vec<(usize, u64, u64)> = t.iter().collect();
+                    let want: Vec<(usize, u64, u64)> =
+                        model.iter().map(|(&(q, r), &c)| (q, r, c)).collect();
                     assert_eq!(listed, want, "step {step}: iter");
                     #[cfg(feature = "serde")]
                     if let Err(e) = Table::from_words(qbits, rbits, t.len, &t.words[..]) {

@@ -104,6 +104,54 @@ fn a_full_filter_refuses_and_changes_nothing() {
     assert!(message.contains("95.0%"), "{message}");
 }
 
+/// Copies are counted inside a key's run: ten thousand copies of a key take a handful of
+/// slots (a filter for a hundred keys holds them), every count is exact on the way up and
+/// down, and a full filter still takes a copy that needs no new slot.
+#[test]
+fn many_copies_take_few_slots() {
+    let mut f = QuotientFilter::<u64>::new(100, 0.01).unwrap();
+    // Keys whose remainder is not one of the two largest (those keep a slot a copy).
+    let top = (1u64 << f.remainder_bits()) - 1;
+    let rem = |f: &QuotientFilter<u64>, k: &u64| {
+        (f.hash_key(k) << f.capacity().trailing_zeros()) >> (64 - f.remainder_bits())
+    };
+    let keys: Vec<u64> = (0..).filter(|k| rem(&f, k) < top - 1).take(3).collect();
+    for i in 1..=10_000u64 {
+        for k in &keys {
+            f.insert(k).unwrap();
+            assert_eq!(f.count(k), i);
+        }
+    }
+    assert_eq!(f.len(), 30_000);
+    let slots = (f.load_factor() * f.capacity() as f64).round() as u64;
+    assert!(
+        slots <= 3 * 6,
+        "{slots} slots for three keys' 10,000 copies"
+    );
+    // Fill the other slots with distinct keys, then one more copy of a counted key fits.
+    let mut next = 1_000_000u64;
+    loop {
+        match f.insert(&next) {
+            Ok(_) => next += 1,
+            Err(Error::Full { items, .. }) => {
+                assert_eq!(items, f.max_items());
+                break;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    // 10,001 copies: the same digits as 10,000 (no base below 128 has a power at 9,998).
+    f.insert(&keys[0]).unwrap();
+    let held = f.count(&keys[0]);
+    for i in (0..held).rev() {
+        f.remove(&keys[0]).unwrap();
+        assert_eq!(f.count(&keys[0]), i);
+    }
+    assert_eq!(f.remove(&keys[0]), Err(Error::NotPresent));
+    assert!(keys[1..].iter().all(|k| f.count(k) == 10_000));
+    assert!((1_000_000..next).all(|k| f.contains(&k)));
+}
+
 #[test]
 fn removing_a_key_never_inserted_is_a_typed_error() {
     let mut f = QuotientFilter::<u64>::new(1_000, 0.0001).unwrap();
