@@ -159,8 +159,13 @@ fn select(word: u64, k: u32) -> u32 {
 /// runs pushed past it (a few times the longest cluster at 95% load, which grows as the
 /// log of the size).
 fn shape(quotient_bits: u32, remainder_bits: u32) -> (usize, usize, usize) {
-    let quotients = 1usize << quotient_bits;
-    let extra = (BLOCK * (2 + quotient_bits as usize)).max(quotients / 64);
+    shape_of(1usize << quotient_bits, remainder_bits)
+}
+
+/// [`shape`] for any multiple of [`BLOCK`] home slots.
+fn shape_of(quotients: usize, remainder_bits: u32) -> (usize, usize, usize) {
+    let log = usize::BITS - (quotients - 1).leading_zeros();
+    let extra = (BLOCK * (2 + log as usize)).max(quotients / 64);
     let blocks = (quotients + extra).div_ceil(BLOCK);
     (quotients, blocks, blocks * (HEAD + remainder_bits as usize))
 }
@@ -169,7 +174,12 @@ impl Table {
     /// An empty table of `2^quotient_bits` home slots, with room after the last one for the
     /// runs pushed past it.
     pub(crate) fn new(quotient_bits: u32, remainder_bits: u32) -> Result<Table, Error> {
-        let (quotients, blocks, words) = shape(quotient_bits, remainder_bits);
+        Table::with_home_slots(1 << quotient_bits, remainder_bits)
+    }
+
+    /// An empty table of `quotients` home slots (a multiple of [`BLOCK`]).
+    pub(crate) fn with_home_slots(quotients: usize, remainder_bits: u32) -> Result<Table, Error> {
+        let (quotients, blocks, words) = shape_of(quotients, remainder_bits);
         Ok(Table {
             remainder_bits,
             quotients,
@@ -205,7 +215,12 @@ impl Table {
 
     /// The heap bytes of a table of this shape, known before allocating.
     pub(crate) fn heap_bytes_of(quotient_bits: u32, remainder_bits: u32) -> u64 {
-        shape(quotient_bits, remainder_bits).2 as u64 * 8
+        Table::heap_bytes_for(1 << quotient_bits, remainder_bits)
+    }
+
+    /// [`heap_bytes_of`](Self::heap_bytes_of) for any multiple of [`BLOCK`] home slots.
+    pub(crate) fn heap_bytes_for(quotients: usize, remainder_bits: u32) -> u64 {
+        shape_of(quotients, remainder_bits).2 as u64 * 8
     }
 
     /// Removes every fingerprint.
@@ -470,6 +485,42 @@ impl Table {
         }
         self.len -= 1;
         true
+    }
+
+    /// Raw mode (the expandable filter's): a slot is an entry, a run is sorted by value and
+    /// may repeat one. Adds `value` to the run of `x`, in order, while at most `limit` slots
+    /// are used; `None`, and nothing changed, when it does not fit.
+    pub(crate) fn push_raw(&mut self, x: usize, value: u64, limit: u64) -> Option<()> {
+        if self.used >= limit {
+            return None;
+        }
+        if self.is_occupied(x) {
+            let end = self.run_end(x);
+            let mut at = end + 1;
+            while self.remainder(at - 1) > value {
+                at -= 1;
+                if self.is_run_start(x, at) {
+                    break;
+                }
+            }
+            self.open_slot(x, at, Some(end))?;
+            self.set_remainder(at, value);
+        } else {
+            let at = (self.last_end(x) + 1).max(x as isize) as usize;
+            self.open_slot(x, at, None)?;
+            self.set_remainder(at, value);
+        }
+        self.len += 1;
+        self.distinct += 1;
+        Some(())
+    }
+
+    /// Raw mode: removes slot `at` of the run of `x`.
+    pub(crate) fn remove_raw(&mut self, x: usize, at: usize) {
+        let end = self.run_end(x);
+        self.close_slot(x, at, end);
+        self.len -= 1;
+        self.distinct -= 1;
     }
 }
 
@@ -938,8 +989,8 @@ impl<W: AsRef<[u64]>> Table<W> {
         }
     }
 
-    /// Every fingerprint `(quotient, remainder, copies)`, in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
+    /// Every run: its quotient, first and last slot, in order.
+    fn runs(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
         let mut next = self.next_occupied(0);
         let mut prev_end: Option<usize> = None;
         core::iter::from_fn(move || {
@@ -950,12 +1001,36 @@ impl<W: AsRef<[u64]>> Table<W> {
                 .expect("an occupied quotient has a run end");
             prev_end = Some(end);
             next = self.next_occupied(x + 1);
+            Some((x, first, end))
+        })
+    }
+
+    /// Every fingerprint `(quotient, remainder, copies)`, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
+        self.runs().flat_map(|(x, first, end)| {
             // A table's runs are in form (a decoded one was checked).
             let mut run = Vec::new();
             let _ = self.entries_back(x, first, end, |rem, copies| run.push((x, rem, copies)));
-            Some(run.into_iter().rev())
+            run.into_iter().rev()
         })
-        .flatten()
+    }
+
+    /// Raw mode: every slot's `(quotient, value)`, in order.
+    pub(crate) fn iter_raw(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.runs()
+            .flat_map(move |(x, first, end)| (first..=end).map(move |i| (x, self.remainder(i))))
+    }
+
+    /// Raw mode: the slots of the run of `x` and their values, from its end back to its
+    /// start (none when `x` is not occupied).
+    #[inline(always)]
+    pub(crate) fn run_back(&self, x: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let mut i = self.is_occupied(x).then(|| self.run_end(x));
+        core::iter::from_fn(move || {
+            let at = i?;
+            i = (!self.is_run_start(x, at)).then(|| at - 1);
+            Some((at, self.remainder(at)))
+        })
     }
 
     /// The smallest occupied quotient `>= q`.
