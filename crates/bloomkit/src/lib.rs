@@ -97,7 +97,10 @@
 //!   rate (binary fuse: 9.0 bits/key at 0.39%; ribbon: about 7 bits/key at 1%).
 //! - **quotient filter** (`QuotientFilter`, feature `quotient`): items leave the set, or a
 //!   key's copies are counted, at about 10 bits a key for 1% (a counting Bloom filter needs
-//!   38): fingerprints in a compact table that can also merge, double and shrink.
+//!   38): fingerprints in a compact table that can also merge, double and shrink; and the
+//!   **expandable filter** (`ExpandableFilter`, same feature) for a count not known in
+//!   advance: one table that doubles as it fills, the rate kept under the target, with
+//!   removes.
 //!
 //! And filters with a job: **`kv`** (`bloomkit::kv`, feature `kv`) keeps a counting (or
 //! classic, or blocked) filter in front of an embedded on-disk key-value store (redb), so a
@@ -120,7 +123,8 @@
 //!   `MultiFilter`.
 //! - `static` (default): the static filters, as `static_filters`, `BinaryFuse8`,
 //!   `BinaryFuse16`, `BinaryFuse32` and `RibbonFilter` (and their views).
-//! - `quotient` (default): the quotient filter, as `quotient` and `QuotientFilter`.
+//! - `quotient` (default): the quotient and expandable filters, as `quotient`,
+//!   `QuotientFilter` and `ExpandableFilter`.
 //! - `kv`: `bloomkit::kv`, a filter in front of a redb key-value store (`FilteredStore`,
 //!   `RedbStore`). Not on by default: it brings a database, and needs Rust 1.90.
 //! - `redis`: `bloomkit::redis`, a filter shared through Redis (`RedisFilter`). Not on by
@@ -194,10 +198,10 @@ pub use bloomkit_static::{BinaryFuseRef, RibbonFilterRef};
 
 #[cfg(feature = "quotient")]
 pub use bloomkit_quotient as quotient;
-#[cfg(feature = "quotient")]
-pub use bloomkit_quotient::QuotientFilter;
 #[cfg(all(feature = "quotient", feature = "serde"))]
 pub use bloomkit_quotient::QuotientFilterRef;
+#[cfg(feature = "quotient")]
+pub use bloomkit_quotient::{ExpandableFilter, QuotientFilter};
 
 #[cfg(feature = "kv")]
 pub use bloomkit_kv as kv;
@@ -216,8 +220,6 @@ pub mod prelude {
     pub use crate::Codec;
     #[cfg(feature = "multi")]
     pub use crate::MultiFilter;
-    #[cfg(feature = "quotient")]
-    pub use crate::QuotientFilter;
     #[cfg(all(feature = "quotient", feature = "serde"))]
     pub use crate::QuotientFilterRef;
     #[cfg(feature = "scalable")]
@@ -236,6 +238,8 @@ pub mod prelude {
         Error, Filter, FilterCore, HashKey, Intersection, KeyedHasher, Lookup, LookupCore, Remove,
         Union, Xxh3Builder,
     };
+    #[cfg(feature = "quotient")]
+    pub use crate::{ExpandableFilter, QuotientFilter};
     #[cfg(feature = "classic")]
     pub use crate::{SimdBlockFilter, SplitBlockFilter};
 }

@@ -60,7 +60,10 @@ pub use bloomkit_core;
 
 #[cfg(feature = "serde")]
 mod codec;
+mod expandable;
 mod table;
+
+pub use expandable::{ExpandableFilter, GROWTH_HORIZON};
 
 #[cfg(feature = "serde")]
 pub use codec::QuotientFilterRef;

@@ -1,5 +1,7 @@
 //! bloomkit-quotient's integration tests.
 
+mod expandable;
+
 use std::collections::HashMap;
 
 use bloomkit_core::{Error, LookupCore, Remove};

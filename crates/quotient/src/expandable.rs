@@ -1,0 +1,513 @@
+//! A quotient filter that grows without a size given in advance, at a steady rate:
+//! fingerprints that give up a bit on each doubling (InfiniFilter, Dayan, Bercea, Reviriego,
+//! Pagh, SIGMOD 2023; the Aleph filter, PVLDB 2024).
+//!
+//! # Design
+//!
+//! One rank-select quotient table of `m` home slots (a multiple of 64, the fewest that hold
+//! the initial items at 95% load), each slot `w` bits wide. A key with hash `h` takes home
+//! slot `x = h * m / 2^64` and the first `F = w - 1` bits of the fraction left over
+//! (`h * m mod 2^64`) as its fingerprint, stored with a one bit after it: `fingerprint << 1 |
+//! 1`. (For `m = 2^q` these are the hash's top `q` bits and the next `F`.) When the table
+//! reaches 95% load it doubles: `h * 2m / 2^64` is `2x` plus the fraction's first bit, so
+//! every entry's fingerprint gives its first bit to the home slot, and the slot's value
+//! shifts up by one, so the one bit that ends the fingerprint moves up too (`value << 1`,
+//! the unary code of the entry's age, in the style of InfiniFilter). A slot thus always says how many fingerprint bits it still
+//! holds: `w - 1 - trailing_zeros(value)`. An entry whose fingerprint is used up (a *void*
+//! entry, value `1 << (w - 1)`) matches every key of its home slot; on the next doubling it
+//! is copied to both halves (as the Aleph filter does), so no key it stood for is lost.
+//!
+//! A lookup scans the run of its home slot (one table, one run: no slices to probe) and
+//! matches a slot when the slot's remaining fingerprint bits equal the key's hash bits at the
+//! same place. A removal takes the matching entry with the *longest* fingerprint (the only
+//! choice that never strands another key), so removing keys that were inserted never causes
+//! a false negative.
+//!
+//! # Rate model
+//!
+//! An entry with `L` fingerprint bits left in a table of `m` home slots matches a key never
+//! inserted with probability `2^-L / m`, and that never changes for an entry (a doubling
+//! takes a bit from `L` and doubles `m`; a void entry's two copies each match `1 / 2m` of the
+//! keys, as one entry did `1 / m`). [`estimated_fpr`](ExpandableFilter::estimated_fpr) is
+//! `1 - exp(-s)` with `s` the sum over entries of `2^-L / m`, kept exact from a count of
+//! entries by `L`. The entries of
+//! one generation (inserted between two doublings, from 47.5% to 95% of the slots) add up to
+//! `0.475 * 2^-F` at most (the first generation, from empty, `0.95 * 2^-F`), whatever
+//! happens to them later, so after `G` doublings the rate is at most
+//! `2^-F * 0.475 * (G + 2)`.
+//!
+//! The fingerprint length `F` is chosen for a *growth horizon* of 10 doublings (a
+//! thousandfold, [`GROWTH_HORIZON`]) and kept while the projected rate (the rate now plus a
+//! full new generation) stays under the target; past that, each doubling widens the slots
+//! by as many bits as the new generation needs. The filter grows without a limit other than
+//! the hash's 64 bits (`log2(m) + w <= 64`) and 2^40 home slots ([`Error::TooLarge`] past
+//! them), and the rate is under the target at every point: memory grows a bit a slot per
+//! doubling or two beyond the horizon.
+//!
+//! A slot costs `w + 3` bits (as in [`QuotientFilter`](crate::QuotientFilter)), so at 1%
+//! (`F = 10`) a key takes 14.7 bits at 95% load and twice that just after a doubling.
+//!
+//! Each copy of a key takes a slot. Compared with a scalable Bloom filter, a lookup reads one
+//! run in one table, keys can be removed, and the memory a key takes does not grow with the
+//! number of slices.
+
+use core::borrow::Borrow;
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use core::marker::PhantomData;
+
+use bloomkit_core::batch::with_popcnt;
+use bloomkit_core::build::{FromSettings, Settings};
+use bloomkit_core::{Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
+use derive_where::derive_where;
+
+use crate::table::Table;
+use crate::{room, MAX_LOAD, MAX_QUOTIENT_BITS};
+
+/// The doublings an [`ExpandableFilter`]'s fingerprints are sized for: 10, a thousandfold
+/// growth, with the rate still under the target (see the module docs); past them the slots
+/// widen as needed.
+pub const GROWTH_HORIZON: u32 = 10;
+
+/// A quotient filter that doubles as it fills, keeping its false-positive rate under the
+/// target at every size, with removes and counts (see the module docs for the design).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_quotient::ExpandableFilter;
+///
+/// let mut seen = ExpandableFilter::<u64>::new(1_000, 0.01)?;
+/// for url_id in 0..100_000u64 {
+///     seen.insert(&url_id)?; // grows past 1,000 without being told
+/// }
+/// assert!((0..100_000u64).all(|k| seen.contains(&k)));
+/// assert!(seen.estimated_fpr() <= 0.01);
+/// seen.remove(&7)?;
+/// assert_eq!(seen.len(), 99_999);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+#[derive_where(Clone, PartialEq; S)]
+pub struct ExpandableFilter<K: ?Sized, S = Xxh3Builder> {
+    /// `m` home slots (a multiple of 64, doubling), `w` bits wide (the remainder bits).
+    table: Table,
+    target_fpr: f64,
+    /// Entries (slots) by the fingerprint bits they hold, `0..w`.
+    by_bits: Vec<u64>,
+    /// Copies of keys held (a void entry's copies count once).
+    copies: u64,
+    /// Doublings so far.
+    doublings: u32,
+    hasher: S,
+    key: PhantomData<fn(&K)>,
+}
+
+bloomkit_core::impl_builder_entry!(ExpandableFilter, "bloomkit_quotient", hasher);
+
+impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
+    type Hasher = S;
+
+    /// Home slots for `items` at [`MAX_LOAD`] (a power of two, at least 64) and fingerprints
+    /// long enough for the rate to stay under `fpr` through [`GROWTH_HORIZON`] doublings.
+    fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
+        let design = settings.design()?;
+        // The fewest blocks of 64 home slots that hold `items` at MAX_LOAD.
+        let blocks = (design.capacity as f64 / MAX_LOAD / 64.0).ceil();
+        if blocks * 64.0 > MAX_HOME_SLOTS as f64 {
+            return Err(Error::TooLarge {
+                bits: blocks * 64.0,
+                max: MAX_HOME_SLOTS as u64,
+            });
+        }
+        let home = blocks as usize * 64;
+        // 2^-F * 0.475 * (horizon + 2) <= fpr.
+        let need = 0.5 * MAX_LOAD * f64::from(GROWTH_HORIZON + 2) / design.fpr;
+        let fingerprint_bits = (need.log2().ceil() as u32).max(1);
+        if fingerprint_bits + 1 > max_width(home) {
+            return Err(Error::FprBelowMinimum {
+                fpr: design.fpr,
+                min: 0.5
+                    * MAX_LOAD
+                    * f64::from(GROWTH_HORIZON + 2)
+                    * (-f64::from(max_width(home) - 1)).exp2(),
+                variant: bloomkit_core::Variant::Quotient,
+            });
+        }
+        let width = fingerprint_bits + 1;
+        settings.check_bytes(Table::heap_bytes_for(home, width))?;
+        Ok(ExpandableFilter {
+            table: Table::with_home_slots(home, width)?,
+            target_fpr: design.fpr,
+            by_bits: vec![0; width as usize],
+            copies: 0,
+            doublings: 0,
+            hasher,
+            key: PhantomData,
+        })
+    }
+}
+
+/// The most home slots: 2^40.
+const MAX_HOME_SLOTS: usize = 1 << MAX_QUOTIENT_BITS;
+
+/// The widest slots for `home` home slots: the hash's 64 bits less those the home slot
+/// takes, so that a fingerprint bit is always a bit of the hash.
+fn max_width(home: usize) -> u32 {
+    64 - (usize::BITS - (home - 1).leading_zeros())
+}
+
+/// Whether slot value `v` matches a key whose next `w - 1` hash bits are `f` (slots of `w`
+/// bits): the `w - 1 - age` fingerprint bits the slot holds above its one bit at `age`
+/// equal the first as many of `f`'s. A void entry (`age = w - 1`) matches every key.
+#[inline(always)]
+fn matches(v: u64, f: u64) -> bool {
+    let age = v.trailing_zeros();
+    v >> (age + 1) == f >> age
+}
+
+/// The fingerprint bits a slot value holds, in slots of `w` bits.
+#[inline(always)]
+fn bits_held(v: u64, w: u32) -> u32 {
+    w - 1 - v.trailing_zeros()
+}
+
+impl<K: ?Sized, S> ExpandableFilter<K, S> {
+    /// Slot width `w`: the newest entries' fingerprint bits, plus one.
+    #[inline(always)]
+    fn width(&self) -> u32 {
+        self.table.remainder_bits
+    }
+
+    /// A hash's home slot among `m` and its next `w - 1` bits: `hash * m / 2^64` and the
+    /// top bits of the fraction (for `m = 2^q`, the top `q` bits of the hash and the next
+    /// ones). Doubling `m` takes the fraction's first bit into the home slot: `2x` or
+    /// `2x + 1`, which is how entries move when the table doubles.
+    #[inline(always)]
+    fn split(&self, hash: u64) -> (usize, u64) {
+        let product = u128::from(hash) * self.table.quotients as u128;
+        let f = self.width() - 1;
+        ((product >> 64) as usize, (product as u64) >> (64 - f))
+    }
+
+    /// Adds a copy of the key whose hash is `hash`, doubling the table first when it is at
+    /// [`MAX_LOAD`]; `Ok(true)` when no entry matched it before (the key is certainly new).
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] when the table cannot double again (2^40 home slots, or the hash's
+    /// 64 bits spent); [`Error::AllocationFailed`]. Nothing is changed then.
+    pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        if self.table.used >= room(self.table.quotients) {
+            self.double()?;
+        }
+        with_popcnt(
+            #[inline(always)]
+            || {
+                let (x, f) = self.split(hash);
+                let w = self.width();
+                let new = !self.table.run_back(x).any(|(_, v)| matches(v, f));
+                // Room is left (under 95% load): the push only fails when runs reach the
+                // table's end, which the extra blocks past the home slots make unreachable.
+                self.table
+                    .push_raw(x, (f << 1) | 1, u64::MAX)
+                    .ok_or(Error::Full {
+                        items: self.table.used,
+                        slots: self.table.quotients as u64,
+                    })?;
+                self.by_bits[(w - 1) as usize] += 1;
+                self.copies += 1;
+                Ok(new)
+            },
+        )
+    }
+
+    /// Removes a copy of the key whose hash is `hash`: the matching entry with the longest
+    /// fingerprint.
+    ///
+    /// # Errors
+    /// [`Error::NotPresent`] when no entry matches: the key was certainly never inserted (or
+    /// all its copies were removed); nothing is changed. Removing a key never inserted that
+    /// matches another key's entry removes that entry, as with a counting Bloom filter:
+    /// remove only keys you inserted.
+    pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        let (x, f) = self.split(hash);
+        let w = self.width();
+        let best = with_popcnt(
+            #[inline(always)]
+            || {
+                self.table
+                    .run_back(x)
+                    .filter(|&(_, v)| matches(v, f))
+                    .min_by_key(|&(_, v)| v.trailing_zeros())
+            },
+        );
+        let (at, v) = best.ok_or(Error::NotPresent)?;
+        with_popcnt(
+            #[inline(always)]
+            || self.table.remove_raw(x, at),
+        );
+        self.by_bits[bits_held(v, w) as usize] -= 1;
+        self.copies -= 1;
+        Ok(())
+    }
+
+    /// The bound on the rate once the slots free now fill with entries of
+    /// `fingerprint_bits`: the entries held plus that many more.
+    fn projected_fpr(&self, fingerprint_bits: u32) -> f64 {
+        let home = self.table.quotients;
+        let free = room(home).saturating_sub(self.table.used);
+        self.match_sum() + free as f64 * (-f64::from(fingerprint_bits)).exp2() / home as f64
+    }
+
+    /// The table at twice the home slots: every fingerprint gives a bit to its home slot
+    /// (void entries go to both halves), and the slots widen when the next generation needs
+    /// longer fingerprints to keep the rate under the target.
+    fn double(&mut self) -> Result<(), Error> {
+        let (quotients, w) = (self.table.quotients * 2, self.width());
+        let too_large = || Error::TooLarge {
+            bits: quotients as f64,
+            max: MAX_HOME_SLOTS as u64,
+        };
+        if quotients > MAX_HOME_SLOTS {
+            return Err(too_large());
+        }
+        // The narrowest slots (at least today's) under which a full new generation keeps the
+        // rate under the target: the rate held is the same after doubling.
+        let free = room(quotients).saturating_sub(self.table.used);
+        let held = self.match_sum();
+        let mut fingerprint_bits = w - 1;
+        let widest = max_width(quotients);
+        while held + free as f64 * (-f64::from(fingerprint_bits)).exp2() / quotients as f64
+            > self.target_fpr
+            && fingerprint_bits + 1 < widest
+        {
+            fingerprint_bits += 1;
+        }
+        let wide = fingerprint_bits + 1;
+        if wide > widest {
+            return Err(too_large());
+        }
+        let mut table = Table::with_home_slots(quotients, wide)?;
+        let mut by_bits = vec![0u64; wide as usize];
+        let void = 1u64 << (wide - 1);
+        let widen = wide - w;
+        let mask = u64::MAX >> (64 - wide);
+        let full = || Error::Full {
+            items: self.table.used,
+            slots: quotients as u64,
+        };
+        for (x, v) in self.table.iter_raw() {
+            if bits_held(v, w) == 0 {
+                for half in 0..2 {
+                    table
+                        .push_raw(x << 1 | half, void, u64::MAX)
+                        .ok_or_else(full)?;
+                }
+                by_bits[0] += 2;
+            } else {
+                let first = (v >> (w - 1)) as usize;
+                let rest = (v << (1 + widen)) & mask;
+                table
+                    .push_raw(x << 1 | first, rest, u64::MAX)
+                    .ok_or_else(full)?;
+                by_bits[bits_held(rest, wide) as usize] += 1;
+            }
+        }
+        self.table = table;
+        self.by_bits = by_bits;
+        self.doublings += 1;
+        debug_assert!(self.projected_fpr(wide - 1) <= self.target_fpr || wide >= widest);
+        Ok(())
+    }
+
+    /// Removes every key; the table keeps its size and slot width.
+    pub fn clear(&mut self) {
+        self.table.clear();
+        self.by_bits.fill(0);
+        self.copies = 0;
+    }
+
+    /// Heap memory held.
+    pub fn heap_bytes(&self) -> usize {
+        self.table.heap_bytes() + self.by_bits.len() * 8
+    }
+
+    /// The hasher keys are hashed with.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// Copies held (exact, counting a void entry's copies once).
+    pub fn len(&self) -> u64 {
+        self.copies
+    }
+
+    /// Whether the filter holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.copies == 0
+    }
+
+    /// Home slots now (a multiple of 64, doubled at each doubling).
+    pub fn capacity(&self) -> u64 {
+        self.table.quotients as u64
+    }
+
+    /// Slots in use over home slots (the table doubles past [`MAX_LOAD`]).
+    pub fn load_factor(&self) -> f64 {
+        self.table.used as f64 / self.table.quotients as f64
+    }
+
+    /// Doublings since the filter was made.
+    pub fn doublings(&self) -> u32 {
+        self.doublings
+    }
+
+    /// Fingerprint bits the next key inserted gets (the slot width less one).
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.width() - 1
+    }
+
+    /// Whether the key whose hash is `hash` may be in the filter.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let (x, f) = self.split(hash);
+        with_popcnt(
+            #[inline(always)]
+            || self.table.run_back(x).any(|(_, v)| matches(v, f)),
+        )
+    }
+
+    /// Entries matching the key whose hash is `hash`: at least the copies inserted and not
+    /// removed, more when other keys' entries match it.
+    pub fn count_hash(&self, hash: u64) -> u64 {
+        let (x, f) = self.split(hash);
+        with_popcnt(
+            #[inline(always)]
+            || {
+                self.table
+                    .run_back(x)
+                    .filter(|&(_, v)| matches(v, f))
+                    .count() as u64
+            },
+        )
+    }
+
+    /// The false-positive rate now: `1 - exp(-s)`, where `s` is the sum over entries of
+    /// `2^-L / m`, `L` the fingerprint bits an entry holds and `m` the home slots (see the
+    /// module docs): the chance that some entry matches a key never inserted.
+    pub fn estimated_fpr(&self) -> f64 {
+        -(-self.match_sum()).exp_m1()
+    }
+
+    /// The expected number of entries a key never inserted matches: the sum over entries of
+    /// `2^-L / m`, which bounds the rate from above.
+    fn match_sum(&self) -> f64 {
+        let sum: f64 = self
+            .by_bits
+            .iter()
+            .enumerate()
+            .map(|(bits, &n)| n as f64 * (-(bits as f64)).exp2())
+            .sum();
+        sum / self.table.quotients as f64
+    }
+
+    /// The rate the filter keeps under.
+    pub fn target_fpr(&self) -> f64 {
+        self.target_fpr
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> ExpandableFilter<K, S> {
+    /// Adds a copy of `key`; `Ok(true)` when it is certainly new.
+    ///
+    /// # Errors
+    /// As [`insert_hash`](Self::insert_hash).
+    pub fn insert(&mut self, key: &K) -> Result<bool, Error> {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// Removes a copy of `key`.
+    ///
+    /// # Errors
+    /// As [`remove_hash`](Self::remove_hash).
+    pub fn remove(&mut self, key: &K) -> Result<(), Error> {
+        self.remove_hash(self.hasher.hash_one(key))
+    }
+
+    /// Whether `key` may be in the filter: `true` for every key inserted and not removed.
+    pub fn contains(&self, key: &K) -> bool {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// Entries matching `key` (see [`count_hash`](Self::count_hash)).
+    pub fn count(&self, key: &K) -> u64 {
+        self.count_hash(self.hasher.hash_one(key))
+    }
+
+    /// The 64-bit hash of `key` that the `*_hash` methods take.
+    #[inline]
+    pub fn hash_key(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+}
+
+impl<K: ?Sized, S: fmt::Debug> fmt::Debug for ExpandableFilter<K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExpandableFilter")
+            .field("len", &self.copies)
+            .field("home_slots", &self.table.quotients)
+            .field("slot_bits", &self.table.remainder_bits)
+            .field("doublings", &self.doublings)
+            .field("hasher", &self.hasher)
+            .finish()
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> LookupCore for ExpandableFilter<K, S> {
+    fn contains_hash(&self, hash: u64) -> bool {
+        ExpandableFilter::contains_hash(self, hash)
+    }
+    fn estimated_len(&self) -> f64 {
+        self.copies as f64
+    }
+    fn heap_bytes(&self) -> usize {
+        ExpandableFilter::heap_bytes(self)
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        Some(self.target_fpr)
+    }
+    fn estimated_fpr(&self) -> f64 {
+        ExpandableFilter::estimated_fpr(self)
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> Lookup for ExpandableFilter<K, S> {
+    type Key = K;
+    fn hash_key(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        out.extend(keys.into_iter().map(|k| self.contains(k.borrow())));
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for ExpandableFilter<K, S> {
+    type InsertError = Error;
+    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.insert_hash(hash)
+    }
+    fn clear(&mut self) {
+        ExpandableFilter::clear(self);
+    }
+}
+
+impl<K: Hash + ?Sized, S: BuildHasher> bloomkit_core::Filter for ExpandableFilter<K, S> {}
+
+impl<K: Hash + ?Sized, S: BuildHasher> Remove for ExpandableFilter<K, S> {
+    fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
+        ExpandableFilter::remove_hash(self, hash)
+    }
+}

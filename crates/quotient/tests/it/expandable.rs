@@ -1,0 +1,164 @@
+//! The expandable filter: the trait's promises, a counting model through doublings and void
+//! entries, and the rate at every point of a thousandfold growth.
+
+use std::collections::HashMap;
+
+use bloomkit_core::{Error, Remove};
+use bloomkit_quotient::ExpandableFilter;
+use bloomkit_testkit::{check_filter, ensure, forall, measure_fpr, member, non_member};
+
+#[test]
+fn conformance() {
+    check_filter(|| ExpandableFilter::<u64>::new(100, 0.01).unwrap());
+    check_filter(|| ExpandableFilter::<u64>::new(4_000, 0.001).unwrap());
+}
+
+/// Any sequence of inserts and removes of inserted keys, from a filter made for 64 keys
+/// that grows through several doublings: every key's count is at least the model's (no
+/// false negative), and the length is the model's exactly.
+#[test]
+fn follows_a_counting_model() {
+    forall(300, |ops: &Vec<(u8, u16)>| {
+        let mut f = ExpandableFilter::<u64>::new(64, 0.05).unwrap();
+        let mut model: HashMap<u64, u64> = HashMap::new();
+        for (i, &(op, k)) in ops.iter().enumerate() {
+            let key = u64::from(k % 1024);
+            if op % 4 == 0 {
+                if let Some(c) = model.get_mut(&key) {
+                    f.remove(&key)
+                        .map_err(|e| format!("remove of an inserted key: {e}"))?;
+                    *c -= 1;
+                    if *c == 0 {
+                        model.remove(&key);
+                    }
+                }
+            } else {
+                // Most steps insert a run of new keys, so the filter doubles along the way.
+                for j in 0..u64::from(op % 16) {
+                    let fresh = 10_000 + (i as u64) * 16 + j;
+                    f.insert(&fresh).map_err(|e| format!("insert: {e}"))?;
+                    *model.entry(fresh).or_default() += 1;
+                }
+                f.insert(&key).map_err(|e| format!("insert: {e}"))?;
+                *model.entry(key).or_default() += 1;
+            }
+            for (&k, &c) in &model {
+                ensure(f.count(&k) >= c, || {
+                    format!("count of {k}: {} < {c}", f.count(&k))
+                })?;
+            }
+            ensure(f.len() == model.values().sum::<u64>(), || "length".into())?;
+        }
+        Ok(())
+    });
+}
+
+/// Short fingerprints (a rate target of 50% gives 4 bits) run out after four doublings:
+/// the entries of the first generation become void and are copied on every doubling after.
+/// Through 256x growth, every key stays found, each removal of an inserted key succeeds,
+/// and the rate stays under the target.
+#[test]
+fn void_entries_keep_every_key() {
+    let mut f = ExpandableFilter::<u64>::new(60, 0.5).unwrap();
+    assert_eq!(f.fingerprint_bits(), 4);
+    let n = 60 * 256;
+    for i in 0..n {
+        f.insert(&member(i)).unwrap();
+    }
+    assert!(f.doublings() >= 8, "{} doublings", f.doublings());
+    assert!((0..n).all(|i| f.contains(&member(i))), "a key was lost");
+    assert!(f.estimated_fpr() <= 0.5, "{}", f.estimated_fpr());
+    let rate = measure_fpr(&f, 200_000);
+    assert!(
+        rate.within(f.estimated_fpr(), 4.5),
+        "{} vs {}",
+        rate.rate(),
+        f.estimated_fpr()
+    );
+    // Remove every other key (the oldest first), then the survivors are all found.
+    for i in (0..n).step_by(2) {
+        f.remove(&member(i)).unwrap();
+    }
+    assert_eq!(f.len(), n / 2);
+    assert!(
+        (1..n).step_by(2).all(|i| f.contains(&member(i))),
+        "a survivor was lost"
+    );
+}
+
+/// From 1,000 keys to a million at 1% and 0.1%: at 10x, 100x and 1000x the rate measured
+/// on absent keys is under the target (and agrees with the model), and no key is lost.
+#[test]
+fn rate_stays_under_target_through_a_thousandfold_growth() {
+    for p in [0.01, 0.001] {
+        let mut f = ExpandableFilter::<u64>::new(1_000, p).unwrap();
+        let mut inserted = 0u64;
+        for growth in [10u64, 100, 1_000] {
+            while inserted < 1_000 * growth {
+                f.insert(&member(inserted)).unwrap();
+                inserted += 1;
+            }
+            let rate = measure_fpr(&f, 1_000_000);
+            let bits = f.heap_bytes() as f64 * 8.0 / inserted as f64;
+            println!(
+                "p = {p}, {growth}x: rate {:.4}% (model {:.4}%), {bits:.2} bits/key, \
+                 load {:.3}, {} fingerprint bits, {} doublings",
+                100.0 * rate.rate(),
+                100.0 * f.estimated_fpr(),
+                f.load_factor(),
+                f.fingerprint_bits(),
+                f.doublings()
+            );
+            assert!(
+                f.estimated_fpr() <= p,
+                "model {} over {p}",
+                f.estimated_fpr()
+            );
+            assert!(
+                rate.false_positives as f64 <= p * 1e6 + 4.0 * (p * 1e6).sqrt(),
+                "{growth}x: measured {} over {p}",
+                rate.rate()
+            );
+            assert!(
+                rate.within(f.estimated_fpr(), 4.5),
+                "{} vs {}",
+                rate.rate(),
+                f.estimated_fpr()
+            );
+        }
+        assert!(
+            (0..inserted).all(|i| f.contains(&member(i))),
+            "a key was lost"
+        );
+    }
+}
+
+#[test]
+fn removing_a_key_never_inserted_is_a_typed_error() {
+    let mut f = ExpandableFilter::<u64>::new(100, 0.0001).unwrap();
+    for i in 0..5_000u64 {
+        f.insert(&member(i)).unwrap();
+    }
+    let before = f.clone();
+    let refused = (0..1_000u64)
+        .filter(|&i| Remove::remove(&mut f, &non_member(i)) == Err(Error::NotPresent))
+        .count();
+    assert!(refused >= 990, "{refused}");
+    if refused == 1_000 {
+        assert!(f == before);
+    }
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    assert!(matches!(
+        ExpandableFilter::<u64>::new(0, 0.01),
+        Err(Error::ZeroItems)
+    ));
+    assert!(ExpandableFilter::<u64>::new(10, 0.0).is_err());
+    assert!(ExpandableFilter::<u64>::new(10, f64::NAN).is_err());
+    assert!(matches!(
+        ExpandableFilter::<u64>::new(10, 1e-30),
+        Err(Error::FprBelowMinimum { .. })
+    ));
+}
