@@ -199,10 +199,11 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         if self.table.used >= room(self.table.quotients) {
             self.double()?;
         }
+        let (x, f) = self.split(hash);
+        self.table.prefetch(x);
         with_popcnt(
             #[inline(always)]
             || {
-                let (x, f) = self.split(hash);
                 let w = self.width();
                 let new = !self.table.run_back(x).any(|(_, v)| matches(v, f));
                 // Room is left (under 95% load): the push only fails when runs reach the
@@ -230,6 +231,7 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// remove only keys you inserted.
     pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         let (x, f) = self.split(hash);
+        self.table.prefetch(x);
         let w = self.width();
         let best = with_popcnt(
             #[inline(always)]
@@ -370,6 +372,8 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let (x, f) = self.split(hash);
+        // Both cache lines a lookup reads, requested at once so that their misses overlap.
+        self.table.prefetch(x);
         with_popcnt(
             #[inline(always)]
             || self.table.run_back(x).any(|(_, v)| matches(v, f)),

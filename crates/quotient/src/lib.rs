@@ -171,6 +171,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// use (or the runs reach the table's end); nothing is changed.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.table.prefetch(self.split(hash).0);
         with_popcnt(
             #[inline(always)]
             || self.insert_split(hash),
@@ -196,6 +197,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// as with a counting Bloom filter: remove only keys you inserted.
     pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         let (home, rem) = self.split(hash);
+        self.table.prefetch(home);
         if with_popcnt(
             #[inline(always)]
             || self.table.remove(home, rem),
@@ -448,6 +450,9 @@ macro_rules! read_side {
             /// Whether the key whose hash is `hash` may be in the filter.
             #[inline]
             pub fn contains_hash(&self, hash: u64) -> bool {
+                // Both cache lines a lookup reads (the block's bits, then the remainders near
+                // the home slot) are requested at once, so that their misses overlap.
+                self.table.prefetch(self.split(hash).0);
                 with_popcnt(
                     #[inline(always)]
                     || self.contains_split(hash),
