@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use bloomkit::{
     BinaryFuse16, BinaryFuse8, Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter,
-    Filter, Lookup, QuotientFilter, Remove, RibbonFilter, ScalableBloomFilter, Xxh3Builder,
+    ExpandableFilter, Filter, Lookup, QuotientFilter, Remove, RibbonFilter, ScalableBloomFilter,
+    Xxh3Builder,
 };
 use serde::Serialize;
 
@@ -345,7 +346,7 @@ pub struct Sizing {
 }
 
 /// The names of the structures, in report order.
-pub const STRUCTURES: [&str; 10] = [
+pub const STRUCTURES: [&str; 11] = [
     "HashSet (exact)",
     "BloomFilter",
     "BlockedBloomFilter",
@@ -356,6 +357,7 @@ pub const STRUCTURES: [&str; 10] = [
     "BinaryFuse16 (static)",
     "RibbonFilter (static)",
     "QuotientFilter",
+    "ExpandableFilter",
 ];
 
 /// Measures every structure that applies to keys of type `K`; `progress` is told each name.
@@ -571,6 +573,27 @@ where
             data,
         )
     }));
+
+    // Grows and deletes: with an unknown size it starts, as the scalable filter, from a
+    // guess a thousand times too small.
+    progress(STRUCTURES[10]);
+    let start = if sizing.unknown_size {
+        (n / 1_000).max(1)
+    } else {
+        n
+    };
+    rows.push(measure(
+        STRUCTURES[10],
+        (true, true, false),
+        || {
+            ExpandableFilter::builder(start, fpr)
+                .seed(sizing.seed)
+                .build()
+                .map(Deletable)
+                .map_err(err)
+        },
+        data,
+    ));
     rows
 }
 

@@ -141,7 +141,7 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
     }
     if needs.deletes {
         // The structures that delete: the smaller one, with the other's figures beside it.
-        let deleting: Vec<&Row> = ["QuotientFilter", "CountingBloomFilter"]
+        let deleting: Vec<&Row> = ["QuotientFilter", "CountingBloomFilter", "ExpandableFilter"]
             .iter()
             .filter_map(|name| find(rows, name))
             .collect();
@@ -153,7 +153,7 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
                 best.measured_fpr * 100.0,
                 lookup_ns(best, needs)
             );
-            if let Some(other) = deleting.iter().find(|r| r.structure != best.structure) {
+            for other in deleting.iter().filter(|r| r.structure != best.structure) {
                 reason.push_str(&format!(
                     "; {} takes {:.1} bits per key and {:.1} ns a lookup",
                     other.structure,
@@ -163,6 +163,8 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
             }
             reason.push_str(if best.structure.starts_with("QuotientFilter") {
                 ". It refuses inserts past 95% of its slots (Error::Full): size it for the most items held at once, or resize() it."
+            } else if best.structure.starts_with("ExpandableFilter") {
+                ". It doubles as items come, with the rate kept under the target."
             } else {
                 ". Hand readers its classic copy (to_classic) if they never remove."
             });
@@ -170,13 +172,30 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
         }
     }
     if needs.unknown_size {
-        if let Some(s) = find(rows, "ScalableBloomFilter") {
-            return pick(s, format!(
-                "The item count is unknown: the scalable filter grew from a guess 1000x too small and kept its promise (measured FPR {:.3}% for a {:.2}% target), at {:.1} bits per key.",
+        // The structures that grow: the smaller one, with the other's figures beside it.
+        let growing: Vec<&Row> = ["ScalableBloomFilter", "ExpandableFilter"]
+            .iter()
+            .filter_map(|name| find(rows, name))
+            .collect();
+        if let Some(s) = growing.iter().min_by_key(|r| r.bytes).copied() {
+            let mut reason = format!(
+                "The item count is unknown: {} grew from a guess 1000x too small and kept its promise (measured FPR {:.3}% for a {:.2}% target), at {:.1} bits per key and {:.1} ns a lookup",
+                s.structure,
                 s.measured_fpr * 100.0,
                 needs.fpr * 100.0,
-                s.bits_per_key
-            ));
+                s.bits_per_key,
+                lookup_ns(s, needs)
+            );
+            for other in growing.iter().filter(|r| r.structure != s.structure) {
+                reason.push_str(&format!(
+                    "; {} takes {:.1} bits per key and {:.1} ns a lookup",
+                    other.structure,
+                    other.bits_per_key,
+                    lookup_ns(other, needs)
+                ));
+            }
+            reason.push('.');
+            return pick(s, reason);
         }
     }
     if needs.static_set {
@@ -421,6 +440,51 @@ mod tests {
             .structure,
             "ScalableBloomFilter"
         );
+    }
+
+    #[test]
+    fn unknown_sizes_get_the_smaller_growing_filter() {
+        let unknown = Needs {
+            unknown_size: true,
+            ..needs()
+        };
+        let mut t = table();
+        let scalable = t
+            .iter()
+            .find(|r| r.structure == "ScalableBloomFilter")
+            .unwrap()
+            .bytes;
+        // An expandable filter smaller than the scalable one wins, the other's figures beside.
+        let mut e = row("ExpandableFilter", scalable * 8 / 10, 30.0, 20.0, false);
+        (e.deletes, e.grows) = (true, true);
+        t.push(e);
+        let r = recommend(&t, &unknown);
+        assert_eq!(r.structure, "ExpandableFilter");
+        assert!(
+            r.reason.contains("ScalableBloomFilter takes"),
+            "{}",
+            r.reason
+        );
+        // A larger one loses.
+        t.last_mut().unwrap().bytes = scalable * 2;
+        assert_eq!(recommend(&t, &unknown).structure, "ScalableBloomFilter");
+        // With deletes too, only the expandable filter serves (the others are refused rows).
+        let both = Needs {
+            deletes: true,
+            ..unknown
+        };
+        let t: Vec<Row> = t
+            .into_iter()
+            .map(|mut r| {
+                if !r.exact && r.structure != "ExpandableFilter" {
+                    r.cannot_serve = Some("needs the item count up front".into());
+                }
+                r
+            })
+            .collect();
+        let r = recommend(&t, &both);
+        assert_eq!(r.structure, "ExpandableFilter");
+        assert!(r.reason.contains("doubles as items come"), "{}", r.reason);
     }
 
     #[test]
