@@ -107,7 +107,7 @@ bloomkit_core::impl_builder_entry!(ExpandableFilter, "bloomkit_quotient", hasher
 impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
     type Hasher = S;
 
-    /// Home slots for `items` at [`MAX_LOAD`] (a power of two, at least 64) and fingerprints
+    /// Home slots for `items` at [`MAX_LOAD`] (the fewest blocks of 64) and fingerprints
     /// long enough for the rate to stay under `fpr` through [`GROWTH_HORIZON`] doublings.
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
         let design = settings.design()?;

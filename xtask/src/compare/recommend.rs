@@ -93,6 +93,26 @@ pub fn recommend(rows: &[Row], needs: &Needs) -> Recommendation {
     r
 }
 
+/// The smallest eligible row among `names`, and the others' figures to say beside it
+/// (`"; X takes ... bits per key and ... ns a lookup"` for each).
+fn smallest_of<'a>(rows: &'a [Row], names: &[&str], needs: &Needs) -> Option<(&'a Row, String)> {
+    let candidates: Vec<&Row> = names.iter().filter_map(|name| find(rows, name)).collect();
+    let best = candidates.iter().min_by_key(|r| r.bytes).copied()?;
+    let others = candidates
+        .iter()
+        .filter(|r| r.structure != best.structure)
+        .map(|other| {
+            format!(
+                "; {} takes {:.1} bits per key and {:.1} ns a lookup",
+                other.structure,
+                other.bits_per_key,
+                lookup_ns(other, needs)
+            )
+        })
+        .collect();
+    Some((best, others))
+}
+
 fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
     let usable: Vec<&Row> = rows.iter().filter(|r| eligible(r)).collect();
     let approx: Vec<&Row> = usable.iter().copied().filter(|r| !r.exact).collect();
@@ -140,12 +160,12 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
         }
     }
     if needs.deletes {
-        // The structures that delete: the smaller one, with the other's figures beside it.
-        let deleting: Vec<&Row> = ["QuotientFilter", "CountingBloomFilter", "ExpandableFilter"]
-            .iter()
-            .filter_map(|name| find(rows, name))
-            .collect();
-        if let Some(best) = deleting.iter().min_by_key(|r| r.bytes).copied() {
+        // The structures that delete: the smallest, with the others' figures beside it.
+        if let Some((best, others)) = smallest_of(
+            rows,
+            &["QuotientFilter", "CountingBloomFilter", "ExpandableFilter"],
+            needs,
+        ) {
             let mut reason = format!(
                 "Items are removed: {} is the smallest structure that deletes ({:.1} bits per key, measured FPR {:.3}%, {:.1} ns a lookup)",
                 best.structure,
@@ -153,14 +173,7 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
                 best.measured_fpr * 100.0,
                 lookup_ns(best, needs)
             );
-            for other in deleting.iter().filter(|r| r.structure != best.structure) {
-                reason.push_str(&format!(
-                    "; {} takes {:.1} bits per key and {:.1} ns a lookup",
-                    other.structure,
-                    other.bits_per_key,
-                    lookup_ns(other, needs)
-                ));
-            }
+            reason.push_str(&others);
             reason.push_str(if best.structure.starts_with("QuotientFilter") {
                 ". It refuses inserts past 95% of its slots (Error::Full): size it for the most items held at once, or resize() it."
             } else if best.structure.starts_with("ExpandableFilter") {
@@ -173,11 +186,9 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
     }
     if needs.unknown_size {
         // The structures that grow: the smaller one, with the other's figures beside it.
-        let growing: Vec<&Row> = ["ScalableBloomFilter", "ExpandableFilter"]
-            .iter()
-            .filter_map(|name| find(rows, name))
-            .collect();
-        if let Some(s) = growing.iter().min_by_key(|r| r.bytes).copied() {
+        if let Some((s, others)) =
+            smallest_of(rows, &["ScalableBloomFilter", "ExpandableFilter"], needs)
+        {
             let mut reason = format!(
                 "The item count is unknown: {} grew from a guess 1000x too small and kept its promise (measured FPR {:.3}% for a {:.2}% target), at {:.1} bits per key and {:.1} ns a lookup",
                 s.structure,
@@ -186,14 +197,7 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
                 s.bits_per_key,
                 lookup_ns(s, needs)
             );
-            for other in growing.iter().filter(|r| r.structure != s.structure) {
-                reason.push_str(&format!(
-                    "; {} takes {:.1} bits per key and {:.1} ns a lookup",
-                    other.structure,
-                    other.bits_per_key,
-                    lookup_ns(other, needs)
-                ));
-            }
+            reason.push_str(&others);
             reason.push('.');
             return pick(s, reason);
         }
