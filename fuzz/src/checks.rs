@@ -43,6 +43,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_binary_fuse", decode_binary_fuse),
     ("decode_ribbon", decode_ribbon),
     ("decode_quotient", decode_quotient),
+    ("decode_expandable", decode_expandable),
     ("serde_bincode", serde_bincode),
     ("ops_classic", ops_classic),
     ("ops_blocked", ops_blocked),
@@ -241,6 +242,37 @@ pub fn decode_quotient(data: &[u8]) {
         f.remove(k).expect("an inserted key is removed");
     }
     assert_eq!(f.len(), len - held.len() as u64);
+}
+
+/// The expandable filter: decoded both ways; its answers and counts agree; keys inserted
+/// after decoding (growing it) are found, and removing them gives the length back.
+pub fn decode_expandable(data: &[u8]) {
+    let Some(mut f) = decoded::<ExpandableFilter<u64>>(data) else {
+        return;
+    };
+    let answers = static_answers(&f);
+    assert!(PROBES.zip(&answers).all(|(k, &x)| (f.count(&k) > 0) == x));
+    assert!(f.estimated_fpr() <= 1.0);
+    let len = f.len();
+    let mut held: HashMap<u64, u64> = HashMap::new();
+    for k in PROBES {
+        match f.insert(&k) {
+            Ok(_) => *held.entry(k).or_default() += 1,
+            // Past the largest table, or runs that reach a hostile table's end.
+            Err(Error::TooLarge { .. } | Error::Full { .. }) => break,
+            Err(e) => panic!("insert after decoding: {e}"),
+        }
+    }
+    for (k, &c) in &held {
+        assert!(f.count(k) >= c, "lost a copy of {k}");
+    }
+    assert_eq!(f.len(), len + held.values().sum::<u64>());
+    for (k, &c) in &held {
+        for _ in 0..c {
+            f.remove(k).expect("an inserted key is removed");
+        }
+    }
+    assert_eq!(f.len(), len);
 }
 
 /// A static filter's (or view's) answers on [`PROBES`], checked against its batch.

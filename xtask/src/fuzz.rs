@@ -19,6 +19,7 @@ pub const TARGETS: &[&str] = &[
     "decode_binary_fuse",
     "decode_ribbon",
     "decode_quotient",
+    "decode_expandable",
     "serde_bincode",
     "ops_classic",
     "ops_blocked",

@@ -543,11 +543,14 @@ pub enum Variant {
     Ribbon,
     /// The rank-select quotient filter (`bloomkit-quotient`'s `QuotientFilter`).
     Quotient,
+    /// The quotient filter that doubles as it fills (`bloomkit-quotient`'s
+    /// `ExpandableFilter`).
+    Expandable,
 }
 
 impl Variant {
     /// Every variant, in tag order.
-    pub const ALL: [Variant; 12] = [
+    pub const ALL: [Variant; 13] = [
         Variant::Classic,
         Variant::Counting,
         Variant::Scalable,
@@ -560,6 +563,7 @@ impl Variant {
         Variant::BinaryFuse32,
         Variant::Ribbon,
         Variant::Quotient,
+        Variant::Expandable,
     ];
 
     /// The one-byte tag written in the header.
@@ -577,6 +581,7 @@ impl Variant {
             Variant::BinaryFuse32 => 10,
             Variant::Ribbon => 11,
             Variant::Quotient => 12,
+            Variant::Expandable => 13,
         }
     }
 
@@ -600,6 +605,7 @@ impl Variant {
             Variant::BinaryFuse32 => "binary fuse filter (32-bit fingerprints)",
             Variant::Ribbon => "ribbon filter",
             Variant::Quotient => "quotient filter",
+            Variant::Expandable => "expandable quotient filter",
         }
     }
 }

@@ -1,55 +1,5 @@
-//! A quotient filter that grows without a size given in advance, at a steady rate:
-//! fingerprints that give up a bit on each doubling (InfiniFilter, Dayan, Bercea, Reviriego,
-//! Pagh, SIGMOD 2023; the Aleph filter, PVLDB 2024).
-//!
-//! # Design
-//!
-//! One rank-select quotient table of `m` home slots (a multiple of 64, the fewest that hold
-//! the initial items at 95% load), each slot `w` bits wide. A key with hash `h` takes home
-//! slot `x = h * m / 2^64` and the first `F = w - 1` bits of the fraction left over
-//! (`h * m mod 2^64`) as its fingerprint, stored with a one bit after it: `fingerprint << 1 |
-//! 1`. (For `m = 2^q` these are the hash's top `q` bits and the next `F`.) When the table
-//! reaches 95% load it doubles: `h * 2m / 2^64` is `2x` plus the fraction's first bit, so
-//! every entry's fingerprint gives its first bit to the home slot, and the slot's value
-//! shifts up by one, so the one bit that ends the fingerprint moves up too (`value << 1`,
-//! the unary code of the entry's age, in the style of InfiniFilter). A slot thus always says how many fingerprint bits it still
-//! holds: `w - 1 - trailing_zeros(value)`. An entry whose fingerprint is used up (a *void*
-//! entry, value `1 << (w - 1)`) matches every key of its home slot; on the next doubling it
-//! is copied to both halves (as the Aleph filter does), so no key it stood for is lost.
-//!
-//! A lookup scans the run of its home slot (one table, one run: no slices to probe) and
-//! matches a slot when the slot's remaining fingerprint bits equal the key's hash bits at the
-//! same place. A removal takes the matching entry with the *longest* fingerprint (the only
-//! choice that never strands another key), so removing keys that were inserted never causes
-//! a false negative.
-//!
-//! # Rate model
-//!
-//! An entry with `L` fingerprint bits left in a table of `m` home slots matches a key never
-//! inserted with probability `2^-L / m`, and that never changes for an entry (a doubling
-//! takes a bit from `L` and doubles `m`; a void entry's two copies each match `1 / 2m` of the
-//! keys, as one entry did `1 / m`). [`estimated_fpr`](ExpandableFilter::estimated_fpr) is
-//! `1 - exp(-s)` with `s` the sum over entries of `2^-L / m`, kept exact from a count of
-//! entries by `L`. The entries of
-//! one generation (inserted between two doublings, from 47.5% to 95% of the slots) add up to
-//! `0.475 * 2^-F` at most (the first generation, from empty, `0.95 * 2^-F`), whatever
-//! happens to them later, so after `G` doublings the rate is at most
-//! `2^-F * 0.475 * (G + 2)`.
-//!
-//! The fingerprint length `F` is chosen for a *growth horizon* of 10 doublings (a
-//! thousandfold, [`GROWTH_HORIZON`]) and kept while the projected rate (the rate now plus a
-//! full new generation) stays under the target; past that, each doubling widens the slots
-//! by as many bits as the new generation needs. The filter grows without a limit other than
-//! the hash's 64 bits (`log2(m) + w <= 64`) and 2^40 home slots ([`Error::TooLarge`] past
-//! them), and the rate is under the target at every point: memory grows a bit a slot per
-//! doubling or two beyond the horizon.
-//!
-//! A slot costs `w + 3` bits (as in [`QuotientFilter`](crate::QuotientFilter)), so at 1%
-//! (`F = 10`) a key takes 14.7 bits at 95% load and twice that just after a doubling.
-//!
-//! Each copy of a key takes a slot. Compared with a scalable Bloom filter, a lookup reads one
-//! run in one table, keys can be removed, and the memory a key takes does not grow with the
-//! number of slices.
+//! The expandable filter: [`ExpandableFilter`] (its docs give the design and the rate
+//! model).
 
 use core::borrow::Borrow;
 use core::fmt;
@@ -65,12 +15,65 @@ use crate::table::Table;
 use crate::{room, MAX_LOAD, MAX_QUOTIENT_BITS};
 
 /// The doublings an [`ExpandableFilter`]'s fingerprints are sized for: 10, a thousandfold
-/// growth, with the rate still under the target (see the module docs); past them the slots
+/// growth, with the rate still under the target (see [`ExpandableFilter`]); past them the slots
 /// widen as needed.
 pub const GROWTH_HORIZON: u32 = 10;
 
 /// A quotient filter that doubles as it fills, keeping its false-positive rate under the
-/// target at every size, with removes and counts (see the module docs for the design).
+/// target at every size, with removes and counts.
+///
+/// It grows without a size given in advance through fingerprints that give up a bit on each
+/// doubling (InfiniFilter, Dayan, Bercea, Reviriego, Pagh, SIGMOD 2023; the Aleph filter,
+/// PVLDB 2024).
+///
+/// # Design
+///
+/// One rank-select quotient table of `m` home slots (a multiple of 64, the fewest that hold
+/// the initial items at 95% load), each slot `w` bits wide. A key with hash `h` takes home
+/// slot `x = h * m / 2^64` and the first `F = w - 1` bits of the fraction left over
+/// (`h * m mod 2^64`) as its fingerprint, stored with a one bit after it: `fingerprint << 1 |
+/// 1`. (For `m = 2^q` these are the hash's top `q` bits and the next `F`.) When the table
+/// reaches 95% load it doubles: `h * 2m / 2^64` is `2x` plus the fraction's first bit, so
+/// every entry's fingerprint gives its first bit to the home slot, and the slot's value
+/// shifts up by one, so the one bit that ends the fingerprint moves up too (`value << 1`,
+/// the unary code of the entry's age, in the style of InfiniFilter). A slot thus always says how many fingerprint bits it still
+/// holds: `w - 1 - trailing_zeros(value)`. An entry whose fingerprint is used up (a *void*
+/// entry, value `1 << (w - 1)`) matches every key of its home slot; on the next doubling it
+/// is copied to both halves (as the Aleph filter does), so no key it stood for is lost.
+///
+/// A lookup scans the run of its home slot (one table, one run: no slices to probe) and
+/// matches a slot when the slot's remaining fingerprint bits equal the key's hash bits at the
+/// same place. A removal takes the matching entry with the *longest* fingerprint (the only
+/// choice that never strands another key), so removing keys that were inserted never causes
+/// a false negative.
+///
+/// # Rate model
+///
+/// An entry with `L` fingerprint bits left in a table of `m` home slots matches a key never
+/// inserted with probability `2^-L / m`, and that never changes for an entry (a doubling
+/// takes a bit from `L` and doubles `m`; a void entry's two copies each match `1 / 2m` of the
+/// keys, as one entry did `1 / m`). [`estimated_fpr`](Self::estimated_fpr) is
+/// `1 - exp(-s)` with `s` the sum over entries of `2^-L / m`, kept exact from a count of
+/// entries by `L`. The entries of
+/// one generation (inserted between two doublings, from 47.5% to 95% of the slots) add up to
+/// `0.475 * 2^-F` at most (the first generation, from empty, `0.95 * 2^-F`), whatever
+/// happens to them later, so after `G` doublings the rate is at most
+/// `2^-F * 0.475 * (G + 2)`.
+///
+/// The fingerprint length `F` is chosen for a *growth horizon* of 10 doublings (a
+/// thousandfold, [`GROWTH_HORIZON`]) and kept while the projected rate (the rate now plus a
+/// full new generation) stays under the target; past that, each doubling widens the slots
+/// by as many bits as the new generation needs. The filter grows without a limit other than
+/// the hash's 64 bits (`log2(m) + w <= 64`) and 2^40 home slots ([`Error::TooLarge`] past
+/// them), and the rate is under the target at every point: memory grows a bit a slot per
+/// doubling or two beyond the horizon.
+///
+/// A slot costs `w + 3` bits (as in [`QuotientFilter`](crate::QuotientFilter)), so at 1%
+/// (`F = 10`) a key takes 14.7 bits at 95% load and twice that just after a doubling.
+///
+/// Each copy of a key takes a slot. Compared with a scalable Bloom filter, a lookup reads one
+/// run in one table, keys can be removed, and the memory a key takes does not grow with the
+/// number of slices.
 ///
 /// # Examples
 ///
@@ -130,7 +133,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
                     * MAX_LOAD
                     * f64::from(GROWTH_HORIZON + 2)
                     * (-f64::from(max_width(home) - 1)).exp2(),
-                variant: bloomkit_core::Variant::Quotient,
+                variant: bloomkit_core::Variant::Expandable,
             });
         }
         let width = fingerprint_bits + 1;
@@ -248,7 +251,9 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
             || self.table.remove_raw(x, at),
         );
         self.by_bits[bits_held(v, w) as usize] -= 1;
-        self.copies -= 1;
+        // A void entry's copies count once: removing the key it stood for twice (a key
+        // removed more often than inserted) may find a second copy.
+        self.copies = self.copies.saturating_sub(1);
         Ok(())
     }
 
@@ -397,7 +402,7 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
 
     /// The false-positive rate now: `1 - exp(-s)`, where `s` is the sum over entries of
     /// `2^-L / m`, `L` the fingerprint bits an entry holds and `m` the home slots (see the
-    /// module docs): the chance that some entry matches a key never inserted.
+    /// type docs): the chance that some entry matches a key never inserted.
     pub fn estimated_fpr(&self) -> f64 {
         -(-self.match_sum()).exp_m1()
     }
@@ -514,4 +519,122 @@ impl<K: Hash + ?Sized, S: BuildHasher> Remove for ExpandableFilter<K, S> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         ExpandableFilter::remove_hash(self, hash)
     }
+}
+
+/// The expandable filter's byte format (variant tag 13, `docs/format.md`) and serde through
+/// it. Parameters: home slots, slot bits, the target rate, the copies held, the doublings.
+/// Payload: the table's blocks as little-endian words, as the quotient filter's; reading
+/// checks every run (sorted, every entry with its one bit) and rebuilds the count of
+/// entries by fingerprint bits from them.
+#[cfg(feature = "serde")]
+mod codec {
+    use core::marker::PhantomData;
+
+    use bloomkit_core::format::{Reader, Writer};
+    use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
+    use serde::{Deserialize, Serialize};
+
+    use super::{bits_held, max_width, ExpandableFilter, MAX_HOME_SLOTS};
+    use crate::table::{Table, BLOCK};
+
+    #[derive(Serialize, Deserialize)]
+    struct Params {
+        home_slots: u64,
+        slot_bits: u32,
+        target_fpr: f64,
+        copies: u64,
+        doublings: u32,
+    }
+
+    impl<K: ?Sized, S: PortableHasher> Codec for ExpandableFilter<K, S> {
+        const VARIANT: Variant = Variant::Expandable;
+
+        fn encode(&self) -> Writer<'_> {
+            Writer::new(Variant::Expandable, self.hasher.spec())
+                .params(&Params {
+                    home_slots: self.table.quotients as u64,
+                    slot_bits: self.table.remainder_bits,
+                    target_fpr: self.target_fpr,
+                    copies: self.copies,
+                    doublings: self.doublings,
+                })
+                .words(&self.table.words)
+        }
+
+        fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
+            let hasher = reader.hasher::<S>()?;
+            let p: Params = reader.params()?;
+            let words = reader.words()?;
+            reader.finish()?;
+            let bad = |why: String| {
+                Error::Decode(DecodeError::Invalid(format!("expandable filter: {why}")))
+            };
+            let home = p.home_slots;
+            if home == 0 || home % BLOCK as u64 != 0 || home > MAX_HOME_SLOTS as u64 {
+                return Err(bad(format!("{home} home slots")));
+            }
+            let home = home as usize;
+            if !(2..=max_width(home)).contains(&p.slot_bits) {
+                return Err(bad(format!("{}-bit slots", p.slot_bits)));
+            }
+            check_fpr(p.target_fpr).map_err(Error::into_decode)?;
+            if p.doublings > 64 {
+                return Err(bad(format!("{} doublings", p.doublings)));
+            }
+            let table = Table::from_words_in(home, p.slot_bits, None, words).map_err(bad)?;
+            if p.copies > table.used {
+                return Err(bad(format!(
+                    "{} copies in {} entries",
+                    p.copies, table.used
+                )));
+            }
+            let mut by_bits = vec![0u64; p.slot_bits as usize];
+            for (_, v) in table.iter_raw() {
+                by_bits[bits_held(v, p.slot_bits) as usize] += 1;
+            }
+            Ok(ExpandableFilter {
+                table,
+                target_fpr: p.target_fpr,
+                by_bits,
+                copies: p.copies,
+                doublings: p.doublings,
+                hasher,
+                key: PhantomData,
+            })
+        }
+    }
+
+    impl<K: ?Sized, S: PortableHasher> ExpandableFilter<K, S> {
+        /// The filter in bloomkit's byte format (`docs/format.md`).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bloomkit_quotient::ExpandableFilter;
+        ///
+        /// let mut f = ExpandableFilter::<u64>::new(100, 0.01)?;
+        /// for k in 0..1_000u64 {
+        ///     f.insert(&k)?;
+        /// }
+        /// let g = ExpandableFilter::<u64>::from_bytes(&f.to_bytes())?;
+        /// assert_eq!(f, g);
+        /// # Ok::<(), bloomkit_core::Error>(())
+        /// ```
+        pub fn to_bytes(&self) -> Vec<u8> {
+            Codec::to_bytes(self)
+        }
+    }
+
+    impl<K: ?Sized> ExpandableFilter<K> {
+        /// Reads a filter written by [`to_bytes`](Self::to_bytes).
+        ///
+        /// # Errors
+        /// [`Error::Decode`] for truncated, corrupted or hostile bytes (every run is
+        /// checked), another variant, hasher or format version; never a panic.
+        pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+            Codec::from_bytes(bytes)
+        }
+    }
+
+    bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] ExpandableFilter<K, S>);
 }

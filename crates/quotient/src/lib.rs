@@ -31,6 +31,11 @@
 //! [`load_factor`](QuotientFilter::load_factor) count slots; [`len`](QuotientFilter::len)
 //! counts copies.
 //!
+//! For a count not known in advance, [`ExpandableFilter`] is one such table that doubles as
+//! it fills, its fingerprints giving a bit to the home slot at each doubling, with the rate
+//! kept under the target at every size (its docs give the design and the rate
+//! model).
+//!
 //! With the `serde` feature (default), `to_bytes` / `from_bytes` write and read bloomkit's
 //! checksummed format (variant tag 12, `docs/format.md`), serde goes through those bytes,
 //! and [`QuotientFilterRef`] answers from bytes in place (a memory-mapped file) without

@@ -155,14 +155,9 @@ fn select(word: u64, k: u32) -> u32 {
     8 * byte + u32::from(SELECT_IN_BYTE[in_byte][(k - ones_before) as usize])
 }
 
-/// Home slots, blocks in all, and words of a table: room after the last home slot for the
-/// runs pushed past it (a few times the longest cluster at 95% load, which grows as the
-/// log of the size).
-fn shape(quotient_bits: u32, remainder_bits: u32) -> (usize, usize, usize) {
-    shape_of(1usize << quotient_bits, remainder_bits)
-}
-
-/// [`shape`] for any multiple of [`BLOCK`] home slots.
+/// Home slots, blocks in all, and words of a table of `quotients` home slots (a multiple of
+/// [`BLOCK`]): room after the last home slot for the runs pushed past it (a few times the
+/// longest cluster at 95% load, which grows as the log of the size).
 fn shape_of(quotients: usize, remainder_bits: u32) -> (usize, usize, usize) {
     let log = usize::BITS - (quotients - 1).leading_zeros();
     let extra = (BLOCK * (2 + log as usize)).max(quotients / 64);
@@ -583,7 +578,23 @@ impl<W: AsRef<[u64]>> Table<W> {
         len: u64,
         words: W,
     ) -> Result<Table<W>, String> {
-        let (quotients, blocks, want) = shape(quotient_bits, remainder_bits);
+        Table::from_words_in(1 << quotient_bits, remainder_bits, Some(len), words)
+    }
+
+    /// [`from_words`](Self::from_words) for `quotients` home slots (a multiple of
+    /// [`BLOCK`]); `len` `None` reads the table in raw mode (the expandable filter's: a slot
+    /// an entry, every value non-zero, runs sorted by value), else in counter mode with
+    /// `len` copies.
+    #[cfg(feature = "serde")]
+    pub(crate) fn from_words_in(
+        quotients: usize,
+        remainder_bits: u32,
+        len: Option<u64>,
+        words: W,
+    ) -> Result<Table<W>, String> {
+        let raw = len.is_none();
+        let len = len.unwrap_or(0);
+        let (quotients, blocks, want) = shape_of(quotients, remainder_bits);
         let got = words.as_ref().len();
         if got != want {
             return Err(format!("{got} words, expected {want}"));
@@ -639,17 +650,28 @@ impl<W: AsRef<[u64]>> Table<W> {
                 ));
             }
             zero_between(&t, prev_end.map_or(0, |e| e + 1), start)?;
-            let mut overflow = false;
-            t.entries_back(x, start, end, |_, c| {
-                distinct += 1;
-                copies = copies.checked_add(c).unwrap_or_else(|| {
-                    overflow = true;
-                    0
-                });
-            })
-            .map_err(|e| format!("quotient {x}: {e}"))?;
-            if overflow {
-                return Err("more than 2^64 copies".into());
+            if raw {
+                if (start..=end).any(|i| t.remainder(i) == 0) {
+                    return Err(format!("quotient {x}: an entry without its one bit"));
+                }
+                if (start + 1..=end).any(|i| t.remainder(i) < t.remainder(i - 1)) {
+                    return Err(format!("quotient {x}: a run is not sorted"));
+                }
+                distinct += (end - start + 1) as u64;
+                copies = distinct;
+            } else {
+                let mut overflow = false;
+                t.entries_back(x, start, end, |_, c| {
+                    distinct += 1;
+                    copies = copies.checked_add(c).unwrap_or_else(|| {
+                        overflow = true;
+                        0
+                    });
+                })
+                .map_err(|e| format!("quotient {x}: {e}"))?;
+                if overflow {
+                    return Err("more than 2^64 copies".into());
+                }
             }
             used += (end - start + 1) as u64;
             prev_end = Some(end);
@@ -659,12 +681,16 @@ impl<W: AsRef<[u64]>> Table<W> {
         if t.runend_from(prev_end.map_or(0, |e| e + 1), 0).is_some() {
             return Err("more run ends than occupied quotients".into());
         }
-        if copies != len {
-            return Err(format!("{len} fingerprints announced, {copies} stored"));
-        }
         let room = crate::room(quotients);
-        if used > room {
-            return Err(format!("{used} slots used, more than the {room} it takes"));
+        if raw {
+            t.len = copies;
+        } else {
+            if copies != len {
+                return Err(format!("{len} fingerprints announced, {copies} stored"));
+            }
+            if used > room {
+                return Err(format!("{used} slots used, more than the {room} it takes"));
+            }
         }
         zero_between(&t, prev_end.map_or(0, |e| e + 1), t.slots())?;
         (t.distinct, t.used) = (distinct, used);

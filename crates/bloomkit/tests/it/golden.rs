@@ -238,6 +238,8 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
     v.extend(static_fixtures());
     #[cfg(feature = "quotient")]
     v.push(quotient_fixture());
+    #[cfg(feature = "quotient")]
+    v.push(expandable_fixture());
     v
 }
 
@@ -258,6 +260,23 @@ fn quotient_fixture() -> Golden {
     }
     f.remove(&text(17)).unwrap();
     golden("quotient", f, |f, k| f.contains(&text(k))).since(3)
+}
+
+/// The expandable filter (variant tag 13, format version 3): string keys with the one-shot
+/// hasher into a filter made for 8 at a 50% target (4-bit fingerprints), grown past five
+/// doublings so that the first entries are void and copied, one key removed: the file pins
+/// the hash, the home-slot mapping, the unary age code and the widths.
+#[cfg(feature = "quotient")]
+fn expandable_fixture() -> Golden {
+    let mut f = ExpandableFilter::<str>::builder(8, 0.5)
+        .seed(7)
+        .build()
+        .unwrap();
+    for k in 0..2_000 {
+        f.insert(&text(k)).unwrap();
+    }
+    f.remove(&text(17)).unwrap();
+    golden("expandable", f, |f, k| f.contains(&text(k))).since(3)
 }
 
 /// The static filters (variant tags 8-11, format version 3): string keys with the one-shot

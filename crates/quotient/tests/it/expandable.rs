@@ -171,3 +171,40 @@ fn bad_parameters_are_typed_errors() {
         Err(Error::FprBelowMinimum { .. })
     ));
 }
+
+/// The byte format: round trips (through doublings, as the keys outgrow a filter made for
+/// 64), every truncation and single-byte corruption refused or decoded to a usable filter,
+/// serde through the same bytes.
+#[test]
+fn codec() {
+    use bloomkit_testkit::check_codec;
+    let foreign = {
+        let f = ExpandableFilter::<u64>::new(100, 0.5).unwrap();
+        let mut b = f.to_bytes();
+        b[6] = bloomkit_core::Variant::Classic.tag();
+        bloomkit_testkit::reseal(&mut b);
+        b
+    };
+    check_codec(|| ExpandableFilter::<u64>::new(64, 0.01).unwrap(), &foreign);
+}
+
+/// A filter with void entries and removals decodes to itself, and keeps growing after.
+#[test]
+fn decoded_filters_keep_every_key_and_grow() {
+    let mut f = ExpandableFilter::<u64>::new(60, 0.5).unwrap();
+    for i in 0..5_000 {
+        f.insert(&member(i)).unwrap();
+    }
+    for i in (0..5_000).step_by(3) {
+        f.remove(&member(i)).unwrap();
+    }
+    let mut g = ExpandableFilter::<u64>::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(f, g);
+    assert_eq!(g.estimated_fpr(), f.estimated_fpr());
+    for i in 5_000..20_000 {
+        g.insert(&member(i)).unwrap();
+    }
+    let kept = (0..20_000).filter(|i| i >= &5_000 || i % 3 != 0);
+    assert!(kept.into_iter().all(|i| g.contains(&member(i))));
+    assert!(g.doublings() > f.doublings());
+}
