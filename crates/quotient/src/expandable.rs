@@ -197,7 +197,10 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     ///
     /// # Errors
     /// [`Error::TooLarge`] when the table cannot double again (2^40 home slots, or the hash's
-    /// 64 bits spent); [`Error::AllocationFailed`]. Nothing is changed then.
+    /// 64 bits spent); [`Error::AllocationFailed`]; nothing is changed then.
+    /// [`Error::Full`] when the runs reach the table's end, which only a table decoded from
+    /// crafted bytes can do: the key is not added (the table may have doubled first, with
+    /// every key it held).
     pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         if self.table.used >= room(self.table.quotients) {
             self.double()?;

@@ -173,7 +173,8 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     ///
     /// # Errors
     /// [`Error::Full`] when the copy needs a slot and [`max_items`](Self::max_items) are in
-    /// use (or the runs reach the table's end); nothing is changed.
+    /// use (or the runs reach the table's end, or the copies held would pass 2^64); nothing
+    /// is changed.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         self.table.prefetch(self.split(hash).0);
@@ -214,12 +215,14 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     }
 
     /// The same keys in twice the home slots (one bit of every remainder moves into the
-    /// quotient): room for twice as many copies, at twice the rate when full again, since
-    /// the fingerprints keep their `q + r` bits. A filter of 1-bit remainders cannot grow.
+    /// quotient): room for twice as many keys, at twice the rate when full again, since
+    /// the fingerprints keep their `q + r` bits. A filter of 2-bit remainders cannot grow.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] past 2^40 home slots or with 1-bit remainders;
-    /// [`Error::AllocationFailed`].
+    /// [`Error::TooLarge`] past 2^40 home slots or with 2-bit remainders;
+    /// [`Error::Full`] when counted copies need more slots with one bit less of remainder
+    /// (a key held many times whose shorter remainder is among the two largest, which keep
+    /// a slot a copy); [`Error::AllocationFailed`]. Nothing is changed on an error.
     pub fn resize(&mut self) -> Result<(), Error> {
         let r = self.table.remainder_bits;
         if r <= MIN_REMAINDER_BITS || self.quotient_bits >= MAX_QUOTIENT_BITS {

@@ -422,6 +422,9 @@ impl Table {
     #[inline(always)]
     pub(crate) fn add(&mut self, x: usize, rem: u64, copies: u64, limit: u64) -> Option<bool> {
         let r = self.remainder_bits;
+        // Counted copies take fewer slots than copies: the total, not the slots, can reach
+        // 2^64 (a decoded table, or unions of unions).
+        self.len.checked_add(copies)?;
         if !self.is_occupied(x) {
             let need = entry_len(r, rem, copies);
             if self.used + need > limit {
@@ -682,14 +685,14 @@ impl<W: AsRef<[u64]>> Table<W> {
             return Err("more run ends than occupied quotients".into());
         }
         let room = crate::room(quotients);
+        if used > room {
+            return Err(format!("{used} slots used, more than the {room} it takes"));
+        }
         if raw {
             t.len = copies;
         } else {
             if copies != len {
                 return Err(format!("{len} fingerprints announced, {copies} stored"));
-            }
-            if used > room {
-                return Err(format!("{used} slots used, more than the {room} it takes"));
             }
         }
         zero_between(&t, prev_end.map_or(0, |e| e + 1), t.slots())?;
@@ -1225,6 +1228,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Copies past 2^64 in all are refused, and change nothing.
+    #[test]
+    fn the_total_of_copies_stays_below_2_64() {
+        let mut t = Table::new(6, 8).unwrap();
+        assert_eq!(t.add(3, 0, u64::MAX - 1, 60), Some(true));
+        assert!(t.used <= 14, "{} slots", t.used);
+        let before = t.clone();
+        assert_eq!(t.add(5, 9, 2, 60), None);
+        assert_eq!(t, before);
+        assert_eq!(t.add(5, 9, 1, 60), Some(true));
+        assert_eq!(t.count(3, 0), u64::MAX - 1);
     }
 
     /// Many copies of few fingerprints (the remainders' extremes among them): counts,

@@ -154,6 +154,24 @@ fn many_copies_take_few_slots() {
     assert!((1_000_000..next).all(|k| f.contains(&k)));
 }
 
+/// Counted copies may need more slots with a bit less of remainder: a key held 300 times
+/// whose 6-bit remainder would be the largest (a slot a copy) cannot be resized into a
+/// table of 256 home slots; the error is `Full` and the filter is unchanged.
+#[test]
+fn a_resize_that_cannot_hold_the_counted_copies_is_refused() {
+    let mut f = QuotientFilter::<u64>::new(100, 0.01).unwrap();
+    assert_eq!((f.capacity(), f.remainder_bits()), (128, 7));
+    let rem = |f: &QuotientFilter<u64>, k: &u64| (f.hash_key(k) << 7) >> 57;
+    let key = (0..).find(|k| rem(&f, k) == 63).unwrap();
+    for _ in 0..300 {
+        f.insert(&key).unwrap();
+    }
+    let before = f.clone();
+    assert!(matches!(f.resize(), Err(Error::Full { .. })));
+    assert!(f == before);
+    assert_eq!(f.count(&key), 300);
+}
+
 #[test]
 fn removing_a_key_never_inserted_is_a_typed_error() {
     let mut f = QuotientFilter::<u64>::new(1_000, 0.0001).unwrap();
