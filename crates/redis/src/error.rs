@@ -172,6 +172,26 @@ pub enum Error {
         detail: String,
     },
 
+    /// The server lacks the RedisBloom module (or the commands a
+    /// [`RedisBloomFilter`](crate::RedisBloomFilter) needs are renamed or forbidden): load
+    /// it (`--loadmodule redisbloom.so`), or use Redis 8 or Redis Stack, or use the
+    /// module-free [`RedisFilter`](crate::RedisFilter).
+    #[error("the server has no RedisBloom module: {detail}")]
+    NoModule {
+        /// What was missing.
+        detail: String,
+    },
+
+    /// A RedisBloom filter created `NONSCALING` is full: RedisBloom refuses more keys. Keys
+    /// before the one refused in the batch may be in.
+    #[error("filter {name} is full: {detail}")]
+    Full {
+        /// The filter.
+        name: String,
+        /// The server's words.
+        detail: String,
+    },
+
     /// Anything else from the connection or the server: I/O errors, a server stopped, a
     /// refused connection.
     #[error("redis: {0}")]
@@ -195,6 +215,7 @@ impl Error {
         let detail = detail.unwrap_or("").to_owned();
         Some(match code {
             "BKMISSING" => Error::Missing { name, detail },
+            "BKEXISTS" => Error::AlreadyExists { name },
             "BKRECREATED" => Error::Recreated { name, detail },
             "BKWRONGTYPE" | "WRONGTYPE" => Error::WrongType { name, detail },
             "BKREFUSED" => Error::Refused { name, detail },

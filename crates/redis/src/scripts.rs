@@ -46,11 +46,15 @@ pub(crate) struct Scripts {
     pub(crate) delete: Lua,
     pub(crate) stage: Lua,
     pub(crate) commit_stage: Lua,
+    pub(crate) rb_guard_read: Lua,
+    pub(crate) rb_guard_write: Lua,
+    pub(crate) rb_create: Lua,
+    pub(crate) rb_delete: Lua,
 }
 
 impl Scripts {
     /// Every script, for finding one's text by its SHA-1 after a `NOSCRIPT` reply.
-    fn all(&self) -> [&Lua; 13] {
+    fn all(&self) -> [&Lua; 17] {
         [
             &self.guard_read,
             &self.guard_write,
@@ -65,6 +69,10 @@ impl Scripts {
             &self.delete,
             &self.stage,
             &self.commit_stage,
+            &self.rb_guard_read,
+            &self.rb_guard_write,
+            &self.rb_create,
+            &self.rb_delete,
         ]
     }
 
@@ -92,6 +100,10 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     delete: delete(),
     stage: stage(),
     commit_stage: commit_stage(),
+    rb_guard_read: rb_script(" flags=no-writes", "return 1"),
+    rb_guard_write: rb_guard_write(),
+    rb_create: rb_create(),
+    rb_delete: rb_script("", "return redis.call('DEL', KEYS[1], KEYS[2])"),
 });
 
 /// The creation id in the configuration `KEYS[1]` (nil when it is gone), or an error reply
@@ -342,5 +354,82 @@ else
 end
 return 1
 ",
+    )
+}
+
+/// The check of a RedisBloom filter ([`crate::RedisBloomFilter`]): `KEYS[1]` is its creation
+/// id key (a string next to the filter, written by [`rb_create`]), `KEYS[2]` the filter,
+/// `ARGV[1]` the creation id the client opened ('' when the filter had none). Returns an
+/// error reply, or nothing.
+const RB_GUARD: &str = r"
+local function rb_guard()
+  local t = redis.call('TYPE', KEYS[2])['ok']
+  if t == 'none' then
+    return redis.error_reply('BKMISSING the RedisBloom filter ' .. KEYS[2] .. ' is gone')
+  end
+  if t ~= 'MBbloom--' then
+    return redis.error_reply('BKWRONGTYPE ' .. KEYS[2] .. ' holds a ' .. t .. ', not a RedisBloom Bloom filter')
+  end
+  local id = redis.pcall('GET', KEYS[1])
+  if type(id) == 'table' then
+    return redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' ..
+      redis.call('TYPE', KEYS[1])['ok'] .. ', not a string')
+  end
+  if (id or '') ~= ARGV[1] then
+    return redis.error_reply('BKRECREATED ' .. KEYS[2] .. ' now has creation id ' .. tostring(id))
+  end
+  return nil
+end
+";
+
+fn rb_script(flags: &str, body: &str) -> Lua {
+    Lua::new(format!(
+        "#!lua{flags}\n{RB_GUARD}\nlocal failed = rb_guard()\nif failed then return failed end\n{body}"
+    ))
+}
+
+/// The guard of a RedisBloom insert's transaction (`MULTI`, this, `BF.INSERT ... NOCREATE`,
+/// [`unshelter`], `EXEC`), as [`guard_write`] is for the module-free filter: when the check
+/// fails, whatever stands at the filter's key moves aside to the shelter `KEYS[3]` and a
+/// tombstone of another type takes its place, so the insert fails (`WRONGTYPE`) instead of
+/// writing into a filter re-created by someone else; [`unshelter`] puts things back.
+fn rb_guard_write() -> Lua {
+    Lua::new(format!(
+        r"#!lua
+{RB_GUARD}
+local failed = rb_guard()
+if failed then
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('RENAME', KEYS[2], KEYS[3])
+  end
+  redis.call('HSET', KEYS[2], 'tombstone', '1')
+  return failed
+end
+return 1
+"
+    ))
+}
+
+/// Creates a RedisBloom filter and its creation id `ARGV[1]` at `KEYS[1]`, if nothing is at
+/// `KEYS[2]`: `ARGV[2]` is `BF.RESERVE` (then `ARGV[3..]` its arguments after the key) or
+/// `BF.LOADCHUNK` (then `1` and a dump's header).
+fn rb_create() -> Lua {
+    Lua::new(
+        r"#!lua
+if ARGV[2] ~= 'BF.RESERVE' and ARGV[2] ~= 'BF.LOADCHUNK' then
+  return redis.error_reply('BKCORRUPT a RedisBloom filter is made by BF.RESERVE or BF.LOADCHUNK')
+end
+local t = redis.call('TYPE', KEYS[2])['ok']
+if t ~= 'none' then
+  return redis.error_reply('BKEXISTS ' .. KEYS[2] .. ' exists (a ' .. t .. ')')
+end
+local made = redis.pcall(ARGV[2], KEYS[2], unpack(ARGV, 3))
+if type(made) == 'table' and made['err'] then
+  return redis.error_reply('BKREFUSED ' .. ARGV[2] .. ' ' .. KEYS[2] .. ': ' .. made['err'])
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"
+        .to_owned(),
     )
 }

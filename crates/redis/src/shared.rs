@@ -158,7 +158,7 @@ fn bits_key(tag: &str, id: &str, format: u64) -> String {
 }
 
 /// A fresh random creation id, 32 hex digits.
-fn fresh_id() -> String {
+pub(crate) fn fresh_id() -> String {
     use std::collections::hash_map::RandomState;
     let time = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -232,7 +232,7 @@ fn noscript(v: &Value) -> bool {
 }
 
 /// The deadline of a call that starts now.
-fn deadline(timeout: Option<Duration>) -> Option<Instant> {
+pub(crate) fn deadline(timeout: Option<Duration>) -> Option<Instant> {
     timeout.map(|t| Instant::now() + t)
 }
 
@@ -242,7 +242,7 @@ fn deadline(timeout: Option<Duration>) -> Option<Instant> {
 /// that refused them, wherever a cluster routes the group. A refused command ran nothing, and
 /// every group is safe to send again whole: lookups only read, and a script that writes is
 /// alone in its group.
-async fn round<C: Connection>(
+pub(crate) async fn round<C: Connection>(
     name: &str,
     link: &mut Link<C>,
     batch: &Batch,
@@ -302,7 +302,7 @@ async fn send<C: Connection>(
 /// Sends `cmds` (scripts or plain commands, each naming a shard's key first) in one round
 /// trip, one group per first key, and returns one value per command; the first error reply
 /// is a typed error, and a deadline passed is [`Error::Timeout`].
-async fn call<C: Connection>(
+pub(crate) async fn call<C: Connection>(
     name: &str,
     link: &mut Link<C>,
     cmds: &[Cmd],
@@ -367,7 +367,7 @@ async fn call<C: Connection>(
     Ok(out)
 }
 
-fn timed_out_error(
+pub(crate) fn timed_out_error(
     name: &str,
     timeout: Option<Duration>,
     inserted: Vec<usize>,
@@ -381,7 +381,7 @@ fn timed_out_error(
     }
 }
 
-fn corrupt(name: &str, detail: impl Into<String>) -> Error {
+pub(crate) fn corrupt(name: &str, detail: impl Into<String>) -> Error {
     Error::Corrupt {
         name: name.to_owned(),
         detail: detail.into(),
@@ -389,7 +389,7 @@ fn corrupt(name: &str, detail: impl Into<String>) -> Error {
 }
 
 /// A reply that must be a non-negative integer at most `max`.
-fn bounded_int(name: &str, v: Value, what: &str, max: u64) -> Result<u64, Error> {
+pub(crate) fn bounded_int(name: &str, v: Value, what: &str, max: u64) -> Result<u64, Error> {
     match v {
         Value::Int(n) if n >= 0 && n as u64 <= max => Ok(n as u64),
         other => Err(corrupt(name, format!("{what}: {other:?}, not 0..={max}"))),
@@ -397,14 +397,14 @@ fn bounded_int(name: &str, v: Value, what: &str, max: u64) -> Result<u64, Error>
 }
 
 /// The typed error for a server's error reply.
-fn server_error(name: &str, e: &redis::ServerError) -> Error {
+pub(crate) fn server_error(name: &str, e: &redis::ServerError) -> Error {
     Error::from_server(name, e.code(), e.details())
         .unwrap_or_else(|| Error::from(redis::RedisError::from(e.clone())))
 }
 
 /// The typed error for `e`: the first server error of a pipeline, our scripts' codes, or
 /// the connection's error as it is.
-fn typed(name: &str, e: redis::RedisError) -> Error {
+pub(crate) fn typed(name: &str, e: redis::RedisError) -> Error {
     if let Some(items) = e.clone().into_server_errors() {
         if let Some((_, first)) = items.first() {
             return server_error(name, first);

@@ -1,0 +1,1060 @@
+//! RedisBloom as a backend: [`RedisBloomFilter`] drives a filter of the RedisBloom module
+//! (`BF.*` commands: built into Redis 8, in Redis Stack, in managed services) with the same
+//! typed errors, deadlines and batching as the module-free [`RedisFilter`](crate::RedisFilter),
+//! and [`RedisBloomChain`] is RedisBloom's own filter, locally: read from a `BF.SCANDUMP`
+//! ([`RedisBloomFilter::download`]) to answer without a round trip, or built offline and
+//! loaded with `BF.LOADCHUNK` ([`RedisBloomFilter::load`]).
+//!
+//! The server hashes the keys (RedisBloom's MurmurHash64A over the key's bytes), so keys are
+//! byte strings here (`&str`, `&[u8]`, `String`, `Vec<u8>`: anything `AsRef<[u8]>`), and a
+//! key answers the same whichever client, in whichever language, inserted it.
+//!
+//! # What cannot go wrong
+//!
+//! - **A lost filter is an error, never "absent"**: every lookup is a guard script (the key
+//!   holds a RedisBloom filter of the creation this client opened), `BF.MEXISTS`, and the
+//!   guard again, in one pipeline; `BF.MEXISTS` alone answers 0 for a missing key.
+//! - **An insert never creates a filter by accident**: it is a transaction of a guard, `BF.INSERT
+//!   ... NOCREATE`, and a closing script (`BF.MADD` alone would create a default filter, 100
+//!   items at 1%, after a `FLUSHALL`). A failed guard moves the key aside so the insert fails,
+//!   and puts it back in the same transaction.
+//! - **Re-creation is seen** for filters created through this crate: [`RedisBloomFilter::reserve`]
+//!   writes a creation id next to the filter (`<name>:bloomkit-id`, in the filter's hash slot),
+//!   and every call checks it. A filter created by another client has no id; deleting and
+//!   re-creating it with another client goes unseen (it reads as a filter that lost its keys).
+//! - A server without the module is [`Error::NoModule`] at open, and a full `NONSCALING`
+//!   filter [`Error::Full`].
+
+mod chain;
+
+use std::time::{Duration, Instant};
+
+use redis::Value;
+
+use crate::exec::{block_on, Batch, Connection};
+use crate::scripts::{Lua, SCRIPTS};
+use crate::shared::{
+    call, corrupt, deadline, fresh_id, round, server_error, timed_out_error, Link,
+};
+use crate::{Error, Limits};
+
+pub use chain::{RedisBloomChain, RedisBloomLink, DEFAULT_EXPANSION, MAX_CHUNK_BYTES};
+
+/// Keys per `BF.INSERT` / `BF.MEXISTS`: larger batches become several in one pipeline, so no
+/// single command holds the server for long.
+const KEYS_PER_COMMAND: usize = 4096;
+/// Bytes of dump chunks per round trip of a download or a load.
+const BYTES_PER_ROUND: usize = 64 << 20;
+
+/// The commands a [`RedisBloomFilter`] needs; a server that knows none of them lacks the
+/// module.
+const COMMANDS: [&str; 8] = [
+    "BF.RESERVE",
+    "BF.INSERT",
+    "BF.MEXISTS",
+    "BF.INFO",
+    "BF.CARD",
+    "BF.SCANDUMP",
+    "BF.LOADCHUNK",
+    "BF.MADD",
+];
+
+/// How to create a RedisBloom filter ([`RedisBloomFilter::reserve`], `BF.RESERVE`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RedisBloomOptions {
+    capacity: u64,
+    error_rate: f64,
+    expansion: Option<u32>,
+    limits: Limits,
+}
+
+impl RedisBloomOptions {
+    /// A filter for `capacity` keys at false-positive rate `error_rate` that grows by
+    /// RedisBloom's default factor ([`DEFAULT_EXPANSION`]) when more come.
+    pub fn new(capacity: u64, error_rate: f64) -> RedisBloomOptions {
+        RedisBloomOptions {
+            capacity,
+            error_rate,
+            expansion: Some(DEFAULT_EXPANSION),
+            limits: Limits::default(),
+        }
+    }
+
+    /// Each new sub-filter holds `factor` times the keys of the one before (`EXPANSION`);
+    /// `None`: the filter never grows (`NONSCALING`) and refuses keys past its capacity
+    /// ([`Error::Full`]).
+    pub fn expansion(mut self, factor: Option<u32>) -> RedisBloomOptions {
+        self.expansion = factor;
+        self
+    }
+
+    /// The client's limits (deadline per call, largest filter downloaded).
+    pub fn limits(mut self, limits: Limits) -> RedisBloomOptions {
+        self.limits = limits;
+        self
+    }
+
+    /// The sizing checked as RedisBloom would, before anything is sent.
+    fn check(&self) -> Result<(), Error> {
+        chain::check_sizing(self.capacity, self.error_rate, self.expansion)?;
+        Ok(())
+    }
+}
+
+/// What `BF.INFO` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedisBloomInfo {
+    /// Keys the filter holds before it grows again (all sub-filters together).
+    pub capacity: u64,
+    /// Bytes the server uses for it.
+    pub size: u64,
+    /// Sub-filters.
+    pub filters: u64,
+    /// Keys inserted (those that were not already answered present).
+    pub items: u64,
+    /// The growth factor; `None` for a `NONSCALING` filter.
+    pub expansion: Option<u64>,
+}
+
+/// The client state of a RedisBloom filter: its key, its creation id's key and the id read
+/// at open, the shelter of a failed insert, the limits.
+#[derive(Debug, Clone)]
+pub(crate) struct RbCore {
+    name: String,
+    id_key: String,
+    shelter: String,
+    id: String,
+    timeout: Option<Duration>,
+    max_bytes: u64,
+    replicas: u32,
+}
+
+/// A key next to the filter `name`, in its hash slot: `name` has a hash tag, which the
+/// suffix keeps, or gets one around it. A name with braces but no hash tag (`a{}b`) cannot
+/// be given a neighbour in its slot.
+fn side_key(name: &str, what: &str) -> Result<String, Error> {
+    let tagged = name
+        .find('{')
+        .and_then(|open| name[open + 1..].find('}'))
+        .is_some_and(|len| len > 0);
+    if tagged {
+        Ok(format!("{name}:bloomkit-{what}"))
+    } else if name.contains(['{', '}']) {
+        Err(Error::InvalidName {
+            name: name.to_owned(),
+            reason: "braces that are not a hash tag: no key can share its slot",
+        })
+    } else {
+        Ok(format!("{{{name}}}:bloomkit-{what}"))
+    }
+}
+
+/// `items` cut into runs of at most [`BYTES_PER_ROUND`] bytes each (by `len`; an item
+/// larger alone is a run of its own).
+fn rounds<T>(items: &[T], len: impl Fn(&T) -> usize) -> Vec<&[T]> {
+    let mut out = Vec::new();
+    let mut rest = items;
+    while !rest.is_empty() {
+        let mut bytes = 0;
+        let n = rest
+            .iter()
+            .take_while(|item| {
+                bytes += len(item);
+                bytes - len(item) < BYTES_PER_ROUND
+            })
+            .count()
+            .max(1);
+        let (this, more) = rest.split_at(n);
+        out.push(this);
+        rest = more;
+    }
+    out
+}
+
+/// Writes one script call on the filter's keys.
+fn script(batch: &mut Batch, lua: &Lua, whole: bool, keys: &[&str], args: &[&[u8]]) {
+    batch.start(3 + keys.len() + args.len());
+    if whole {
+        batch.arg(b"EVAL");
+        batch.arg(lua.code.as_bytes());
+    } else {
+        batch.arg(b"EVALSHA");
+        batch.arg(lua.sha.as_bytes());
+    }
+    batch.int(keys.len() as u64);
+    for key in keys {
+        batch.arg(key.as_bytes());
+    }
+    for a in args {
+        batch.arg(a);
+    }
+    batch.end_command();
+}
+
+fn simple(batch: &mut Batch, args: &[&[u8]]) {
+    batch.start(args.len());
+    for a in args {
+        batch.arg(a);
+    }
+    batch.end_command();
+}
+
+/// An integer field of a reply.
+fn int(name: &str, v: &Value, what: &str) -> Result<u64, Error> {
+    match v {
+        Value::Int(n) if *n >= 0 => Ok(*n as u64),
+        other => Err(corrupt(name, format!("{what}: {other:?}"))),
+    }
+}
+
+impl RbCore {
+    fn new(name: &str, id: String, limits: &Limits) -> Result<RbCore, Error> {
+        if name.is_empty() || name.len() > 1024 {
+            return Err(Error::InvalidName {
+                name: name.to_owned(),
+                reason: "a RedisBloom filter's key is 1 to 1024 bytes",
+            });
+        }
+        Ok(RbCore {
+            name: name.to_owned(),
+            id_key: side_key(name, "id")?,
+            shelter: side_key(name, "shelter")?,
+            id,
+            timeout: limits.timeout,
+            max_bytes: limits.max_bytes,
+            replicas: limits.replicas,
+        })
+    }
+
+    /// Whether the server has the module's commands.
+    async fn check_module<C: Connection>(&self, link: &mut Link<C>) -> Result<(), Error> {
+        let mut cmd = redis::cmd("COMMAND");
+        cmd.arg("INFO").arg(&COMMANDS[..]);
+        let d = deadline(self.timeout);
+        let mut batch = Batch::new();
+        batch.group();
+        batch.cmd(&cmd);
+        let replies = round(&self.name, link, &batch, d).await?;
+        if replies.timed_out {
+            return Err(self.timed_out(Vec::new(), "COMMAND INFO unanswered"));
+        }
+        let reply = replies.groups.into_iter().flatten().next();
+        let infos = match reply {
+            Some(Value::Array(infos)) if infos.len() == COMMANDS.len() => infos,
+            Some(Value::ServerError(e)) => return Err(server_error(&self.name, &e)),
+            other => {
+                return Err(corrupt(
+                    &self.name,
+                    format!("COMMAND INFO answered {other:?}"),
+                ))
+            }
+        };
+        let missing: Vec<&str> = COMMANDS
+            .iter()
+            .zip(&infos)
+            .filter(|(_, i)| matches!(i, Value::Nil))
+            .map(|(c, _)| *c)
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::NoModule {
+                detail: format!("the server does not know {}", missing.join(", ")),
+            });
+        }
+        Ok(())
+    }
+
+    fn timed_out(&self, inserted: Vec<usize>, detail: impl Into<String>) -> Error {
+        timed_out_error(&self.name, self.timeout, inserted, detail.into())
+    }
+
+    pub(crate) async fn open<C: Connection>(
+        link: &mut Link<C>,
+        name: &str,
+        limits: &Limits,
+    ) -> Result<RbCore, Error> {
+        let mut core = RbCore::new(name, String::new(), limits)?;
+        core.check_module(link).await?;
+        let d = deadline(core.timeout);
+        let cmds = [
+            redis::cmd("TYPE").arg(&core.name).clone(),
+            redis::cmd("GET").arg(&core.id_key).clone(),
+        ];
+        let values = call(&core.name, link, &cmds, d, core.timeout).await?;
+        match &values[0] {
+            Value::SimpleString(t) if t == "MBbloom--" => {}
+            Value::SimpleString(t) if t == "none" => {
+                return Err(Error::NotFound {
+                    name: core.name.clone(),
+                    detail: format!("no key {}", core.name),
+                })
+            }
+            Value::SimpleString(t) => {
+                return Err(Error::WrongType {
+                    name: core.name.clone(),
+                    detail: format!("{} holds a {t}, not a RedisBloom Bloom filter", core.name),
+                })
+            }
+            other => return Err(corrupt(name, format!("TYPE answered {other:?}"))),
+        }
+        core.id = match &values[1] {
+            Value::Nil => String::new(),
+            Value::BulkString(id) => String::from_utf8_lossy(id).into_owned(),
+            other => return Err(corrupt(name, format!("the creation id read as {other:?}"))),
+        };
+        Ok(core)
+    }
+
+    pub(crate) async fn reserve<C: Connection>(
+        link: &mut Link<C>,
+        name: &str,
+        options: &RedisBloomOptions,
+    ) -> Result<RbCore, Error> {
+        options.check()?;
+        let core = RbCore::new(name, fresh_id(), &options.limits)?;
+        core.check_module(link).await?;
+        let rate = format!("{:?}", options.error_rate);
+        let capacity = options.capacity.to_string();
+        let mut args: Vec<&[u8]> = vec![
+            core.id.as_bytes(),
+            b"BF.RESERVE",
+            rate.as_bytes(),
+            capacity.as_bytes(),
+        ];
+        let factor = options.expansion.map(|f| f.to_string());
+        match &factor {
+            Some(f) => args.extend([&b"EXPANSION"[..], f.as_bytes()]),
+            None => args.push(b"NONSCALING"),
+        }
+        let mut batch = Batch::new();
+        batch.group();
+        script(
+            &mut batch,
+            &SCRIPTS.rb_create,
+            false,
+            &[&core.id_key, &core.name],
+            &args,
+        );
+        core.one(link, batch).await?;
+        Ok(core)
+    }
+
+    /// Sends a batch of one group of one command and returns its reply, errors typed.
+    async fn one<C: Connection>(&self, link: &mut Link<C>, batch: Batch) -> Result<Value, Error> {
+        let replies = round(&self.name, link, &batch, deadline(self.timeout)).await?;
+        if replies.timed_out {
+            return Err(self.timed_out(Vec::new(), "no answer"));
+        }
+        match replies.groups.into_iter().flatten().next() {
+            Some(Value::ServerError(e)) => Err(server_error(&self.name, &e)),
+            Some(v) => Ok(v),
+            None => Err(corrupt(&self.name, "no reply")),
+        }
+    }
+
+    fn guard_args(&self) -> [&[u8]; 1] {
+        [self.id.as_bytes()]
+    }
+
+    /// A read guarded on both sides: the guard, `command` (`BF.MEXISTS key ...`,
+    /// `BF.INFO key`, ...), the guard.
+    fn guarded_read(&self, batch: &mut Batch, command: impl FnOnce(&mut Batch)) {
+        let keys = [self.id_key.as_str(), self.name.as_str()];
+        batch.group();
+        script(batch, &SCRIPTS.rb_guard_read, false, &keys, &self.guard_args());
+        command(batch);
+        script(batch, &SCRIPTS.rb_guard_read, false, &keys, &self.guard_args());
+    }
+
+    /// The middle reply of a guarded read, once both guards passed.
+    fn read_reply(&self, values: Vec<Value>) -> Result<Value, Error> {
+        let [first, read, last]: [Value; 3] = values
+            .try_into()
+            .map_err(|v| corrupt(&self.name, format!("a guarded read answered {v:?}")))?;
+        self.passed(first)?;
+        self.passed(last)?;
+        match read {
+            Value::ServerError(e) => Err(server_error(&self.name, &e)),
+            v => Ok(v),
+        }
+    }
+
+    fn passed(&self, v: Value) -> Result<(), Error> {
+        match v {
+            Value::Int(1) => Ok(()),
+            Value::ServerError(e) => Err(server_error(&self.name, &e)),
+            other => Err(corrupt(&self.name, format!("the guard answered {other:?}"))),
+        }
+    }
+
+    /// Inserts (`insert`) or looks up `keys`, appending one answer per key to `out`.
+    pub(crate) async fn per_key<C, I>(
+        &self,
+        link: &mut Link<C>,
+        insert: bool,
+        keys: I,
+        out: &mut Vec<bool>,
+    ) -> Result<(), Error>
+    where
+        C: Connection,
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        let d = deadline(self.timeout);
+        let mut batch = Batch::new();
+        let mut sizes = Vec::new();
+        let mut keys = keys.into_iter().peekable();
+        let shelter_keys = [
+            self.id_key.as_str(),
+            self.name.as_str(),
+            self.shelter.as_str(),
+        ];
+        while keys.peek().is_some() {
+            let chunk: Vec<I::Item> = keys.by_ref().take(KEYS_PER_COMMAND).collect();
+            sizes.push(chunk.len());
+            let command = |batch: &mut Batch, name: &[u8], extra: &[&[u8]]| {
+                batch.start(2 + extra.len() + chunk.len());
+                batch.arg(name);
+                batch.arg(self.name.as_bytes());
+                for e in extra {
+                    batch.arg(e);
+                }
+                for k in &chunk {
+                    batch.arg(k.as_ref());
+                }
+                batch.end_command();
+            };
+            if insert {
+                batch.group();
+                simple(&mut batch, &[b"MULTI"]);
+                // Sent whole: an EVALSHA refused inside a transaction would let the insert
+                // after it run unguarded.
+                script(
+                    &mut batch,
+                    &SCRIPTS.rb_guard_write,
+                    true,
+                    &shelter_keys,
+                    &self.guard_args(),
+                );
+                command(&mut batch, b"BF.INSERT", &[b"NOCREATE", b"ITEMS"]);
+                script(&mut batch, &SCRIPTS.unshelter, true, &shelter_keys, &[]);
+                simple(&mut batch, &[b"EXEC"]);
+                if self.replicas > 0 {
+                    let ms = d.map_or(0, |d| {
+                        d.saturating_duration_since(Instant::now())
+                            .as_millis()
+                            .max(1) as u64
+                    });
+                    let (r, ms) = (self.replicas.to_string(), ms.to_string());
+                    simple(&mut batch, &[b"WAIT", r.as_bytes(), ms.as_bytes()]);
+                }
+            } else {
+                self.guarded_read(&mut batch, |b| command(b, b"BF.MEXISTS", &[]));
+            }
+        }
+        if sizes.is_empty() {
+            return Ok(());
+        }
+        let replies = round(&self.name, link, &batch, d).await?;
+        let answered = replies.groups.len();
+        let start = out.len();
+        let mut done = 0;
+        for (values, &n) in replies.groups.into_iter().zip(&sizes) {
+            let got = if insert {
+                self.inserted(values, n)
+            } else {
+                self.read_reply(values).and_then(|v| self.flags(v, n))
+            };
+            match got {
+                Ok(flags) => out.extend(flags),
+                Err(e) => {
+                    out.truncate(start);
+                    return Err(e);
+                }
+            }
+            done += n;
+        }
+        if replies.timed_out {
+            out.truncate(start);
+            let inserted = if insert {
+                (0..done).collect()
+            } else {
+                Vec::new()
+            };
+            return Err(self.timed_out(
+                inserted,
+                format!("{answered} of {} groups of keys answered", sizes.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `n` answers of 0 / 1, or the first error among them.
+    fn flags(&self, v: Value, n: usize) -> Result<Vec<bool>, Error> {
+        let items = match v {
+            Value::Array(items) => items,
+            other => {
+                return Err(corrupt(
+                    &self.name,
+                    format!("{n} keys sent, answered {other:?}"),
+                ))
+            }
+        };
+        // A full non-scaling filter answers up to the first key it refused, that key's
+        // answer an error: the error first, then the count.
+        let mut flags = Vec::with_capacity(n);
+        for v in items {
+            flags.push(match v {
+                Value::Int(0) | Value::Boolean(false) => false,
+                Value::Int(1) | Value::Boolean(true) => true,
+                Value::ServerError(e) if e.details().is_some_and(|d| d.contains("full")) => {
+                    return Err(Error::Full {
+                        name: self.name.clone(),
+                        detail: e.details().unwrap_or_default().to_owned(),
+                    })
+                }
+                Value::ServerError(e) => return Err(server_error(&self.name, &e)),
+                other => return Err(corrupt(&self.name, format!("a key answered {other:?}"))),
+            });
+        }
+        if flags.len() != n {
+            return Err(corrupt(
+                &self.name,
+                format!("{n} keys sent, {} answered", flags.len()),
+            ));
+        }
+        Ok(flags)
+    }
+
+    /// The answers of one insert transaction of `n` keys.
+    fn inserted(&self, mut values: Vec<Value>, n: usize) -> Result<Vec<bool>, Error> {
+        let waited = if self.replicas > 0 { values.pop() } else { None };
+        let results = match values.pop() {
+            Some(Value::Array(results)) if results.len() == 3 => results,
+            exec => {
+                values.extend(exec);
+                let first = values.iter().find_map(|v| match v {
+                    Value::ServerError(e) => Some(server_error(&self.name, e)),
+                    _ => None,
+                });
+                return Err(first.unwrap_or_else(|| {
+                    corrupt(&self.name, format!("a transaction answered {values:?}"))
+                }));
+            }
+        };
+        let [guard, flags, closing]: [Value; 3] = results.try_into().expect("three results");
+        self.passed(guard)?;
+        if !matches!(closing, Value::Int(1)) {
+            return Err(corrupt(
+                &self.name,
+                format!("the transaction closed with {closing:?}"),
+            ));
+        }
+        let flags = match flags {
+            Value::ServerError(e) => return Err(server_error(&self.name, &e)),
+            v => self.flags(v, n)?,
+        };
+        match waited {
+            None => {}
+            Some(Value::Int(acked)) if acked >= i64::from(self.replicas) => {}
+            Some(Value::Int(acked)) => {
+                return Err(Error::Unreplicated {
+                    name: self.name.clone(),
+                    acked: acked.max(0) as u64,
+                    wanted: self.replicas,
+                })
+            }
+            Some(Value::ServerError(e)) => return Err(server_error(&self.name, &e)),
+            Some(other) => return Err(corrupt(&self.name, format!("WAIT answered {other:?}"))),
+        }
+        Ok(flags)
+    }
+
+    /// `BF.INFO`, guarded.
+    pub(crate) async fn info<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+    ) -> Result<RedisBloomInfo, Error> {
+        let mut batch = Batch::new();
+        self.guarded_read(&mut batch, |b| simple(b, &[b"BF.INFO", self.name.as_bytes()]));
+        let v = self.guarded(link, batch).await?;
+        let pairs: Vec<(Value, Value)> = match v {
+            Value::Map(pairs) => pairs,
+            Value::Array(items) if items.len() % 2 == 0 => {
+                let mut items = items.into_iter();
+                let mut pairs = Vec::new();
+                while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                    pairs.push((k, v));
+                }
+                pairs
+            }
+            other => return Err(corrupt(&self.name, format!("BF.INFO answered {other:?}"))),
+        };
+        let mut info = RedisBloomInfo {
+            capacity: 0,
+            size: 0,
+            filters: 0,
+            items: 0,
+            expansion: None,
+        };
+        let mut seen = 0;
+        for (k, v) in pairs {
+            let key = match k {
+                Value::SimpleString(s) => s,
+                Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
+                _ => continue,
+            };
+            let slot = match key.as_str() {
+                "Capacity" => &mut info.capacity,
+                "Size" => &mut info.size,
+                "Number of filters" => &mut info.filters,
+                "Number of items inserted" => &mut info.items,
+                "Expansion rate" => {
+                    info.expansion = match v {
+                        Value::Nil => None,
+                        v => Some(int(&self.name, &v, "Expansion rate")?),
+                    };
+                    continue;
+                }
+                _ => continue,
+            };
+            *slot = int(&self.name, &v, &key)?;
+            seen += 1;
+        }
+        if seen != 4 {
+            return Err(corrupt(&self.name, "BF.INFO lacks a field"));
+        }
+        Ok(info)
+    }
+
+    /// `BF.CARD`, guarded.
+    pub(crate) async fn card<C: Connection>(&self, link: &mut Link<C>) -> Result<u64, Error> {
+        let mut batch = Batch::new();
+        self.guarded_read(&mut batch, |b| simple(b, &[b"BF.CARD", self.name.as_bytes()]));
+        let v = self.guarded(link, batch).await?;
+        int(&self.name, &v, "BF.CARD")
+    }
+
+    /// One guarded read's reply.
+    async fn guarded<C: Connection>(&self, link: &mut Link<C>, batch: Batch) -> Result<Value, Error> {
+        self.guarded_by(link, batch, deadline(self.timeout)).await
+    }
+
+    /// One guarded read's reply, within `d`.
+    async fn guarded_by<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        batch: Batch,
+        d: Option<Instant>,
+    ) -> Result<Value, Error> {
+        let replies = round(&self.name, link, &batch, d).await?;
+        if replies.timed_out {
+            return Err(self.timed_out(Vec::new(), "no answer"));
+        }
+        let values = replies
+            .groups
+            .into_iter()
+            .next()
+            .ok_or_else(|| corrupt(&self.name, "no reply"))?;
+        self.read_reply(values)
+    }
+
+    /// The filter as a local chain: the header, then every chunk (their iterators follow
+    /// from the header), in rounds of at most [`BYTES_PER_ROUND`], each guarded; then the
+    /// count again. Inserts by others while it ran (the count moved) take it again, up to
+    /// three times.
+    pub(crate) async fn download<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+    ) -> Result<RedisBloomChain, Error> {
+        let d = deadline(self.timeout);
+        let mut last = 0;
+        for _ in 0..3 {
+            let mut batch = Batch::new();
+            self.guarded_read(&mut batch, |b| {
+                simple(b, &[b"BF.SCANDUMP", self.name.as_bytes(), b"0"]);
+            });
+            let header = match self.dump_reply(self.guarded_by(link, batch, d).await?, 1)? {
+                header if RedisBloomChain::declared_bytes(&header).is_some() => header,
+                other => {
+                    return Err(corrupt(
+                        &self.name,
+                        format!("a dump header of {} bytes", other.len()),
+                    ))
+                }
+            };
+            let bytes = RedisBloomChain::declared_bytes(&header).unwrap_or(u64::MAX);
+            if bytes > self.max_bytes {
+                return Err(Error::TooLarge {
+                    name: self.name.clone(),
+                    bits: bytes.saturating_mul(8),
+                    max_bytes: self.max_bytes,
+                });
+            }
+            let mut chain = RedisBloomChain::from_header(&header)?;
+            let pieces: Vec<(u64, usize)> = chain.pieces().map(|p| (p.start, p.len)).collect();
+            for round_pieces in rounds(&pieces, |&(_, len)| len) {
+                let mut batch = Batch::new();
+                self.guarded_read(&mut batch, |b| {
+                    for &(start, _) in round_pieces {
+                        let it = (start + 1).to_string();
+                        simple(b, &[b"BF.SCANDUMP", self.name.as_bytes(), it.as_bytes()]);
+                    }
+                });
+                let values = self.many_replies(link, batch, d).await?;
+                for (v, &(start, len)) in values.into_iter().zip(round_pieces) {
+                    let next = start + 1 + len as u64;
+                    let chunk = self.dump_reply(v, next)?;
+                    if chunk.len() != len {
+                        return Err(corrupt(
+                            &self.name,
+                            format!("a dump chunk of {} bytes, {len} expected", chunk.len()),
+                        ));
+                    }
+                    chain.load_chunk(next, &chunk)?;
+                }
+            }
+            let now = self.card(link).await?;
+            if now == chain.len() {
+                return Ok(chain);
+            }
+            last = now;
+        }
+        Err(corrupt(
+            &self.name,
+            format!("keys were inserted during each of three downloads (now {last})"),
+        ))
+    }
+
+    /// `[next iterator, bytes]` of a `BF.SCANDUMP`, the iterator checked.
+    fn dump_reply(&self, v: Value, next: u64) -> Result<Vec<u8>, Error> {
+        match v {
+            Value::Array(pair) if pair.len() == 2 => {
+                let mut pair = pair.into_iter();
+                let (it, data) = (pair.next(), pair.next());
+                match (it, data) {
+                    (Some(Value::Int(it)), Some(Value::BulkString(data))) if it as u64 == next => {
+                        Ok(data)
+                    }
+                    (it, _) => Err(corrupt(
+                        &self.name,
+                        format!("BF.SCANDUMP answered iterator {it:?}, {next} expected (the filter changed?)"),
+                    )),
+                }
+            }
+            Value::ServerError(e) => Err(server_error(&self.name, &e)),
+            other => Err(corrupt(&self.name, format!("BF.SCANDUMP answered {other:?}"))),
+        }
+    }
+
+    /// Creates the filter from `chain` (`BF.LOADCHUNK`): the header with the creation id,
+    /// then the chunks in guarded rounds of at most [`BYTES_PER_ROUND`].
+    pub(crate) async fn load<C: Connection>(
+        link: &mut Link<C>,
+        name: &str,
+        chain: &RedisBloomChain,
+        limits: &Limits,
+    ) -> Result<RbCore, Error> {
+        let core = RbCore::new(name, fresh_id(), limits)?;
+        core.check_module(link).await?;
+        let d = deadline(core.timeout);
+        let mut chunks = chain.chunks();
+        let (_, header) = chunks.next().expect("a dump has a header");
+        let mut batch = Batch::new();
+        batch.group();
+        script(
+            &mut batch,
+            &SCRIPTS.rb_create,
+            false,
+            &[&core.id_key, &core.name],
+            &[core.id.as_bytes(), b"BF.LOADCHUNK", b"1", &header],
+        );
+        core.one(link, batch).await?;
+        let chunks: Vec<_> = chunks.collect();
+        for this in rounds(&chunks, |(_, c)| c.len()) {
+            let mut batch = Batch::new();
+            core.guarded_read(&mut batch, |b| {
+                for (it, c) in this {
+                    let it = it.to_string();
+                    simple(b, &[b"BF.LOADCHUNK", core.name.as_bytes(), it.as_bytes(), c]);
+                }
+            });
+            for v in core.many_replies(link, batch, d).await? {
+                match v {
+                    Value::Okay => {}
+                    Value::SimpleString(s) if s == "OK" => {}
+                    other => {
+                        return Err(corrupt(
+                            &core.name,
+                            format!("BF.LOADCHUNK answered {other:?}"),
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(core)
+    }
+
+    /// The replies of a guarded group of several commands, once both guards passed; the
+    /// first error reply among them is the error.
+    async fn many_replies<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        batch: Batch,
+        d: Option<Instant>,
+    ) -> Result<Vec<Value>, Error> {
+        let replies = round(&self.name, link, &batch, d).await?;
+        if replies.timed_out {
+            return Err(self.timed_out(Vec::new(), "a round of chunks unanswered"));
+        }
+        let mut values = replies
+            .groups
+            .into_iter()
+            .next()
+            .ok_or_else(|| corrupt(&self.name, "no reply"))?;
+        if values.len() < 2 {
+            return Err(corrupt(&self.name, "a guarded round answered too little"));
+        }
+        let last = values.pop().expect("two values");
+        let first = values.remove(0);
+        self.passed(first)?;
+        self.passed(last)?;
+        if let Some(Value::ServerError(e)) = values.iter().find(|v| matches!(v, Value::ServerError(_))) {
+            return Err(server_error(&self.name, e));
+        }
+        Ok(values)
+    }
+
+    /// Deletes the filter and its creation id.
+    pub(crate) async fn delete<C: Connection>(&self, link: &mut Link<C>) -> Result<(), Error> {
+        let mut batch = Batch::new();
+        batch.group();
+        script(
+            &mut batch,
+            &SCRIPTS.rb_delete,
+            false,
+            &[&self.id_key, &self.name],
+            &self.guard_args(),
+        );
+        self.one(link, batch).await?;
+        Ok(())
+    }
+}
+
+/// A Bloom filter of the RedisBloom module, driven through `BF.*` commands with bloomkit's
+/// guards, deadlines and batching. See the [module docs](self).
+///
+/// # Examples
+///
+/// ```no_run
+/// use bloomkit_redis::{RedisBloomFilter, RedisBloomOptions};
+///
+/// let client = redis::Client::open("redis://127.0.0.1:6379/")?;
+/// let options = RedisBloomOptions::new(1_000_000, 0.01);
+/// let mut seen = RedisBloomFilter::reserve(client.get_connection()?, "seen", &options)?;
+/// seen.try_insert_batch(["https://example.com/", "https://example.org/"])?;
+/// let mut answers = Vec::new();
+/// seen.contains_batch(["https://example.com/", "https://example.net/"], &mut answers)?;
+/// assert!(answers[0]);
+///
+/// // The same filter locally: answers exactly as the server, without a round trip.
+/// let local = seen.download()?;
+/// assert!(local.contains(b"https://example.org/"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RedisBloomFilter<C = redis::Connection> {
+    core: RbCore,
+    link: Link<C>,
+}
+
+impl<C> std::fmt::Debug for RedisBloomFilter<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.core.fmt(f)
+    }
+}
+
+impl RedisBloomFilter<redis::Connection> {
+    /// Connects to `url` and opens the filter `name`.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open), and connection errors.
+    pub fn connect(url: &str, name: &str) -> Result<Self, Error> {
+        let con = redis::Client::open(url)?.get_connection()?;
+        Self::open(con, name)
+    }
+}
+
+impl<C: Connection> RedisBloomFilter<C> {
+    /// Creates the filter `name` (`BF.RESERVE`) with a creation id next to it.
+    ///
+    /// # Errors
+    /// [`Error::Filter`] for sizing RedisBloom refuses (capacity 0, a rate outside (0, 1),
+    /// expansion 0), [`Error::AlreadyExists`] when a key `name` exists, [`Error::NoModule`],
+    /// [`Error::InvalidName`], [`Error::Refused`] when the server refuses the reservation,
+    /// [`Error::Timeout`], and connection errors.
+    pub fn reserve(con: C, name: &str, options: &RedisBloomOptions) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let core = block_on(RbCore::reserve(&mut link, name, options))?;
+        Ok(RedisBloomFilter { core, link })
+    }
+
+    /// Opens the existing filter `name` with the default [`Limits`].
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::WrongType`] when the key holds something else,
+    /// [`Error::NoModule`], [`Error::Timeout`], and connection errors.
+    pub fn open(con: C, name: &str) -> Result<Self, Error> {
+        Self::open_with(con, name, &Limits::default())
+    }
+
+    /// [`open`](Self::open) with these limits.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with(con: C, name: &str, limits: &Limits) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let core = block_on(RbCore::open(&mut link, name, limits))?;
+        Ok(RedisBloomFilter { core, link })
+    }
+
+    /// Creates the filter `name` from a local chain (`BF.LOADCHUNK`): a filter built offline
+    /// by a batch job, loaded in chunks of at most [`MAX_CHUNK_BYTES`].
+    ///
+    /// # Errors
+    /// As [`reserve`](Self::reserve); a load cut by the deadline leaves a partial filter,
+    /// which [`delete`](Self::delete) removes.
+    pub fn load(
+        con: C,
+        name: &str,
+        chain: &RedisBloomChain,
+        limits: &Limits,
+    ) -> Result<Self, Error> {
+        let mut link = Link::new(con);
+        let core = block_on(RbCore::load(&mut link, name, chain, limits))?;
+        Ok(RedisBloomFilter { core, link })
+    }
+
+    /// Inserts `key`; `true` if it was certainly not present before.
+    ///
+    /// # Errors
+    /// [`Error::Missing`], [`Error::Recreated`], [`Error::WrongType`], [`Error::Full`],
+    /// [`Error::OutOfMemory`], [`Error::Timeout`], and connection errors.
+    pub fn try_insert(&mut self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
+        let mut out = Vec::with_capacity(1);
+        self.try_insert_batch_reporting([key], &mut out)?;
+        Ok(out[0])
+    }
+
+    /// Inserts `keys` in one round trip; returns how many were certainly new.
+    ///
+    /// # Errors
+    /// As [`try_insert`](Self::try_insert). On an error some keys may be in: insert the batch
+    /// again (inserting is idempotent).
+    pub fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        let mut out = Vec::new();
+        self.try_insert_batch_reporting(keys, &mut out)?;
+        Ok(out.iter().filter(|&&new| new).count())
+    }
+
+    /// Inserts `keys` in one round trip, appending for each whether it was certainly new.
+    ///
+    /// # Errors
+    /// As [`try_insert_batch`](Self::try_insert_batch); `out` is left as it was.
+    pub fn try_insert_batch_reporting<I>(
+        &mut self,
+        keys: I,
+        out: &mut Vec<bool>,
+    ) -> Result<(), Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        block_on(self.core.per_key(&mut self.link, true, keys, out))
+    }
+
+    /// Whether `key` may be in the filter.
+    ///
+    /// # Errors
+    /// As [`try_insert`](Self::try_insert), but for [`Error::Full`] and
+    /// [`Error::OutOfMemory`].
+    pub fn contains(&mut self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
+        let mut out = Vec::with_capacity(1);
+        self.contains_batch([key], &mut out)?;
+        Ok(out[0])
+    }
+
+    /// Appends, for each of `keys`, whether it may be in the filter: one round trip.
+    ///
+    /// # Errors
+    /// As [`contains`](Self::contains); `out` is left as it was.
+    pub fn contains_batch<I>(&mut self, keys: I, out: &mut Vec<bool>) -> Result<(), Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        block_on(self.core.per_key(&mut self.link, false, keys, out))
+    }
+
+    /// `BF.INFO`.
+    ///
+    /// # Errors
+    /// As [`contains`](Self::contains).
+    pub fn info(&mut self) -> Result<RedisBloomInfo, Error> {
+        block_on(self.core.info(&mut self.link))
+    }
+
+    /// Keys inserted (`BF.CARD`).
+    ///
+    /// # Errors
+    /// As [`contains`](Self::contains).
+    pub fn count(&mut self) -> Result<u64, Error> {
+        block_on(self.core.card(&mut self.link))
+    }
+
+    /// The whole filter as a local [`RedisBloomChain`] (`BF.SCANDUMP`), answering exactly as
+    /// the server for every key. A dump torn by inserts of other clients is taken again.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past [`Limits::max_bytes`], [`Error::Corrupt`] for a dump that
+    /// does not parse, and as [`contains`](Self::contains).
+    pub fn download(&mut self) -> Result<RedisBloomChain, Error> {
+        block_on(self.core.download(&mut self.link))
+    }
+
+    /// Deletes the filter and its creation id; returns the connection.
+    ///
+    /// # Errors
+    /// As [`contains`](Self::contains).
+    pub fn delete(mut self) -> Result<C, Error> {
+        block_on(self.core.delete(&mut self.link))?;
+        Ok(self.link.con)
+    }
+
+    /// The filter's key.
+    pub fn name(&self) -> &str {
+        &self.core.name
+    }
+
+    /// The deadline of each call.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.core.timeout
+    }
+
+    /// Sets the deadline of each call.
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.core.timeout = timeout;
+    }
+
+    /// The connection, for commands of the caller's own.
+    pub fn connection(&mut self) -> &mut C {
+        &mut self.link.con
+    }
+}
+
+#[cfg(feature = "tokio")]
+mod tokio_front;
+#[cfg(feature = "tokio")]
+pub use tokio_front::AsyncRedisBloomFilter;
