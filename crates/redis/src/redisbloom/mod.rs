@@ -360,9 +360,21 @@ impl RbCore {
     fn guarded_read(&self, batch: &mut Batch, command: impl FnOnce(&mut Batch)) {
         let keys = [self.id_key.as_str(), self.name.as_str()];
         batch.group();
-        script(batch, &SCRIPTS.rb_guard_read, false, &keys, &self.guard_args());
+        script(
+            batch,
+            &SCRIPTS.rb_guard_read,
+            false,
+            &keys,
+            &self.guard_args(),
+        );
         command(batch);
-        script(batch, &SCRIPTS.rb_guard_read, false, &keys, &self.guard_args());
+        script(
+            batch,
+            &SCRIPTS.rb_guard_read,
+            false,
+            &keys,
+            &self.guard_args(),
+        );
     }
 
     /// The middle reply of a guarded read, once both guards passed.
@@ -527,7 +539,11 @@ impl RbCore {
 
     /// The answers of one insert transaction of `n` keys.
     fn inserted(&self, mut values: Vec<Value>, n: usize) -> Result<Vec<bool>, Error> {
-        let waited = if self.replicas > 0 { values.pop() } else { None };
+        let waited = if self.replicas > 0 {
+            values.pop()
+        } else {
+            None
+        };
         let results = match values.pop() {
             Some(Value::Array(results)) if results.len() == 3 => results,
             exec => {
@@ -575,7 +591,9 @@ impl RbCore {
         link: &mut Link<C>,
     ) -> Result<RedisBloomInfo, Error> {
         let mut batch = Batch::new();
-        self.guarded_read(&mut batch, |b| simple(b, &[b"BF.INFO", self.name.as_bytes()]));
+        self.guarded_read(&mut batch, |b| {
+            simple(b, &[b"BF.INFO", self.name.as_bytes()])
+        });
         let v = self.guarded(link, batch).await?;
         let pairs: Vec<(Value, Value)> = match v {
             Value::Map(pairs) => pairs,
@@ -629,13 +647,19 @@ impl RbCore {
     /// `BF.CARD`, guarded.
     pub(crate) async fn card<C: Connection>(&self, link: &mut Link<C>) -> Result<u64, Error> {
         let mut batch = Batch::new();
-        self.guarded_read(&mut batch, |b| simple(b, &[b"BF.CARD", self.name.as_bytes()]));
+        self.guarded_read(&mut batch, |b| {
+            simple(b, &[b"BF.CARD", self.name.as_bytes()])
+        });
         let v = self.guarded(link, batch).await?;
         int(&self.name, &v, "BF.CARD")
     }
 
     /// One guarded read's reply.
-    async fn guarded<C: Connection>(&self, link: &mut Link<C>, batch: Batch) -> Result<Value, Error> {
+    async fn guarded<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        batch: Batch,
+    ) -> Result<Value, Error> {
         self.guarded_by(link, batch, deadline(self.timeout)).await
     }
 
@@ -742,7 +766,10 @@ impl RbCore {
                 }
             }
             Value::ServerError(e) => Err(server_error(&self.name, &e)),
-            other => Err(corrupt(&self.name, format!("BF.SCANDUMP answered {other:?}"))),
+            other => Err(corrupt(
+                &self.name,
+                format!("BF.SCANDUMP answered {other:?}"),
+            )),
         }
     }
 
@@ -775,7 +802,10 @@ impl RbCore {
             core.guarded_read(&mut batch, |b| {
                 for (it, c) in this {
                     let it = it.to_string();
-                    simple(b, &[b"BF.LOADCHUNK", core.name.as_bytes(), it.as_bytes(), c]);
+                    simple(
+                        b,
+                        &[b"BF.LOADCHUNK", core.name.as_bytes(), it.as_bytes(), c],
+                    );
                 }
             });
             for v in core.many_replies(link, batch, d).await? {
@@ -818,7 +848,9 @@ impl RbCore {
         let first = values.remove(0);
         self.passed(first)?;
         self.passed(last)?;
-        if let Some(Value::ServerError(e)) = values.iter().find(|v| matches!(v, Value::ServerError(_))) {
+        if let Some(Value::ServerError(e)) =
+            values.iter().find(|v| matches!(v, Value::ServerError(_)))
+        {
             return Err(server_error(&self.name, e));
         }
         Ok(values)

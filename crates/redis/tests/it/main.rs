@@ -7,5 +7,6 @@
 mod conformance;
 mod faults;
 mod processes;
+mod redisbloom;
 #[cfg(feature = "tokio")]
 mod tokio_async;

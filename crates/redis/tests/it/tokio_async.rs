@@ -169,3 +169,54 @@ async fn async_calls_on_both_layouts_load_flushed_scripts_again() {
     flush();
     assert!(classic.info().await.unwrap().ones > 0);
 }
+
+#[tokio::test]
+async fn the_async_redisbloom_filter_answers_as_the_sync_one_and_a_local_chain() {
+    use bloomkit_redis::{AsyncRedisBloomFilter, Limits, RedisBloomChain, RedisBloomOptions};
+    let Some(server) = RedisServer::start_with_redisbloom(&[]) else {
+        return;
+    };
+    let client = redis::Client::open(server.url()).unwrap();
+    let con = || client.get_multiplexed_async_connection();
+    let mut f = AsyncRedisBloomFilter::reserve(
+        con().await.unwrap(),
+        "async-rb",
+        &RedisBloomOptions::new(2_000, 0.01),
+    )
+    .await
+    .unwrap();
+    let keys: Vec<String> = (0..10_000).map(|i| format!("k{i}")).collect();
+    let mut local = RedisBloomChain::new(2_000, 0.01, Some(2)).unwrap();
+    let mut news = Vec::new();
+    f.try_insert_batch_reporting(&keys, &mut news)
+        .await
+        .unwrap();
+    let local_news: Vec<bool> = keys.iter().map(|k| local.insert(k).unwrap()).collect();
+    assert_eq!(news, local_news);
+    let probes: Vec<String> = (0..30_000).map(|i| format!("k{i}")).collect();
+    let mut out = Vec::new();
+    f.contains_batch(&probes, &mut out).await.unwrap();
+    let local_says: Vec<bool> = probes.iter().map(|k| local.contains(k)).collect();
+    assert_eq!(out, local_says);
+    assert_eq!(f.download().await.unwrap(), local);
+    assert_eq!(f.info().await.unwrap(), local.info());
+    assert_eq!(f.count().await.unwrap(), local.len());
+
+    let mut loaded = AsyncRedisBloomFilter::load(
+        con().await.unwrap(),
+        "async-loaded",
+        &local,
+        &Limits::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(loaded.download().await.unwrap(), local);
+    assert_eq!(server.command(&["FLUSHALL"]), "+OK");
+    let err = f
+        .contains_batch(&probes, &mut Vec::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_missing(), "{err:?}");
+    let err = loaded.try_insert_batch(&probes).await.unwrap_err();
+    assert!(err.is_missing(), "{err:?}");
+}
