@@ -359,3 +359,47 @@ fn a_filter_from_before_the_one_shot_hasher_keeps_its_hashes() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Lookups read merged byte ranges: on filters large enough that a batch's keys lie far
+/// apart (one range each) and in batches dense enough to read a shard whole, every answer is
+/// the local filter's, and every inserted key is found.
+fn ranges_answer_as_the_local_filter<F>(items: u64, shards: u32, contains: fn(&F, &str) -> bool)
+where
+    F: SharedLayout<Key = str>,
+{
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let mut f: RedisFilter<F> = RedisFilter::create(
+        connect(&server),
+        &fresh_name(),
+        &Options::new(items, 0.01).shards(shards),
+    )
+    .unwrap();
+    let keys: Vec<String> = (0..20_000).map(|i| format!("range:{i}")).collect();
+    f.try_insert_batch(keys.iter().map(String::as_str)).unwrap();
+    let local = f.download().unwrap();
+    let probes: Vec<String> = (0..60_000).map(|i| format!("range:{i}")).collect();
+    for batch in [1, 7, 100, 4_096, 4_097, 60_000] {
+        for chunk in probes.chunks(batch).take(20) {
+            let mut out = Vec::new();
+            f.contains_batch(chunk.iter().map(String::as_str), &mut out)
+                .unwrap();
+            for (k, got) in chunk.iter().zip(out) {
+                let expected = contains(&local, k);
+                assert_eq!(got, expected, "{k} in a batch of {batch}");
+                if k.trim_start_matches("range:").parse::<u32>().unwrap() < 20_000 {
+                    assert!(got, "{k} was inserted");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn lookups_of_sparse_and_dense_batches_answer_as_the_local_filter() {
+    let blocked = |f: &BlockedBloomFilter<str>, k: &str| f.contains(k);
+    ranges_answer_as_the_local_filter(10_000_000, 1, blocked);
+    ranges_answer_as_the_local_filter(200_000, 3, blocked);
+    ranges_answer_as_the_local_filter(2_000_000, 1, |f: &BloomFilter<str>, k| f.contains(k));
+}
