@@ -254,9 +254,7 @@ fn main() {
     let madd = started.elapsed();
     let started = Instant::now();
     let mut chain = RedisBloomChain::new(n as u64, 0.01, Some(2)).expect("chain");
-    for k in &keys {
-        chain.insert(k).expect("insert");
-    }
+    chain.insert_batch(&keys).expect("insert");
     let built = started.elapsed();
     let mut loaded = RedisBloomFilter::load(con(), "bulk-loaded", &chain, &Limits::default())
         .expect("load");
@@ -299,7 +297,9 @@ fn main() {
         }
         server_rates.push(probes.len() as f64 / started.elapsed().as_secs_f64());
         let started = Instant::now();
-        let local_found = probes.iter().filter(|k| copy.contains(k)).count();
+        let mut out = Vec::with_capacity(probes.len());
+        copy.contains_batch(&probes, &mut out);
+        let local_found = out.iter().filter(|&&f| f).count();
         local_rates.push(probes.len() as f64 / started.elapsed().as_secs_f64());
         assert_eq!(server_found, local_found, "the copy answers as the server");
     }

@@ -38,6 +38,8 @@ const LN2: f64 = 0.693147180559945;
 /// RedisBloom's per-chain and per-filter overheads in `BF.INFO`'s `Size`.
 const CHAIN_OVERHEAD: u64 = 32;
 const LINK_OVERHEAD: u64 = 64;
+/// Keys hashed (and their memory requested) ahead of the one a batched call works on.
+const AHEAD: usize = 8;
 /// The most hash functions a sub-filter of a dump may have: 4096 is a rate of 2^-5900 (the
 /// module's 64th sub-filter of a chain at 1e-300 has under 1100); more would only make every
 /// lookup slow.
@@ -120,11 +122,64 @@ fn hashes_of(key: &[u8], options: u32) -> (u64, u64) {
     }
 }
 
+/// `x % d` for a fixed `d` by two multiplications instead of a division (Lemire, Kaser and
+/// Kurz, "Faster remainder by direct computation", 2019: exact for every 64-bit `x` with a
+/// 128-bit multiplier). The module divides; a lookup takes one remainder per bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FastMod {
+    d: u64,
+    m: u128,
+}
+
+impl FastMod {
+    fn new(d: u64) -> FastMod {
+        // ceil(2^128 / d); 0 for d = 1 (then every remainder is 0, as computed below).
+        FastMod {
+            d,
+            m: (u128::MAX / u128::from(d.max(1))).wrapping_add(1),
+        }
+    }
+
+    #[inline]
+    fn rem(self, x: u64) -> u64 {
+        let low = self.m.wrapping_mul(u128::from(x));
+        let d = u128::from(self.d);
+        let bottom = (u128::from(low as u64) * d) >> 64;
+        let top = (low >> 64) * d;
+        ((top + bottom) >> 64) as u64
+    }
+}
+
+/// The bit positions of a key with hashes `(a, b)` in a sub-filter: `(a + i b) mod bits`, or
+/// modulo `2^n2` (in 32-bit arithmetic when `narrow`), as the module computes them.
+#[inline]
+fn positions(
+    rem: FastMod,
+    n2: u8,
+    narrow: bool,
+    hashes: u32,
+    (a, b): (u64, u64),
+) -> impl Iterator<Item = u64> {
+    (0..u64::from(hashes)).map(move |i| {
+        if n2 == 0 {
+            rem.rem(a.wrapping_add(i.wrapping_mul(b)))
+        } else if narrow {
+            // 32-bit arithmetic, as the module's non-64-bit path.
+            let x = (a as u32).wrapping_add((i as u32).wrapping_mul(b as u32));
+            u64::from(x % (1u32 << n2))
+        } else {
+            a.wrapping_add(i.wrapping_mul(b)) % (1u64 << n2)
+        }
+    })
+}
+
 /// One sub-filter of a chain, as the module keeps it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RedisBloomLink {
     bytes: Vec<u8>,
     bits: u64,
+    /// `x % bits` by multiplication.
+    rem: FastMod,
     size: u64,
     error: f64,
     bpe: f64,
@@ -145,6 +200,7 @@ impl RedisBloomLink {
         Ok(RedisBloomLink {
             bytes: v,
             bits: bytes * 8,
+            rem: FastMod::new(bytes * 8),
             size: 0,
             error,
             bpe,
@@ -156,19 +212,9 @@ impl RedisBloomLink {
 
     /// The bit positions of a key with hashes `(a, b)`, as the module computes them.
     #[inline]
-    fn positions(&self, (a, b): (u64, u64), force64: bool) -> impl Iterator<Item = u64> + '_ {
+    fn positions(&self, h: (u64, u64), force64: bool) -> impl Iterator<Item = u64> {
         let narrow = self.n2 > 0 && !force64 && self.n2 <= 31;
-        (0..u64::from(self.hashes)).map(move |i| {
-            if self.n2 == 0 {
-                a.wrapping_add(i.wrapping_mul(b)) % self.bits
-            } else if narrow {
-                // 32-bit arithmetic, as the module's non-64-bit path.
-                let x = (a as u32).wrapping_add((i as u32).wrapping_mul(b as u32));
-                u64::from(x % (1u32 << self.n2))
-            } else {
-                a.wrapping_add(i.wrapping_mul(b)) % (1u64 << self.n2)
-            }
-        })
+        positions(self.rem, self.n2, narrow, self.hashes, h)
     }
 
     fn has(&self, h: (u64, u64), force64: bool) -> bool {
@@ -177,9 +223,17 @@ impl RedisBloomLink {
     }
 
     fn set(&mut self, h: (u64, u64), force64: bool) {
-        let xs: Vec<u64> = self.positions(h, force64).collect();
-        for x in xs {
+        let narrow = self.n2 > 0 && !force64 && self.n2 <= 31;
+        let (rem, n2, hashes) = (self.rem, self.n2, self.hashes);
+        for x in positions(rem, n2, narrow, hashes, h) {
             self.bytes[(x >> 3) as usize] |= 1 << (x % 8);
+        }
+    }
+
+    /// Asks for the cache lines of a key's bits in this sub-filter.
+    fn prefetch(&self, h: (u64, u64), force64: bool) {
+        for x in self.positions(h, force64) {
+            bloomkit_core::batch::prefetch(&self.bytes[(x >> 3) as usize]);
         }
     }
 
@@ -350,12 +404,63 @@ impl RedisBloomChain {
     /// changed. [`Error::Filter`] when a new sub-filter cannot be allocated or its size
     /// overflows.
     pub fn insert(&mut self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
-        let h = hashes_of(key.as_ref(), self.options);
+        self.insert_hashed(hashes_of(key.as_ref(), self.options))
+    }
+
+    /// Inserts `keys` in order, as [`insert`](Self::insert) each, with the memory of the keys
+    /// a few ahead requested early (a batch job's build); returns how many were new.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert): the keys before the one refused are in.
+    pub fn insert_batch<I>(&mut self, keys: I) -> Result<u64, Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        let mut new = 0;
         let force64 = self.options & FORCE64 != 0;
-        if self.links.iter().rev().any(|l| l.has(h, force64)) {
-            return Ok(false);
+        let options = self.options;
+        let mut ahead = std::collections::VecDeque::with_capacity(AHEAD);
+        let mut keys = keys.into_iter();
+        loop {
+            while ahead.len() < AHEAD {
+                let Some(key) = keys.next() else { break };
+                let h = hashes_of(key.as_ref(), options);
+                self.links.last().expect("a chain has a link").prefetch(h, force64);
+                ahead.push_back(h);
+            }
+            let Some(h) = ahead.pop_front() else { break };
+            new += u64::from(self.insert_hashed(h)?);
         }
-        let last = self.links.last().expect("a chain has a link");
+        Ok(new)
+    }
+
+    /// Appends, for each of `keys` in order, whether it may be in the filter, with the
+    /// memory of the keys a few ahead requested early.
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        let force64 = self.options & FORCE64 != 0;
+        let newest = self.links.last().expect("a chain has a link");
+        let mut ahead = std::collections::VecDeque::with_capacity(AHEAD);
+        let mut keys = keys.into_iter();
+        loop {
+            while ahead.len() < AHEAD {
+                let Some(key) = keys.next() else { break };
+                let h = hashes_of(key.as_ref(), self.options);
+                newest.prefetch(h, force64);
+                ahead.push_back(h);
+            }
+            let Some(h) = ahead.pop_front() else { break };
+            out.push(self.links.iter().rev().any(|l| l.has(h, force64)));
+        }
+    }
+
+    /// [`insert`](Self::insert) of a key whose hashes are `h`.
+    fn insert_hashed(&mut self, h: (u64, u64)) -> Result<bool, Error> {
+        let force64 = self.options & FORCE64 != 0;        let last = self.links.last().expect("a chain has a link");
         if last.size >= last.entries {
             if self.options & NO_SCALING != 0 {
                 return Err(Error::Full {
@@ -535,6 +640,7 @@ impl RedisBloomChain {
             links.push(RedisBloomLink {
                 bytes: v,
                 bits,
+                rem: FastMod::new(bits),
                 size: items,
                 error,
                 bpe,
@@ -642,6 +748,47 @@ impl RedisBloomChain {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_remainders_are_exact() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let edges = [0, 1, 2, 3, 7, 63, 64, 65, u64::MAX - 1, u64::MAX, 1 << 63, (1 << 63) + 1];
+        let mut divisors: Vec<u64> = edges.into_iter().filter(|&d| d > 0).collect();
+        for _ in 0..2_000 {
+            let shift = next() % 64;
+            divisors.push((next() >> shift).max(1));
+        }
+        for d in divisors {
+            let f = FastMod::new(d);
+            for v in edges.into_iter().chain((0..200).map(|_| next())) {
+                assert_eq!(f.rem(v), v % d, "{v} % {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn batched_calls_answer_as_single_ones() {
+        let keys: Vec<String> = (0..5_000).map(|i| format!("k{i}")).collect();
+        let mut one = RedisBloomChain::new(500, 0.01, Some(2)).unwrap();
+        let mut batched = one.clone();
+        let single: u64 = keys.iter().map(|k| u64::from(one.insert(k).unwrap())).sum();
+        assert_eq!(batched.insert_batch(&keys).unwrap(), single);
+        assert_eq!(batched, one);
+        let probes: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
+        let mut out = Vec::new();
+        one.contains_batch(&probes, &mut out);
+        let expected: Vec<bool> = probes.iter().map(|k| one.contains(k)).collect();
+        assert_eq!(out, expected);
+        let mut full = RedisBloomChain::new(100, 0.01, None).unwrap();
+        assert!(matches!(full.insert_batch(&keys), Err(Error::Full { .. })));
+        assert_eq!(full.len(), 100);
+    }
 
     #[test]
     fn murmur_matches_the_modules_golden_values() {
