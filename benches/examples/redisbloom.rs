@@ -171,8 +171,12 @@ fn main() {
                 .expect("reserve"),
         )),
         Box::new(ModuleFree(
-            RedisFilter::<BlockedBloomFilter<str>>::create(con(), "blocked", &Options::new(ITEMS, 0.01))
-                .expect("blocked"),
+            RedisFilter::<BlockedBloomFilter<str>>::create(
+                con(),
+                "blocked",
+                &Options::new(ITEMS, 0.01),
+            )
+            .expect("blocked"),
             "bloomkit-redis blocked (module-free)",
         )),
         Box::new(ModuleFree(
@@ -203,7 +207,9 @@ fn main() {
                     let keys: Vec<String> = (0..KEYS_PER_ROUND)
                         .map(|j| match op {
                             "insert" => format!("new:{batch}:{round}:{j}"),
-                            _ if j % 2 == 0 => format!("member:{}", (j * 7919 + round) % (ITEMS as usize / 2)),
+                            _ if j % 2 == 0 => {
+                                format!("member:{}", (j * 7919 + round) % (ITEMS as usize / 2))
+                            }
                             _ => format!("absent:{round}:{j}"),
                         })
                         .collect();
@@ -256,8 +262,8 @@ fn main() {
     let mut chain = RedisBloomChain::new(n as u64, 0.01, Some(2)).expect("chain");
     chain.insert_batch(&keys).expect("insert");
     let built = started.elapsed();
-    let mut loaded = RedisBloomFilter::load(con(), "bulk-loaded", &chain, &Limits::default())
-        .expect("load");
+    let mut loaded =
+        RedisBloomFilter::load(con(), "bulk-loaded", &chain, &Limits::default()).expect("load");
     let load = started.elapsed();
     let mut missed = 0;
     for chunk in keys.chunks(10_000) {
@@ -277,7 +283,13 @@ fn main() {
 
     // BF.SCANDUMP into a local chain, then local lookups against the server's BF.MEXISTS.
     let probes: Vec<String> = (0..1_000_000)
-        .map(|i| if i % 2 == 0 { format!("bulk:{i}") } else { format!("none:{i}") })
+        .map(|i| {
+            if i % 2 == 0 {
+                format!("bulk:{i}")
+            } else {
+                format!("none:{i}")
+            }
+        })
         .collect();
     let started = Instant::now();
     let copy = loaded.download().expect("download");

@@ -32,8 +32,10 @@ const NO_SCALING: u32 = 8;
 const HEADER: usize = 20;
 /// Bytes of a sub-filter's entry in the header.
 const LINK: usize = 53;
-/// The module's `ln(2)^2` and `ln(2)`, as it writes them.
+/// The module's `ln(2)^2` and `ln(2)`, as it writes them: truncated, and kept so, since a
+/// sub-filter's `k` is the ceiling of a product with them.
 const LN2_SQUARED: f64 = 0.480453013918201;
+#[allow(clippy::approx_constant)]
 const LN2: f64 = 0.693147180559945;
 /// RedisBloom's per-chain and per-filter overheads in `BF.INFO`'s `Size`.
 const CHAIN_OVERHEAD: u64 = 32;
@@ -426,7 +428,10 @@ impl RedisBloomChain {
             while ahead.len() < AHEAD {
                 let Some(key) = keys.next() else { break };
                 let h = hashes_of(key.as_ref(), options);
-                self.links.last().expect("a chain has a link").prefetch(h, force64);
+                self.links
+                    .last()
+                    .expect("a chain has a link")
+                    .prefetch(h, force64);
                 ahead.push_back(h);
             }
             let Some(h) = ahead.pop_front() else { break };
@@ -460,7 +465,8 @@ impl RedisBloomChain {
 
     /// [`insert`](Self::insert) of a key whose hashes are `h`.
     fn insert_hashed(&mut self, h: (u64, u64)) -> Result<bool, Error> {
-        let force64 = self.options & FORCE64 != 0;        let last = self.links.last().expect("a chain has a link");
+        let force64 = self.options & FORCE64 != 0;
+        let last = self.links.last().expect("a chain has a link");
         if last.size >= last.entries {
             if self.options & NO_SCALING != 0 {
                 return Err(Error::Full {
@@ -665,7 +671,7 @@ impl RedisBloomChain {
     /// The bytes a dump's header declares, all sub-filters together, without allocating
     /// them: for a limit checked before a download.
     pub(crate) fn declared_bytes(header: &[u8]) -> Option<u64> {
-        if header.len() < HEADER || (header.len() - HEADER) % LINK != 0 {
+        if header.len() < HEADER || !(header.len() - HEADER).is_multiple_of(LINK) {
             return None;
         }
         header[HEADER..].chunks(LINK).try_fold(0u64, |sum, l| {
@@ -758,7 +764,20 @@ mod tests {
             x ^= x << 17;
             x
         };
-        let edges = [0, 1, 2, 3, 7, 63, 64, 65, u64::MAX - 1, u64::MAX, 1 << 63, (1 << 63) + 1];
+        let edges = [
+            0,
+            1,
+            2,
+            3,
+            7,
+            63,
+            64,
+            65,
+            u64::MAX - 1,
+            u64::MAX,
+            1 << 63,
+            (1 << 63) + 1,
+        ];
         let mut divisors: Vec<u64> = edges.into_iter().filter(|&d| d > 0).collect();
         for _ in 0..2_000 {
             let shift = next() % 64;
