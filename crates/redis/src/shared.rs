@@ -48,6 +48,9 @@ const KEYS_PER_BITFIELD: usize = 256;
 /// Lookups read the bytes between two keys' bits with theirs when fewer than this lie
 /// between (see [`Core::read_ranges`]).
 const MERGE_GAP: u64 = 4096;
+/// An insert ORs a string into a shard with fewer bytes than this per bit it sets (see
+/// [`Core::or_whole`]).
+const OR_BYTES_PER_BIT: u64 = 256;
 /// Bytes per `GETRANGE` / `SETRANGE` when a whole filter moves.
 const RANGE_BYTES: u64 = 1 << 20;
 /// Bytes of ranges in flight when a whole filter moves: at most this much (or an eighth of
@@ -953,8 +956,47 @@ impl<F: SharedLayout> Core<F> {
             simple(batch, b"MULTI");
             script(batch, &SCRIPTS.guard_write, true, &keys, 2);
             guard_args(batch);
-            // Each SET answers the bit's old value: a key with an old 0 was new.
-            bitfield(batch, b"BITFIELD", b"SET", Some(b"1"));
+            if self.or_whole(s, positions) {
+                // The bytes the keys' bits are in, as they were (which keys are new), then
+                // the bits ORed in with one BITOP from a key holding them alone.
+                for (start, end) in self.read_ranges(s, positions) {
+                    batch.start(4);
+                    batch.arg(b"GETRANGE");
+                    batch.arg(shard.bits.as_bytes());
+                    batch.int(start);
+                    batch.int(end - 1);
+                    batch.end_command();
+                }
+                let delta_key = format!("{}:delta", shard.tag);
+                let mut delta = vec![0u8; 0];
+                for &p in positions {
+                    let bit = p - shard.first_bit;
+                    let byte = (bit / 8) as usize;
+                    if delta.len() <= byte {
+                        delta.resize(byte + 1, 0);
+                    }
+                    delta[byte] |= 1 << (bit % 8);
+                }
+                batch.start(3);
+                batch.arg(b"SET");
+                batch.arg(delta_key.as_bytes());
+                batch.arg(&delta);
+                batch.end_command();
+                batch.start(5);
+                batch.arg(b"BITOP");
+                batch.arg(b"OR");
+                batch.arg(shard.bits.as_bytes());
+                batch.arg(shard.bits.as_bytes());
+                batch.arg(delta_key.as_bytes());
+                batch.end_command();
+                batch.start(2);
+                batch.arg(b"DEL");
+                batch.arg(delta_key.as_bytes());
+                batch.end_command();
+            } else {
+                // Each SET answers the bit's old value: a key with an old 0 was new.
+                bitfield(batch, b"BITFIELD", b"SET", Some(b"1"));
+            }
             script(batch, &SCRIPTS.unshelter, true, &keys, 0);
             batch.end_command();
             simple(batch, b"EXEC");
@@ -986,6 +1028,16 @@ impl<F: SharedLayout> Core<F> {
         }
         script(batch, &SCRIPTS.guard_read, false, &guarded, 2);
         guard_args(batch);
+    }
+
+    /// Whether an insert of `positions` into shard `s` ORs a string of its bits into the
+    /// shard's (`BITOP OR`, reading the bytes they fall in first) rather than setting them one
+    /// `BITFIELD` operation each. A `BITFIELD` operation costs the server about 0.65 us; a
+    /// `BITOP` goes over the whole shard, about a nanosecond a byte with what it sends and
+    /// reads: the OR wins when the shard has fewer than [`OR_BYTES_PER_BIT`] bytes per bit
+    /// set (a batch of 1,000 keys on a filter of a megabyte, not on one of a gigabyte).
+    fn or_whole(&self, s: usize, positions: &[u64]) -> bool {
+        self.shards[s].bytes < positions.len() as u64 * OR_BYTES_PER_BIT
     }
 
     /// The byte ranges `[start, end)` of shard `s`'s string that lookups of `positions`
@@ -1068,6 +1120,45 @@ impl<F: SharedLayout> Core<F> {
                 ));
             }
             let mut news = Vec::with_capacity(keys);
+            if self.or_whole(s, positions) {
+                let ranges = self.read_ranges(s, positions);
+                let mut bytes = Vec::with_capacity(ranges.len());
+                for &(from, to) in &ranges {
+                    match results.next() {
+                        Some(Value::BulkString(b)) if b.len() as u64 == to - from => bytes.push(b),
+                        Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
+                        other => {
+                            return Err(corrupt(
+                                name,
+                                format!("{} bytes read as {other:?}", to - from),
+                            ))
+                        }
+                    }
+                }
+                for (what, v) in ["SET", "BITOP", "DEL"].into_iter().zip(results.by_ref()) {
+                    if let Value::ServerError(e) = v {
+                        return Err(server_error(name, &e));
+                    }
+                    if matches!(v, Value::Nil) {
+                        return Err(corrupt(name, format!("{what} answered nil")));
+                    }
+                }
+                // In order, each key against the bits as the keys before it left them: the
+                // answers `BITFIELD SET`s would give.
+                let first = self.shards[s].first_bit;
+                for key in positions.chunks(k) {
+                    let mut new = false;
+                    for &p in key {
+                        let byte = (p - first) / 8;
+                        let r = ranges.partition_point(|&(from, _)| from <= byte) - 1;
+                        let b = &mut bytes[r][(byte - ranges[r].0) as usize];
+                        let mask = 1 << ((p - first) % 8);
+                        new |= *b & mask == 0;
+                        *b |= mask;
+                    }
+                    news.push(new);
+                }
+            }
             for v in results {
                 let olds = match v {
                     Value::Array(olds) if olds.len() % k == 0 => olds,

@@ -466,6 +466,9 @@ impl RedisBloomChain {
     /// [`insert`](Self::insert) of a key whose hashes are `h`.
     fn insert_hashed(&mut self, h: (u64, u64)) -> Result<bool, Error> {
         let force64 = self.options & FORCE64 != 0;
+        if self.links.iter().rev().any(|l| l.has(h, force64)) {
+            return Ok(false);
+        }
         let last = self.links.last().expect("a chain has a link");
         if last.size >= last.entries {
             if self.options & NO_SCALING != 0 {
@@ -797,6 +800,9 @@ mod tests {
         let mut one = RedisBloomChain::new(500, 0.01, Some(2)).unwrap();
         let mut batched = one.clone();
         let single: u64 = keys.iter().map(|k| u64::from(one.insert(k).unwrap())).sum();
+        // A key inserted again is not new, and the count says so.
+        assert!(!one.clone().insert("k0").unwrap());
+        assert!(single < 5_000 && single > 4_900, "{single}");
         assert_eq!(batched.insert_batch(&keys).unwrap(), single);
         assert_eq!(batched, one);
         let probes: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
