@@ -50,7 +50,7 @@ const KEYS_PER_BITFIELD: usize = 256;
 const MERGE_GAP: u64 = 4096;
 /// An insert ORs a string into a shard with fewer bytes than this per bit it sets (see
 /// [`Core::or_whole`]).
-const OR_BYTES_PER_BIT: u64 = 256;
+const OR_BYTES_PER_BIT: u64 = 400;
 /// Bytes per `GETRANGE` / `SETRANGE` when a whole filter moves.
 const RANGE_BYTES: u64 = 1 << 20;
 /// Bytes of ranges in flight when a whole filter moves: at most this much (or an eighth of
@@ -1032,10 +1032,11 @@ impl<F: SharedLayout> Core<F> {
 
     /// Whether an insert of `positions` into shard `s` ORs a string of its bits into the
     /// shard's (`BITOP OR`, reading the bytes they fall in first) rather than setting them one
-    /// `BITFIELD` operation each. A `BITFIELD` operation costs the server about 0.65 us; a
-    /// `BITOP` goes over the whole shard, about a nanosecond a byte with what it sends and
-    /// reads: the OR wins when the shard has fewer than [`OR_BYTES_PER_BIT`] bytes per bit
-    /// set (a batch of 1,000 keys on a filter of a megabyte, not on one of a gigabyte).
+    /// `BITFIELD` operation each. A `BITFIELD` operation costs about 0.8 us (server and
+    /// client, loopback); the OR goes over the whole shard, about 2 ns a byte with what it
+    /// sends and reads back: it wins when the shard has fewer than [`OR_BYTES_PER_BIT`] bytes
+    /// per bit set (a batch of 1,000 keys on a filter of a megabyte, not on one of a
+    /// gigabyte).
     fn or_whole(&self, s: usize, positions: &[u64]) -> bool {
         self.shards[s].bytes < positions.len() as u64 * OR_BYTES_PER_BIT
     }
