@@ -251,7 +251,8 @@ pub mod prelude {
     feature = "counting",
     feature = "scalable",
     feature = "bitmap",
-    feature = "serde"
+    feature = "serde",
+    feature = "redis"
 ))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;

@@ -40,11 +40,14 @@
 //!   (format 2, hasher id 1, a classic filter without the `probes` field) opens as it is.
 //! - **Every write checks the filter first, atomically with its work**: an insert is a
 //!   transaction (`MULTI`) of a guard script that checks the creation id and the bits' type
-//!   and length, native `BITFIELD` sets, and a closing script; a failed guard moves the bits
-//!   aside so the sets fail, and the closing script puts them back. A lookup is that check, native reads (`GETRANGE`,
-//!   `BITFIELD_RO`) and the check again. A filter deleted and re-created underneath a
-//!   running client gives [`Error::Recreated`], never answers about other bits, never
-//!   writes into the new filter.
+//!   and length, the native writes, and a closing script; a failed guard moves the bits
+//!   aside so the writes fail, and the closing script puts them back. The writes are one
+//!   `BITFIELD SET` per bit, or, when the batch sets a bit for every few hundred bytes of the
+//!   shard, a read of the bytes the keys fall in (which keys are new) and one `BITOP OR` of a
+//!   string holding the batch's bits. A lookup is that check, native reads (`GETRANGE` of
+//!   the bytes the keys' bits are in, merged into few ranges) and the check again. A filter
+//!   deleted and re-created underneath a running client gives [`Error::Recreated`], never
+//!   answers about other bits, never writes into the new filter.
 //! - **A filter whose keys are gone** (a restart without persistence, an eviction,
 //!   `FLUSHALL`, a `DEL`) is [`Error::Missing`] on every operation and at
 //!   [`open`](RedisFilter::open), naming the key; never "absent".
@@ -78,6 +81,15 @@
 //! block index ([`Options::shards`]); by default it gets as few as keep every shard within
 //! Redis's 512 MiB string limit. Batches group keys by shard, and a cluster connection
 //! pipelines them per node. Use a [`redis::cluster::ClusterConnection`] as the connection.
+//!
+//! # RedisBloom
+//!
+//! Where the RedisBloom module runs (Redis 8, Redis Stack, managed services),
+//! [`RedisBloomFilter`] drives its filters (`BF.*`) with the same guards, typed errors,
+//! deadlines and batching, and [`RedisBloomChain`] is RedisBloom's filter locally: read from
+//! a `BF.SCANDUMP` to answer without a round trip, or built offline and loaded with
+//! `BF.LOADCHUNK`. The server hashes, so keys are bytes and any client in any language
+//! agrees on them. See [`RedisBloomFilter`] for what each promises.
 //!
 //! # Requirements
 //!

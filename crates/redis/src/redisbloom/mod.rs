@@ -8,22 +8,6 @@
 //! The server hashes the keys (RedisBloom's MurmurHash64A over the key's bytes), so keys are
 //! byte strings here (`&str`, `&[u8]`, `String`, `Vec<u8>`: anything `AsRef<[u8]>`), and a
 //! key answers the same whichever client, in whichever language, inserted it.
-//!
-//! # What cannot go wrong
-//!
-//! - **A lost filter is an error, never "absent"**: every lookup is a guard script (the key
-//!   holds a RedisBloom filter of the creation this client opened), `BF.MEXISTS`, and the
-//!   guard again, in one pipeline; `BF.MEXISTS` alone answers 0 for a missing key.
-//! - **An insert never creates a filter by accident**: it is a transaction of a guard, `BF.INSERT
-//!   ... NOCREATE`, and a closing script (`BF.MADD` alone would create a default filter, 100
-//!   items at 1%, after a `FLUSHALL`). A failed guard moves the key aside so the insert fails,
-//!   and puts it back in the same transaction.
-//! - **Re-creation is seen** for filters created through this crate: [`RedisBloomFilter::reserve`]
-//!   writes a creation id next to the filter (`<name>:bloomkit-id`, in the filter's hash slot),
-//!   and every call checks it. A filter created by another client has no id; deleting and
-//!   re-creating it with another client goes unseen (it reads as a filter that lost its keys).
-//! - A server without the module is [`Error::NoModule`] at open, and a full `NONSCALING`
-//!   filter [`Error::Full`].
 
 mod chain;
 
@@ -873,7 +857,28 @@ impl RbCore {
 }
 
 /// A Bloom filter of the RedisBloom module, driven through `BF.*` commands with bloomkit's
-/// guards, deadlines and batching. See the [module docs](self).
+/// guards, deadlines and batching. The server hashes (RedisBloom's MurmurHash64A over the key's
+/// bytes), so keys are byte strings (`&str`, `&[u8]`, `String`, `Vec<u8>`: anything
+/// `AsRef<[u8]>`), and a key answers the same whichever client, in whichever language,
+/// inserted it.
+///
+/// # What cannot go wrong
+///
+/// - **A lost filter is an error, never "absent"**: every lookup is a guard script (the key
+///   holds a RedisBloom filter of the creation this client opened), `BF.MEXISTS`, and the
+///   guard again, in one pipeline; `BF.MEXISTS` alone answers 0 for a missing key.
+/// - **An insert never creates a filter by accident**: it is a transaction of a guard, `BF.INSERT
+///   ... NOCREATE`, and a closing script (`BF.MADD` alone would create a default filter, 100
+///   items at 1%, after a `FLUSHALL`). A failed guard moves the key aside so the insert fails,
+///   and puts it back in the same transaction.
+/// - **Re-creation is seen** for filters created through this crate: [`RedisBloomFilter::reserve`]
+///   and [`RedisBloomFilter::load`] write a creation id next to the filter
+///   (`{<name>}:bloomkit-id`, or `<name>:bloomkit-id` when the name has a hash tag: in the
+///   filter's slot), and every call checks it. A filter deleted and created again by another
+///   client (`DEL`, `BF.RESERVE`) keeps the id it had: that goes unseen, and reads as a
+///   filter that lost its keys.
+/// - A server without the module is [`Error::NoModule`] at open, and a full `NONSCALING`
+///   filter [`Error::Full`].
 ///
 /// # Examples
 ///
