@@ -192,6 +192,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// The filter kept changing under a call that needs it still for a moment (a download
+    /// while other clients insert): nothing is wrong with it; try again when it is quieter.
+    #[error("filter {name} kept changing: {detail}; try again")]
+    Busy {
+        /// The filter.
+        name: String,
+        /// What moved.
+        detail: String,
+    },
+
     /// Anything else from the connection or the server: I/O errors, a server stopped, a
     /// refused connection.
     #[error("redis: {0}")]

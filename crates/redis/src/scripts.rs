@@ -50,11 +50,13 @@ pub(crate) struct Scripts {
     pub(crate) rb_guard_write: Lua,
     pub(crate) rb_create: Lua,
     pub(crate) rb_delete: Lua,
+    pub(crate) rb_stage: Lua,
+    pub(crate) rb_commit_load: Lua,
 }
 
 impl Scripts {
     /// Every script, for finding one's text by its SHA-1 after a `NOSCRIPT` reply.
-    fn all(&self) -> [&Lua; 17] {
+    fn all(&self) -> [&Lua; 19] {
         [
             &self.guard_read,
             &self.guard_write,
@@ -73,6 +75,8 @@ impl Scripts {
             &self.rb_guard_write,
             &self.rb_create,
             &self.rb_delete,
+            &self.rb_stage,
+            &self.rb_commit_load,
         ]
     }
 
@@ -100,10 +104,12 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     delete: delete(),
     stage: stage(),
     commit_stage: commit_stage(),
-    rb_guard_read: rb_script(" flags=no-writes", "return 1"),
+    rb_guard_read: rb_script(" flags=no-writes", "return card"),
     rb_guard_write: rb_guard_write(),
     rb_create: rb_create(),
     rb_delete: rb_script("", "return redis.call('DEL', KEYS[1], KEYS[2])"),
+    rb_stage: rb_stage(),
+    rb_commit_load: rb_commit_load(),
 });
 
 /// The creation id in the configuration `KEYS[1]` (nil when it is gone), or an error reply
@@ -358,33 +364,40 @@ return 1
 }
 
 /// The check of a RedisBloom filter ([`crate::RedisBloomFilter`]): `KEYS[1]` is its creation
-/// id key (a string next to the filter, written by [`rb_create`]), `KEYS[2]` the filter,
-/// `ARGV[1]` the creation id the client opened ('' when the filter had none). Returns an
-/// error reply, or nothing.
+/// id key (a string next to the filter, written by [`rb_create`] and [`rb_commit_load`]),
+/// `KEYS[2]` the filter, `ARGV[1]` the creation id the client opened ('' when the filter had
+/// none), `ARGV[2]` the most keys the client has seen it hold (`BF.CARD` never goes down in
+/// a filter's life: fewer is another filter). Returns an error reply, or nothing and the
+/// filter's count.
 const RB_GUARD: &str = r"
 local function rb_guard()
   local t = redis.call('TYPE', KEYS[2])['ok']
   if t == 'none' then
-    return redis.error_reply('BKMISSING the RedisBloom filter ' .. KEYS[2] .. ' is gone')
+    return redis.error_reply('BKMISSING the RedisBloom filter ' .. KEYS[2] .. ' is gone'), 0
   end
   if t ~= 'MBbloom--' then
-    return redis.error_reply('BKWRONGTYPE ' .. KEYS[2] .. ' holds a ' .. t .. ', not a RedisBloom Bloom filter')
+    return redis.error_reply('BKWRONGTYPE ' .. KEYS[2] .. ' holds a ' .. t .. ', not a RedisBloom Bloom filter'), 0
   end
   local id = redis.pcall('GET', KEYS[1])
   if type(id) == 'table' then
     return redis.error_reply('BKWRONGTYPE ' .. KEYS[1] .. ' holds a ' ..
-      redis.call('TYPE', KEYS[1])['ok'] .. ', not a string')
+      redis.call('TYPE', KEYS[1])['ok'] .. ', not a string'), 0
   end
   if (id or '') ~= ARGV[1] then
-    return redis.error_reply('BKRECREATED ' .. KEYS[2] .. ' now has creation id ' .. tostring(id))
+    return redis.error_reply('BKRECREATED ' .. KEYS[2] .. ' now has creation id ' .. tostring(id)), 0
   end
-  return nil
+  local card = redis.call('BF.CARD', KEYS[2])
+  if card < tonumber(ARGV[2]) then
+    return redis.error_reply('BKRECREATED ' .. KEYS[2] .. ' holds ' .. card .. ' keys where ' ..
+      ARGV[2] .. ' were seen: another filter'), 0
+  end
+  return nil, card
 end
 ";
 
 fn rb_script(flags: &str, body: &str) -> Lua {
     Lua::new(format!(
-        "#!lua{flags}\n{RB_GUARD}\nlocal failed = rb_guard()\nif failed then return failed end\n{body}"
+        "#!lua{flags}\n{RB_GUARD}\nlocal failed, card = rb_guard()\nif failed then return failed end\n{body}"
     ))
 }
 
@@ -397,7 +410,7 @@ fn rb_guard_write() -> Lua {
     Lua::new(format!(
         r"#!lua
 {RB_GUARD}
-local failed = rb_guard()
+local failed, card = rb_guard()
 if failed then
   if redis.call('EXISTS', KEYS[2]) == 1 then
     redis.call('RENAME', KEYS[2], KEYS[3])
@@ -405,28 +418,65 @@ if failed then
   redis.call('HSET', KEYS[2], 'tombstone', '1')
   return failed
 end
-return 1
+return card
 "
     ))
 }
 
-/// Creates a RedisBloom filter and its creation id `ARGV[1]` at `KEYS[1]`, if nothing is at
-/// `KEYS[2]`: `ARGV[2]` is `BF.RESERVE` (then `ARGV[3..]` its arguments after the key) or
-/// `BF.LOADCHUNK` (then `1` and a dump's header).
+/// Creates a RedisBloom filter (`BF.RESERVE KEYS[2] ARGV[2..]`) and its creation id
+/// `ARGV[1]` at `KEYS[1]`, if nothing is at `KEYS[2]`.
 fn rb_create() -> Lua {
     Lua::new(
         r"#!lua
-if ARGV[2] ~= 'BF.RESERVE' and ARGV[2] ~= 'BF.LOADCHUNK' then
-  return redis.error_reply('BKCORRUPT a RedisBloom filter is made by BF.RESERVE or BF.LOADCHUNK')
-end
 local t = redis.call('TYPE', KEYS[2])['ok']
 if t ~= 'none' then
   return redis.error_reply('BKEXISTS ' .. KEYS[2] .. ' exists (a ' .. t .. ')')
 end
-local made = redis.pcall(ARGV[2], KEYS[2], unpack(ARGV, 3))
+local made = redis.pcall('BF.RESERVE', KEYS[2], unpack(ARGV, 2))
 if type(made) == 'table' and made['err'] then
-  return redis.error_reply('BKREFUSED ' .. ARGV[2] .. ' ' .. KEYS[2] .. ': ' .. made['err'])
+  return redis.error_reply('BKREFUSED BF.RESERVE ' .. KEYS[2] .. ': ' .. made['err'])
 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"
+        .to_owned(),
+    )
+}
+
+/// Starts a load: a new RedisBloom filter at the staging key `KEYS[1]` from the dump's
+/// header `ARGV[1]` (`BF.LOADCHUNK KEYS[1] 1 header`), removed by itself after an hour if
+/// the load never finishes. The chunks then go to the staging key; [`rb_commit_load`]
+/// moves it to the filter's name, so no one sees a filter half loaded.
+fn rb_stage() -> Lua {
+    Lua::new(
+        r"#!lua
+redis.call('DEL', KEYS[1])
+local made = redis.pcall('BF.LOADCHUNK', KEYS[1], 1, ARGV[1])
+if type(made) == 'table' and made['err'] then
+  return redis.error_reply('BKREFUSED BF.LOADCHUNK ' .. KEYS[1] .. ': ' .. made['err'])
+end
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return 1
+"
+        .to_owned(),
+    )
+}
+
+/// Ends a load: the staged filter `KEYS[3]` becomes `KEYS[2]`, with the creation id
+/// `ARGV[1]` at `KEYS[1]`, if nothing is at `KEYS[2]` (else the staged one is dropped).
+fn rb_commit_load() -> Lua {
+    Lua::new(
+        r"#!lua
+local t = redis.call('TYPE', KEYS[2])['ok']
+if t ~= 'none' then
+  redis.call('DEL', KEYS[3])
+  return redis.error_reply('BKEXISTS ' .. KEYS[2] .. ' exists (a ' .. t .. ')')
+end
+if redis.call('TYPE', KEYS[3])['ok'] ~= 'MBbloom--' then
+  return redis.error_reply('BKMISSING the staged filter ' .. KEYS[3] .. ' is gone (expired?)')
+end
+redis.call('RENAME', KEYS[3], KEYS[2])
+redis.call('PERSIST', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1])
 return 1
 "

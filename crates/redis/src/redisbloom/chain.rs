@@ -480,6 +480,16 @@ impl RedisBloomChain {
                     ),
                 });
             }
+            if self.options & NOROUND == 0 {
+                // The module sizes such a chain's next sub-filter to a power of two; that
+                // sizing is not reproduced here, so the copy would stop answering as it.
+                return Err(Error::Corrupt {
+                    name: "local RedisBloom chain".to_owned(),
+                    detail: "growing a chain from an old dump (sizes rounded to powers of \
+                             two) is not supported locally: insert through the server"
+                        .to_owned(),
+                });
+            }
             let entries = last
                 .entries
                 .checked_mul(u64::from(self.growth))
@@ -490,10 +500,14 @@ impl RedisBloomChain {
             let link = RedisBloomLink::new(entries, last.error * 0.5)?;
             self.links.push(link);
         }
+        let size = self.size.checked_add(1).ok_or_else(|| Error::Full {
+            name: "local RedisBloom chain".to_owned(),
+            detail: "2^64 - 1 keys".to_owned(),
+        })?;
         let last = self.links.last_mut().expect("a chain has a link");
         last.set(h, force64);
         last.size += 1;
-        self.size += 1;
+        self.size = size;
         Ok(true)
     }
 
@@ -520,13 +534,13 @@ impl RedisBloomChain {
     /// What `BF.INFO` reports for this chain.
     pub fn info(&self) -> super::RedisBloomInfo {
         super::RedisBloomInfo {
-            capacity: self.links.iter().map(|l| l.entries).sum(),
-            size: CHAIN_OVERHEAD
-                + self
-                    .links
-                    .iter()
-                    .map(|l| LINK_OVERHEAD + l.bytes.len() as u64)
-                    .sum::<u64>(),
+            capacity: self
+                .links
+                .iter()
+                .fold(0u64, |sum, l| sum.saturating_add(l.entries)),
+            size: self.links.iter().fold(CHAIN_OVERHEAD, |sum, l| {
+                sum.saturating_add(LINK_OVERHEAD + l.bytes.len() as u64)
+            }),
             filters: self.links.len() as u64,
             items: self.size,
             expansion: self.expansion().map(u64::from),
@@ -586,9 +600,11 @@ impl RedisBloomChain {
     }
 
     /// An empty chain of the shape a dump's header gives (`BF.LOADCHUNK key 1 header`),
-    /// checked as the module checks it and more (sizes consistent, nothing that cannot be
-    /// allocated or would make a lookup read past the bits); fill it with
-    /// [`load_chunk`](Self::load_chunk).
+    /// checked as the module checks it and more (sizes consistent, nothing that would make a
+    /// lookup read past the bits); fill it with [`load_chunk`](Self::load_chunk). It
+    /// allocates the bytes the header declares: check [`declared_bytes`](Self::declared_bytes)
+    /// first for a header from elsewhere ([`from_bytes`](Self::from_bytes) and
+    /// [`from_dump`](Self::from_dump) allocate no more than their input holds).
     ///
     /// # Errors
     /// [`Error::Corrupt`] for a header the module would refuse or that cannot be, and
@@ -614,6 +630,9 @@ impl RedisBloomChain {
         if options & !(NOROUND | ENTS_IS_BITS | FORCE64 | NO_SCALING) != 0 {
             return Err(bad(format!("options {options:#x}")));
         }
+        if growth == 0 && options & NO_SCALING == 0 {
+            return Err(bad("a growing chain with growth 0"));
+        }
         let mut links = Vec::with_capacity(count as usize);
         let mut total = 0u64;
         for i in 0..count {
@@ -626,6 +645,9 @@ impl RedisBloomChain {
             let entries = r.u64();
             let n2 = r.take::<1>()[0];
             let wrong = |what: String| Err(bad(format!("sub-filter {i}: {what}")));
+            if entries == 0 || items > entries {
+                return wrong(format!("{items} items for a capacity of {entries}"));
+            }
             if !(error > 0.0 && error < 1.0) {
                 return wrong(format!("error rate {error}"));
             }
@@ -671,9 +693,62 @@ impl RedisBloomChain {
         })
     }
 
+    /// The whole dump in one buffer: the header, then every sub-filter's bytes in order
+    /// (`BF.SCANDUMP`'s chunks concatenated), for a file.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.header();
+        for l in &self.links {
+            out.extend_from_slice(&l.bytes);
+        }
+        out
+    }
+
+    /// A chain from [`to_bytes`](Self::to_bytes)'s buffer: the header (its length from its
+    /// count of sub-filters), then exactly the bytes it declares.
+    ///
+    /// # Errors
+    /// As [`from_header`](Self::from_header); a buffer shorter or longer than its header
+    /// declares is [`Error::Corrupt`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<RedisBloomChain, Error> {
+        if bytes.len() < HEADER {
+            return Err(bad(format!("a dump of {} bytes", bytes.len())));
+        }
+        let count = u64::from(u32::from_le_bytes(
+            bytes[8..12].try_into().expect("4 bytes"),
+        ));
+        let header = (HEADER as u64).saturating_add(count.saturating_mul(LINK as u64));
+        let header = usize::try_from(header)
+            .ok()
+            .filter(|&h| h <= bytes.len())
+            .ok_or_else(|| {
+                bad(format!(
+                    "a dump of {} bytes for {count} sub-filters",
+                    bytes.len()
+                ))
+            })?;
+        let (head, body) = bytes.split_at(header);
+        let declared = RedisBloomChain::declared_bytes(head).unwrap_or(u64::MAX);
+        if declared != body.len() as u64 {
+            return Err(bad(format!(
+                "{} bytes of sub-filters, the header declares {declared}",
+                body.len()
+            )));
+        }
+        let mut chain = RedisBloomChain::from_header(head)?;
+        let mut at = 0;
+        for l in &mut chain.links {
+            let n = l.bytes.len();
+            l.bytes.copy_from_slice(&body[at..at + n]);
+            at += n;
+        }
+        Ok(chain)
+    }
+
     /// The bytes a dump's header declares, all sub-filters together, without allocating
-    /// them: for a limit checked before a download.
-    pub(crate) fn declared_bytes(header: &[u8]) -> Option<u64> {
+    /// them: for a limit checked before a download or a decode.
+    ///
+    /// `None` for a header whose length is not that of whole entries.
+    pub fn declared_bytes(header: &[u8]) -> Option<u64> {
         if header.len() < HEADER || !(header.len() - HEADER).is_multiple_of(LINK) {
             return None;
         }
@@ -725,14 +800,26 @@ impl RedisBloomChain {
         I: IntoIterator<Item = (u64, B)>,
         B: AsRef<[u8]>,
     {
-        let mut chunks = chunks.into_iter();
-        let mut chain = match chunks.next() {
-            Some((1, header)) => RedisBloomChain::from_header(header.as_ref())?,
+        // Every chunk in hand before the header's sizes are allocated: a header alone cannot
+        // make this allocate more than the dump holds.
+        let mut chunks: Vec<(u64, B)> = chunks.into_iter().collect();
+        let held: u64 = chunks
+            .iter()
+            .skip(1)
+            .map(|(_, c)| c.as_ref().len() as u64)
+            .sum();
+        let header = match chunks.first() {
+            Some((1, header)) => header.as_ref(),
             _ => return Err(bad("a dump starts with its header, at iterator 1")),
         };
-        let total: u64 = chain.links.iter().map(|l| l.bytes.len() as u64).sum();
+        let total = RedisBloomChain::declared_bytes(header)
+            .ok_or_else(|| bad(format!("a header of {} bytes", header.len())))?;
+        if total != held {
+            return Err(bad(format!("{held} bytes in the dump, {total} declared")));
+        }
+        let mut chain = RedisBloomChain::from_header(header)?;
         let mut filled = 0u64;
-        for (iterator, chunk) in chunks {
+        for (iterator, chunk) in chunks.drain(1..) {
             let chunk = chunk.as_ref();
             if iterator == 0 && chunk.is_empty() {
                 break;

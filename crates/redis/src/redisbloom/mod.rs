@@ -11,6 +11,7 @@
 
 mod chain;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::Value;
@@ -102,21 +103,35 @@ pub struct RedisBloomInfo {
 
 /// The client state of a RedisBloom filter: its key, its creation id's key and the id read
 /// at open, the shelter of a failed insert, the limits.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct RbCore {
     name: String,
     id_key: String,
     shelter: String,
     id: String,
+    /// The most keys the filter was seen to hold (`BF.CARD`, from the guards): a filter
+    /// holding fewer is another one, created since.
+    seen: AtomicU64,
     timeout: Option<Duration>,
     max_bytes: u64,
     replicas: u32,
 }
 
 /// A key next to the filter `name`, in its hash slot: `name` has a hash tag, which the
-/// suffix keeps, or gets one around it. A name with braces but no hash tag (`a{}b`) cannot
-/// be given a neighbour in its slot.
+/// suffix keeps (`name:bloomkit-<what>`), or gets one around it
+/// (`{name}:bloomkit-untagged-<what>`: no tagged name's key has that suffix). A name with
+/// braces but no hash tag (`a{}b`) cannot be given a neighbour in its slot, and names with
+/// `:bloomkit-` in them are this crate's.
 fn side_key(name: &str, what: &str) -> Result<String, Error> {
+    let refuse = |reason| {
+        Err(Error::InvalidName {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    if name.contains(":bloomkit-") {
+        return refuse("names with `:bloomkit-` are the keys bloomkit keeps next to a filter");
+    }
     let tagged = name
         .find('{')
         .and_then(|open| name[open + 1..].find('}'))
@@ -124,12 +139,9 @@ fn side_key(name: &str, what: &str) -> Result<String, Error> {
     if tagged {
         Ok(format!("{name}:bloomkit-{what}"))
     } else if name.contains(['{', '}']) {
-        Err(Error::InvalidName {
-            name: name.to_owned(),
-            reason: "braces that are not a hash tag: no key can share its slot",
-        })
+        refuse("braces that are not a hash tag: no key can share its slot")
     } else {
-        Ok(format!("{{{name}}}:bloomkit-{what}"))
+        Ok(format!("{{{name}}}:bloomkit-untagged-{what}"))
     }
 }
 
@@ -204,6 +216,7 @@ impl RbCore {
             id_key: side_key(name, "id")?,
             shelter: side_key(name, "shelter")?,
             id,
+            seen: AtomicU64::new(0),
             timeout: limits.timeout,
             max_bytes: limits.max_bytes,
             replicas: limits.replicas,
@@ -298,12 +311,7 @@ impl RbCore {
         core.check_module(link).await?;
         let rate = format!("{:?}", options.error_rate);
         let capacity = options.capacity.to_string();
-        let mut args: Vec<&[u8]> = vec![
-            core.id.as_bytes(),
-            b"BF.RESERVE",
-            rate.as_bytes(),
-            capacity.as_bytes(),
-        ];
+        let mut args: Vec<&[u8]> = vec![core.id.as_bytes(), rate.as_bytes(), capacity.as_bytes()];
         let factor = options.expansion.map(|f| f.to_string());
         match &factor {
             Some(f) => args.extend([&b"EXPANSION"[..], f.as_bytes()]),
@@ -324,7 +332,17 @@ impl RbCore {
 
     /// Sends a batch of one group of one command and returns its reply, errors typed.
     async fn one<C: Connection>(&self, link: &mut Link<C>, batch: Batch) -> Result<Value, Error> {
-        let replies = round(&self.name, link, &batch, deadline(self.timeout)).await?;
+        self.one_by(link, batch, deadline(self.timeout)).await
+    }
+
+    /// [`Self::one`] within `d`.
+    async fn one_by<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        batch: Batch,
+        d: Option<Instant>,
+    ) -> Result<Value, Error> {
+        let replies = round(&self.name, link, &batch, d).await?;
         if replies.timed_out {
             return Err(self.timed_out(Vec::new(), "no answer"));
         }
@@ -335,8 +353,12 @@ impl RbCore {
         }
     }
 
-    fn guard_args(&self) -> [&[u8]; 1] {
-        [self.id.as_bytes()]
+    /// The guard's arguments: the creation id, and the most keys seen.
+    fn guard_args(&self) -> [Vec<u8>; 2] {
+        [
+            self.id.as_bytes().to_vec(),
+            self.seen.load(Ordering::Relaxed).to_string().into_bytes(),
+        ]
     }
 
     /// A read guarded on both sides: the guard, `command` (`BF.MEXISTS key ...`,
@@ -349,7 +371,7 @@ impl RbCore {
             &SCRIPTS.rb_guard_read,
             false,
             &keys,
-            &self.guard_args(),
+            &self.guard_args().each_ref().map(Vec::as_slice),
         );
         command(batch);
         script(
@@ -357,7 +379,7 @@ impl RbCore {
             &SCRIPTS.rb_guard_read,
             false,
             &keys,
-            &self.guard_args(),
+            &self.guard_args().each_ref().map(Vec::as_slice),
         );
     }
 
@@ -374,9 +396,14 @@ impl RbCore {
         }
     }
 
+    /// A guard's answer: the filter's count (kept as the least it may hold from now on),
+    /// or its error.
     fn passed(&self, v: Value) -> Result<(), Error> {
         match v {
-            Value::Int(1) => Ok(()),
+            Value::Int(card) if card >= 0 => {
+                self.seen.fetch_max(card as u64, Ordering::Relaxed);
+                Ok(())
+            }
             Value::ServerError(e) => Err(server_error(&self.name, &e)),
             other => Err(corrupt(&self.name, format!("the guard answered {other:?}"))),
         }
@@ -429,7 +456,7 @@ impl RbCore {
                     &SCRIPTS.rb_guard_write,
                     true,
                     &shelter_keys,
-                    &self.guard_args(),
+                    &self.guard_args().each_ref().map(Vec::as_slice),
                 );
                 command(&mut batch, b"BF.INSERT", &[b"NOCREATE", b"ITEMS"]);
                 script(&mut batch, &SCRIPTS.unshelter, true, &shelter_keys, &[]);
@@ -630,11 +657,20 @@ impl RbCore {
 
     /// `BF.CARD`, guarded.
     pub(crate) async fn card<C: Connection>(&self, link: &mut Link<C>) -> Result<u64, Error> {
+        self.card_by(link, deadline(self.timeout)).await
+    }
+
+    /// [`Self::card`] within `d`.
+    async fn card_by<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        d: Option<Instant>,
+    ) -> Result<u64, Error> {
         let mut batch = Batch::new();
         self.guarded_read(&mut batch, |b| {
             simple(b, &[b"BF.CARD", self.name.as_bytes()])
         });
-        let v = self.guarded(link, batch).await?;
+        let v = self.guarded_by(link, batch, d).await?;
         int(&self.name, &v, "BF.CARD")
     }
 
@@ -709,6 +745,16 @@ impl RbCore {
                     }
                 });
                 let values = self.many_replies(link, batch, d).await?;
+                if values.len() != round_pieces.len() {
+                    return Err(corrupt(
+                        &self.name,
+                        format!(
+                            "{} chunks asked, {} answered",
+                            round_pieces.len(),
+                            values.len()
+                        ),
+                    ));
+                }
                 for (v, &(start, len)) in values.into_iter().zip(round_pieces) {
                     let next = start + 1 + len as u64;
                     let chunk = self.dump_reply(v, next)?;
@@ -721,16 +767,16 @@ impl RbCore {
                     chain.load_chunk(next, &chunk)?;
                 }
             }
-            let now = self.card(link).await?;
+            let now = self.card_by(link, d).await?;
             if now == chain.len() {
                 return Ok(chain);
             }
             last = now;
         }
-        Err(corrupt(
-            &self.name,
-            format!("keys were inserted during each of three downloads (now {last})"),
-        ))
+        Err(Error::Busy {
+            name: self.name.clone(),
+            detail: format!("keys were inserted during each of three downloads (now {last})"),
+        })
     }
 
     /// `[next iterator, bytes]` of a `BF.SCANDUMP`, the iterator checked.
@@ -768,34 +814,43 @@ impl RbCore {
         let core = RbCore::new(name, fresh_id(), limits)?;
         core.check_module(link).await?;
         let d = deadline(core.timeout);
+        let staging = side_key(name, &format!("load-{}", core.id))?;
         let mut chunks = chain.chunks();
         let (_, header) = chunks.next().expect("a dump has a header");
         let mut batch = Batch::new();
         batch.group();
         script(
             &mut batch,
-            &SCRIPTS.rb_create,
+            &SCRIPTS.rb_stage,
             false,
-            &[&core.id_key, &core.name],
-            &[core.id.as_bytes(), b"BF.LOADCHUNK", b"1", &header],
+            &[&staging],
+            &[&header],
         );
-        core.one(link, batch).await?;
+        core.one_by(link, batch, d).await?;
         let chunks: Vec<_> = chunks.collect();
         for this in rounds(&chunks, |(_, c)| c.len()) {
             let mut batch = Batch::new();
-            core.guarded_read(&mut batch, |b| {
-                for (it, c) in this {
-                    let it = it.to_string();
-                    simple(
-                        b,
-                        &[b"BF.LOADCHUNK", core.name.as_bytes(), it.as_bytes(), c],
-                    );
-                }
-            });
-            for v in core.many_replies(link, batch, d).await? {
+            batch.group();
+            for (it, c) in this {
+                let it = it.to_string();
+                simple(
+                    &mut batch,
+                    &[b"BF.LOADCHUNK", staging.as_bytes(), it.as_bytes(), c],
+                );
+            }
+            let replies = round(&core.name, link, &batch, d).await?;
+            let values: Vec<Value> = replies.groups.into_iter().flatten().collect();
+            if replies.timed_out || values.len() != this.len() {
+                return Err(core.timed_out(
+                    Vec::new(),
+                    format!("a load cut short; the staged copy {staging} expires in an hour"),
+                ));
+            }
+            for v in values {
                 match v {
                     Value::Okay => {}
                     Value::SimpleString(s) if s == "OK" => {}
+                    Value::ServerError(e) => return Err(server_error(&core.name, &e)),
                     other => {
                         return Err(corrupt(
                             &core.name,
@@ -805,6 +860,16 @@ impl RbCore {
                 }
             }
         }
+        let mut batch = Batch::new();
+        batch.group();
+        script(
+            &mut batch,
+            &SCRIPTS.rb_commit_load,
+            false,
+            &[&core.id_key, &core.name, &staging],
+            &[core.id.as_bytes()],
+        );
+        core.one_by(link, batch, d).await?;
         Ok(core)
     }
 
@@ -849,7 +914,7 @@ impl RbCore {
             &SCRIPTS.rb_delete,
             false,
             &[&self.id_key, &self.name],
-            &self.guard_args(),
+            &self.guard_args().each_ref().map(Vec::as_slice),
         );
         self.one(link, batch).await?;
         Ok(())

@@ -4,6 +4,7 @@
 //! failovers and a killed primary under load) stay a binary of their own, so the timing
 //! assertions here never share the machine with them.
 
+mod chain;
 mod conformance;
 mod faults;
 mod processes;

@@ -253,12 +253,69 @@ fn a_lost_or_re_created_filter_is_a_typed_error_and_an_insert_never_creates_one(
     let err = RedisBloomFilter::reserve(con(&server), "a{}b", &options).unwrap_err();
     assert!(matches!(err, Error::InvalidName { .. }), "{err:?}");
 
+    // Lost alone (the id key stays) and made again by a plain client's BF.ADD, which
+    // creates a default filter: it holds fewer keys than this client saw, so it is another.
+    f.try_insert_batch(keys(0..100)).unwrap();
+    assert!(f.contains("url:5").unwrap());
+    server.command(&["DEL", "lost"]);
+    server.command(&["BF.ADD", "lost", "intruder"]);
+    let err = f.contains("url:5").expect_err("another filter now");
+    assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
+    let err = f.try_insert("url:5").expect_err("another filter now");
+    assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
+    assert_eq!(
+        server.command(&["BF.CARD", "lost"]),
+        ":1",
+        "nothing written into it"
+    );
+    let mut f = RedisBloomFilter::open(con(&server), "lost").unwrap();
+
+    // Names of the keys kept next to a filter are refused.
+    let err = RedisBloomFilter::open(con(&server), "x:bloomkit-id").unwrap_err();
+    assert!(matches!(err, Error::InvalidName { .. }), "{err:?}");
+
     // Deleted: both keys go.
+    f.try_insert("y").unwrap();
     f.delete().unwrap();
     assert_eq!(
-        server.command(&["EXISTS", "lost", "{lost}:bloomkit-id"]),
+        server.command(&["EXISTS", "lost", "{lost}:bloomkit-untagged-id"]),
         ":0"
     );
+}
+
+#[test]
+fn a_load_is_seen_whole_or_not_at_all() {
+    let Some(server) = server() else {
+        return;
+    };
+    let mut chain = RedisBloomChain::new(1_000, 0.01, Some(2)).unwrap();
+    chain.insert_batch(keys(0..5_000)).unwrap();
+    let f = RedisBloomFilter::load(con(&server), "{tagged}:loaded", &chain, &Limits::default())
+        .unwrap();
+    // The staged copy became the filter: only the filter and its id remain.
+    let mut all = match server.query(&["KEYS", "*"]) {
+        Value::Array(items) => items
+            .into_iter()
+            .map(|v| match v {
+                Value::Bulk(b) => String::from_utf8(b).unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    all.sort();
+    assert_eq!(all, ["{tagged}:loaded", "{tagged}:loaded:bloomkit-id"]);
+    assert_eq!(
+        server.command(&["TTL", "{tagged}:loaded"]),
+        ":-1",
+        "no expiry left"
+    );
+    drop(f);
+    // Loading over an existing name is refused and leaves no staged copy behind.
+    let err = RedisBloomFilter::load(con(&server), "{tagged}:loaded", &chain, &Limits::default())
+        .unwrap_err();
+    assert!(matches!(err, Error::AlreadyExists { .. }), "{err:?}");
+    assert_eq!(server.command(&["DBSIZE"]), ":2");
 }
 
 #[test]
