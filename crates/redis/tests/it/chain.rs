@@ -167,7 +167,11 @@ fn the_compounded_rate_stays_under_the_target() {
         // The bound is what the sub-filters' rates sum to (each at or under its target:
         // rate / 2, rate / 4, ...); the measured rate may exceed that sum only by noise: 4
         // standard deviations of a binomial count.
-        let bound: f64 = chain.links().iter().map(|l| l.error_rate()).sum();
+        let bound: f64 = chain
+            .links()
+            .iter()
+            .map(bloomkit_redis::RedisBloomLink::error_rate)
+            .sum();
         let limit = bound * f64::from(probes) + 4.0 * (bound * f64::from(probes)).sqrt();
         assert!(bound <= rate, "the sub-filters' targets sum to {bound}");
         assert!(
