@@ -44,6 +44,8 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_ribbon", decode_ribbon),
     ("decode_quotient", decode_quotient),
     ("decode_expandable", decode_expandable),
+    #[cfg(feature = "redis")]
+    ("decode_redisbloom", decode_redisbloom),
     ("serde_bincode", serde_bincode),
     ("ops_classic", ops_classic),
     ("ops_blocked", ops_blocked),
@@ -273,6 +275,53 @@ pub fn decode_expandable(data: &[u8]) {
         }
     }
     assert_eq!(f.len(), len);
+}
+
+/// `decode_redisbloom`: the input as a RedisBloom dump in one buffer (header, then every
+/// sub-filter's bytes). Refused with an error, or read to a chain that writes back the same
+/// bytes, reads back equal from its `BF.SCANDUMP` chunks, answers its batch as its single
+/// lookups, and finds every key inserted after (inserts stop at a full or too large chain).
+#[cfg(feature = "redis")]
+pub fn decode_redisbloom(data: &[u8]) {
+    use bloomkit::redis::{Error as RedisError, RedisBloomChain};
+    let Ok(mut chain) = RedisBloomChain::from_bytes(data) else {
+        return;
+    };
+    assert_eq!(
+        chain.to_bytes(),
+        data,
+        "a dump read writes back other bytes"
+    );
+    let chunks: Vec<(u64, Vec<u8>)> = chain.chunks().map(|(i, c)| (i, c.to_vec())).collect();
+    assert_eq!(
+        RedisBloomChain::from_dump(chunks).expect("its own chunks read back"),
+        chain
+    );
+    let mut batched = Vec::new();
+    chain.contains_batch(PROBES.map(u64::to_le_bytes), &mut batched);
+    assert!(PROBES
+        .zip(&batched)
+        .all(|(k, &b)| chain.contains(k.to_le_bytes()) == b));
+    let _ = chain.info();
+    // Inserts, unless the next sub-filter would be large (a hostile capacity or growth).
+    let mut held = Vec::new();
+    for k in PROBES {
+        let last = chain.links().last().expect("a chain has a sub-filter");
+        let growth = u64::from(chain.expansion().unwrap_or(1));
+        if last.len() >= last.capacity() && last.capacity().saturating_mul(growth) > 1 << 20 {
+            break;
+        }
+        match chain.insert(k.to_le_bytes()) {
+            Ok(_) => held.push(k),
+            Err(RedisError::Full { .. } | RedisError::Filter(_) | RedisError::Corrupt { .. }) => {
+                break
+            }
+            Err(e) => panic!("insert after decoding: {e}"),
+        }
+    }
+    for k in held {
+        assert!(chain.contains(k.to_le_bytes()), "lost {k}");
+    }
 }
 
 /// A static filter's (or view's) answers on [`PROBES`], checked against its batch.

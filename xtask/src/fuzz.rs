@@ -20,6 +20,7 @@ pub const TARGETS: &[&str] = &[
     "decode_ribbon",
     "decode_quotient",
     "decode_expandable",
+    "decode_redisbloom",
     "serde_bincode",
     "ops_classic",
     "ops_blocked",
@@ -84,6 +85,8 @@ pub fn main(args: &Args) -> ExitCode {
         .filter(|p| p.is_dir())
         .collect();
     seeds.sort();
+    // And RedisBloom's dumps, from the module itself.
+    seeds.push(root.join("crates/redis/tests/data"));
     let mut failed = Vec::new();
     let mut report = Vec::new();
     for target in targets {

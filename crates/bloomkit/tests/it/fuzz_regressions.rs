@@ -31,10 +31,15 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn seeds_and_regressions_pass_every_check() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let seeds: Vec<PathBuf> = ["tests/data/v1", "tests/data/v2", "tests/data/v3"]
-        .iter()
-        .flat_map(|d| files(&root.join(d)))
-        .collect();
+    let seeds: Vec<PathBuf> = [
+        "tests/data/v1",
+        "tests/data/v2",
+        "tests/data/v3",
+        "../redis/tests/data",
+    ]
+    .iter()
+    .flat_map(|d| files(&root.join(d)))
+    .collect();
     assert!(seeds.len() >= 18, "golden files missing");
     let mut regressions = 0;
     for (name, check) in checks::TARGETS {
