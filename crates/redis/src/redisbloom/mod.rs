@@ -936,12 +936,16 @@ impl RbCore {
 ///   ... NOCREATE`, and a closing script (`BF.MADD` alone would create a default filter, 100
 ///   items at 1%, after a `FLUSHALL`). A failed guard moves the key aside so the insert fails,
 ///   and puts it back in the same transaction.
-/// - **Re-creation is seen** for filters created through this crate: [`RedisBloomFilter::reserve`]
-///   and [`RedisBloomFilter::load`] write a creation id next to the filter
-///   (`{<name>}:bloomkit-id`, or `<name>:bloomkit-id` when the name has a hash tag: in the
-///   filter's slot), and every call checks it. A filter deleted and created again by another
-///   client (`DEL`, `BF.RESERVE`) keeps the id it had: that goes unseen, and reads as a
-///   filter that lost its keys.
+/// - **Re-creation is seen**: [`RedisBloomFilter::reserve`] and [`RedisBloomFilter::load`]
+///   write a creation id next to the filter (`<name>:bloomkit-id` when the name has a hash
+///   tag, `{<name>}:bloomkit-untagged-id` otherwise: in the filter's slot), and every call
+///   checks it, and checks that the filter holds at least as many keys (`BF.CARD`) as this
+///   client has seen it hold: a filter lost alone and made again by another client (a
+///   `BF.ADD` creates one) is [`Error::Recreated`] as soon as it holds fewer. One made
+///   again and filled past that count before this client's next call goes unseen.
+/// - **A load is seen whole or not at all**: [`RedisBloomFilter::load`] writes the chunks to
+///   a staging key (expiring in an hour should the loader die) that one script then renames
+///   to the filter's name.
 /// - A server without the module is [`Error::NoModule`] at open, and a full `NONSCALING`
 ///   filter [`Error::Full`].
 ///
