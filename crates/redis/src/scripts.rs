@@ -163,6 +163,18 @@ fn script(flags: &str, body: &str) -> Lua {
     ))
 }
 
+/// What a failed write guard does: whatever stands at the key `KEYS[2]` moves aside to the
+/// shelter `KEYS[3]` (a rename: constant time) and a tombstone of another type takes its
+/// place, on which the transaction's writes fail; [`unshelter`] puts things back.
+const SHELTER: &str = r"
+local function shelter()
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('RENAME', KEYS[2], KEYS[3])
+  end
+  redis.call('HSET', KEYS[2], 'tombstone', '1')
+end
+";
+
 /// The guard of an insert's transaction (`MULTI`, this, native `BITFIELD` sets,
 /// [`unshelter`], `EXEC`): the sets run whatever it answers, so when it fails it moves
 /// whatever stands at the bits key (`KEYS[2]`) aside to the shelter `KEYS[3]` (a rename:
@@ -175,12 +187,10 @@ fn guard_write() -> Lua {
         r"#!lua
 {CONFIG_ID}
 {GUARD}
+{SHELTER}
 local failed = guard()
 if failed then
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    redis.call('RENAME', KEYS[2], KEYS[3])
-  end
-  redis.call('HSET', KEYS[2], 'tombstone', '1')
+  shelter()
   return failed
 end
 return 1
@@ -410,12 +420,10 @@ fn rb_guard_write() -> Lua {
     Lua::new(format!(
         r"#!lua
 {RB_GUARD}
+{SHELTER}
 local failed, card = rb_guard()
 if failed then
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    redis.call('RENAME', KEYS[2], KEYS[3])
-  end
-  redis.call('HSET', KEYS[2], 'tombstone', '1')
+  shelter()
   return failed
 end
 return card

@@ -433,6 +433,89 @@ fn config_map(name: &str, v: Value) -> Result<HashMap<String, String>, Error> {
     })
 }
 
+/// Starts a script call on `keys` in `batch`: by SHA-1 (`EVALSHA`), or whole (`EVAL`) where a
+/// refusal must not let the commands after it run (inside a transaction). The caller writes
+/// the `extra` arguments after the keys and ends the command.
+pub(crate) fn script_call(batch: &mut Batch, lua: &Lua, whole: bool, keys: &[&str], extra: usize) {
+    batch.start(3 + keys.len() + extra);
+    if whole {
+        batch.arg(b"EVAL");
+        batch.arg(lua.code.as_bytes());
+    } else {
+        batch.arg(b"EVALSHA");
+        batch.arg(lua.sha.as_bytes());
+    }
+    batch.int(keys.len() as u64);
+    for key in keys {
+        batch.arg(key.as_bytes());
+    }
+}
+
+/// The bytes of a shard's string that a call read (`GETRANGE` of [`Core::read_ranges`]),
+/// asked for by the bits at filter positions.
+struct RangeBytes {
+    /// The filter's bit where the shard starts.
+    first: u64,
+    ranges: Vec<(u64, u64)>,
+    bytes: Vec<Vec<u8>>,
+}
+
+impl RangeBytes {
+    /// The replies to the `GETRANGE`s of `ranges`, taken from `replies`, each checked.
+    fn take(
+        name: &str,
+        first: u64,
+        ranges: Vec<(u64, u64)>,
+        replies: &mut impl Iterator<Item = Value>,
+    ) -> Result<RangeBytes, Error> {
+        let mut bytes = Vec::with_capacity(ranges.len());
+        for &(from, to) in &ranges {
+            match replies.next() {
+                Some(Value::BulkString(b)) if b.len() as u64 == to - from => bytes.push(b),
+                Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
+                other => {
+                    return Err(corrupt(
+                        name,
+                        format!("{} bytes read as {other:?}", to - from),
+                    ))
+                }
+            }
+        }
+        Ok(RangeBytes {
+            first,
+            ranges,
+            bytes,
+        })
+    }
+
+    /// The range, the byte in it, and the mask of the bit at filter position `p` (one of
+    /// the positions the ranges were made for).
+    fn locate(&self, p: u64) -> (usize, usize, u8) {
+        let byte = (p - self.first) / 8;
+        let r = self.ranges.partition_point(|&(from, _)| from <= byte) - 1;
+        (
+            r,
+            (byte - self.ranges[r].0) as usize,
+            1 << ((p - self.first) % 8),
+        )
+    }
+
+    /// Whether the bit at `p` is set.
+    fn get(&self, p: u64) -> bool {
+        let (r, i, mask) = self.locate(p);
+        self.bytes[r][i] & mask != 0
+    }
+
+    /// Sets the bit at `p`; whether it was clear.
+    fn set(&mut self, p: u64) -> bool {
+        let (r, i, mask) = self.locate(p);
+        let byte = &mut self.bytes[r][i];
+        let clear = *byte & mask == 0;
+        *byte |= mask;
+        clear
+    }
+}
+
 impl<F: SharedLayout> Core<F> {
     /// The client state for `name` of `shape`, split in `shards` (or as few as fit), refused
     /// past `max_bytes`.
@@ -903,20 +986,6 @@ impl<F: SharedLayout> Core<F> {
         let shard = &self.shards[s];
         // A script call on the shard's keys (and `extra` arguments the caller writes next):
         // by SHA-1, or whole (EVAL) where a refusal must not let the commands after it run.
-        let script = |batch: &mut Batch, script: &Lua, whole: bool, keys: &[&str], extra: usize| {
-            batch.start(3 + keys.len() + extra);
-            if whole {
-                batch.arg(b"EVAL");
-                batch.arg(script.code.as_bytes());
-            } else {
-                batch.arg(b"EVALSHA");
-                batch.arg(script.sha.as_bytes());
-            }
-            batch.int(keys.len() as u64);
-            for key in keys {
-                batch.arg(key.as_bytes());
-            }
-        };
         let guarded = [shard.cfg.as_str(), shard.bits.as_str()];
         let guard_args = |batch: &mut Batch| {
             batch.arg(self.id.as_bytes());
@@ -954,7 +1023,7 @@ impl<F: SharedLayout> Core<F> {
                 batch.end_command();
             };
             simple(batch, b"MULTI");
-            script(batch, &SCRIPTS.guard_write, true, &keys, 2);
+            script_call(batch, &SCRIPTS.guard_write, true, &keys, 2);
             guard_args(batch);
             if self.or_whole(s, positions) {
                 // The bytes the keys' bits are in, as they were (which keys are new), then
@@ -997,7 +1066,7 @@ impl<F: SharedLayout> Core<F> {
                 // Each SET answers the bit's old value: a key with an old 0 was new.
                 bitfield(batch, b"BITFIELD", b"SET", Some(b"1"));
             }
-            script(batch, &SCRIPTS.unshelter, true, &keys, 0);
+            script_call(batch, &SCRIPTS.unshelter, true, &keys, 0);
             batch.end_command();
             simple(batch, b"EXEC");
             if self.replicas > 0 {
@@ -1015,7 +1084,7 @@ impl<F: SharedLayout> Core<F> {
             }
             return;
         }
-        script(batch, &SCRIPTS.guard_read, false, &guarded, 2);
+        script_call(batch, &SCRIPTS.guard_read, false, &guarded, 2);
         guard_args(batch);
         // The bytes the keys' bits are in, as few ranges as pay: one `GETRANGE` each.
         for (start, end) in self.read_ranges(s, positions) {
@@ -1026,7 +1095,7 @@ impl<F: SharedLayout> Core<F> {
             batch.int(end - 1);
             batch.end_command();
         }
-        script(batch, &SCRIPTS.guard_read, false, &guarded, 2);
+        script_call(batch, &SCRIPTS.guard_read, false, &guarded, 2);
         guard_args(batch);
     }
 
@@ -1122,20 +1191,12 @@ impl<F: SharedLayout> Core<F> {
             }
             let mut news = Vec::with_capacity(keys);
             if self.or_whole(s, positions) {
-                let ranges = self.read_ranges(s, positions);
-                let mut bytes = Vec::with_capacity(ranges.len());
-                for &(from, to) in &ranges {
-                    match results.next() {
-                        Some(Value::BulkString(b)) if b.len() as u64 == to - from => bytes.push(b),
-                        Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
-                        other => {
-                            return Err(corrupt(
-                                name,
-                                format!("{} bytes read as {other:?}", to - from),
-                            ))
-                        }
-                    }
-                }
+                let mut read = RangeBytes::take(
+                    name,
+                    self.shards[s].first_bit,
+                    self.read_ranges(s, positions),
+                    &mut results,
+                )?;
                 for (what, v) in ["SET", "BITOP", "DEL"].into_iter().zip(results.by_ref()) {
                     if let Value::ServerError(e) = v {
                         return Err(server_error(name, &e));
@@ -1146,16 +1207,10 @@ impl<F: SharedLayout> Core<F> {
                 }
                 // In order, each key against the bits as the keys before it left them: the
                 // answers `BITFIELD SET`s would give.
-                let first = self.shards[s].first_bit;
                 for key in positions.chunks(k) {
                     let mut new = false;
                     for &p in key {
-                        let byte = (p - first) / 8;
-                        let r = ranges.partition_point(|&(from, _)| from <= byte) - 1;
-                        let b = &mut bytes[r][(byte - ranges[r].0) as usize];
-                        let mask = 1 << ((p - first) % 8);
-                        new |= *b & mask == 0;
-                        *b |= mask;
+                        new |= read.set(p);
                     }
                     news.push(new);
                 }
@@ -1205,27 +1260,17 @@ impl<F: SharedLayout> Core<F> {
         guard_passed(reads.next())?;
         // The closing guard first: if the filter went during the reads, that is the error.
         guard_passed(closing)?;
-        let ranges = self.read_ranges(s, positions);
-        let mut bytes = Vec::with_capacity(ranges.len());
-        for &(from, to) in &ranges {
-            match reads.next() {
-                Some(Value::BulkString(b)) if b.len() as u64 == to - from => bytes.push(b),
-                Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
-                other => {
-                    return Err(corrupt(
-                        name,
-                        format!("{} bytes read as {other:?}", to - from),
-                    ))
-                }
-            }
-        }
-        let first = self.shards[s].first_bit;
-        let bit = |p: u64| {
-            let byte = (p - first) / 8;
-            let r = ranges.partition_point(|&(from, _)| from <= byte) - 1;
-            bytes[r][(byte - ranges[r].0) as usize] >> ((p - first) % 8) & 1 == 1
-        };
-        out.extend(positions.chunks(k).map(|key| key.iter().all(|&p| bit(p))));
+        let read = RangeBytes::take(
+            name,
+            self.shards[s].first_bit,
+            self.read_ranges(s, positions),
+            &mut reads,
+        )?;
+        out.extend(
+            positions
+                .chunks(k)
+                .map(|key| key.iter().all(|&p| read.get(p))),
+        );
         if reads.next().is_some() || out.len() - start != keys {
             out.truncate(start);
             return Err(corrupt(

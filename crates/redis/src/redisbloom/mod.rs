@@ -19,7 +19,7 @@ use redis::Value;
 use crate::exec::{block_on, Batch, Connection};
 use crate::scripts::{Lua, SCRIPTS};
 use crate::shared::{
-    call, corrupt, deadline, fresh_id, round, server_error, timed_out_error, Link,
+    call, corrupt, deadline, fresh_id, round, script_call, server_error, timed_out_error, Link,
 };
 use crate::{Error, Limits};
 
@@ -167,20 +167,9 @@ fn rounds<T>(items: &[T], len: impl Fn(&T) -> usize) -> Vec<&[T]> {
     out
 }
 
-/// Writes one script call on the filter's keys.
+/// Writes one script call on the filter's keys, with `args`.
 fn script(batch: &mut Batch, lua: &Lua, whole: bool, keys: &[&str], args: &[&[u8]]) {
-    batch.start(3 + keys.len() + args.len());
-    if whole {
-        batch.arg(b"EVAL");
-        batch.arg(lua.code.as_bytes());
-    } else {
-        batch.arg(b"EVALSHA");
-        batch.arg(lua.sha.as_bytes());
-    }
-    batch.int(keys.len() as u64);
-    for key in keys {
-        batch.arg(key.as_bytes());
-    }
+    script_call(batch, lua, whole, keys, args.len());
     for a in args {
         batch.arg(a);
     }
@@ -342,15 +331,29 @@ impl RbCore {
         batch: Batch,
         d: Option<Instant>,
     ) -> Result<Value, Error> {
-        let replies = round(&self.name, link, &batch, d).await?;
-        if replies.timed_out {
-            return Err(self.timed_out(Vec::new(), "no answer"));
-        }
-        match replies.groups.into_iter().flatten().next() {
+        match self.first_group(link, batch, d).await?.into_iter().next() {
             Some(Value::ServerError(e)) => Err(server_error(&self.name, &e)),
             Some(v) => Ok(v),
             None => Err(corrupt(&self.name, "no reply")),
         }
+    }
+
+    /// The replies of a batch's first group, within `d`.
+    async fn first_group<C: Connection>(
+        &self,
+        link: &mut Link<C>,
+        batch: Batch,
+        d: Option<Instant>,
+    ) -> Result<Vec<Value>, Error> {
+        let replies = round(&self.name, link, &batch, d).await?;
+        if replies.timed_out {
+            return Err(self.timed_out(Vec::new(), "no answer"));
+        }
+        replies
+            .groups
+            .into_iter()
+            .next()
+            .ok_or_else(|| corrupt(&self.name, "no reply"))
     }
 
     /// The guard's arguments: the creation id, and the most keys seen.
@@ -690,15 +693,7 @@ impl RbCore {
         batch: Batch,
         d: Option<Instant>,
     ) -> Result<Value, Error> {
-        let replies = round(&self.name, link, &batch, d).await?;
-        if replies.timed_out {
-            return Err(self.timed_out(Vec::new(), "no answer"));
-        }
-        let values = replies
-            .groups
-            .into_iter()
-            .next()
-            .ok_or_else(|| corrupt(&self.name, "no reply"))?;
+        let values = self.first_group(link, batch, d).await?;
         self.read_reply(values)
     }
 
@@ -881,15 +876,7 @@ impl RbCore {
         batch: Batch,
         d: Option<Instant>,
     ) -> Result<Vec<Value>, Error> {
-        let replies = round(&self.name, link, &batch, d).await?;
-        if replies.timed_out {
-            return Err(self.timed_out(Vec::new(), "a round of chunks unanswered"));
-        }
-        let mut values = replies
-            .groups
-            .into_iter()
-            .next()
-            .ok_or_else(|| corrupt(&self.name, "no reply"))?;
+        let mut values = self.first_group(link, batch, d).await?;
         if values.len() < 2 {
             return Err(corrupt(&self.name, "a guarded round answered too little"));
         }
