@@ -1028,14 +1028,7 @@ impl<F: SharedLayout> Core<F> {
             if self.or_whole(s, positions) {
                 // The bytes the keys' bits are in, as they were (which keys are new), then
                 // the bits ORed in with one BITOP from a key holding them alone.
-                for (start, end) in self.read_ranges(s, positions) {
-                    batch.start(4);
-                    batch.arg(b"GETRANGE");
-                    batch.arg(shard.bits.as_bytes());
-                    batch.int(start);
-                    batch.int(end - 1);
-                    batch.end_command();
-                }
+                self.range_reads(batch, s, positions);
                 let delta_key = format!("{}:delta", shard.tag);
                 let mut delta = vec![0u8; 0];
                 for &p in positions {
@@ -1087,14 +1080,7 @@ impl<F: SharedLayout> Core<F> {
         script_call(batch, &SCRIPTS.guard_read, false, &guarded, 2);
         guard_args(batch);
         // The bytes the keys' bits are in, as few ranges as pay: one `GETRANGE` each.
-        for (start, end) in self.read_ranges(s, positions) {
-            batch.start(4);
-            batch.arg(b"GETRANGE");
-            batch.arg(shard.bits.as_bytes());
-            batch.int(start);
-            batch.int(end - 1);
-            batch.end_command();
-        }
+        self.range_reads(batch, s, positions);
         script_call(batch, &SCRIPTS.guard_read, false, &guarded, 2);
         guard_args(batch);
     }
@@ -1108,6 +1094,18 @@ impl<F: SharedLayout> Core<F> {
     /// gigabyte).
     fn or_whole(&self, s: usize, positions: &[u64]) -> bool {
         self.shards[s].bytes < positions.len() as u64 * OR_BYTES_PER_BIT
+    }
+
+    /// One `GETRANGE` of shard `s` per range of [`Self::read_ranges`].
+    fn range_reads(&self, batch: &mut Batch, s: usize, positions: &[u64]) {
+        for (start, end) in self.read_ranges(s, positions) {
+            batch.start(4);
+            batch.arg(b"GETRANGE");
+            batch.arg(self.shards[s].bits.as_bytes());
+            batch.int(start);
+            batch.int(end - 1);
+            batch.end_command();
+        }
     }
 
     /// The byte ranges `[start, end)` of shard `s`'s string that lookups of `positions`

@@ -315,16 +315,12 @@ impl RbCore {
             &[&core.id_key, &core.name],
             &args,
         );
-        core.one(link, batch).await?;
+        core.one_by(link, batch, deadline(core.timeout)).await?;
         Ok(core)
     }
 
-    /// Sends a batch of one group of one command and returns its reply, errors typed.
-    async fn one<C: Connection>(&self, link: &mut Link<C>, batch: Batch) -> Result<Value, Error> {
-        self.one_by(link, batch, deadline(self.timeout)).await
-    }
-
-    /// [`Self::one`] within `d`.
+    /// Sends a batch of one group of one command and returns its reply within `d`, errors
+    /// typed.
     async fn one_by<C: Connection>(
         &self,
         link: &mut Link<C>,
@@ -608,7 +604,7 @@ impl RbCore {
         self.guarded_read(&mut batch, |b| {
             simple(b, &[b"BF.INFO", self.name.as_bytes()])
         });
-        let v = self.guarded(link, batch).await?;
+        let v = self.guarded_by(link, batch, deadline(self.timeout)).await?;
         let pairs: Vec<(Value, Value)> = match v {
             Value::Map(pairs) => pairs,
             Value::Array(items) if items.len() % 2 == 0 => {
@@ -675,15 +671,6 @@ impl RbCore {
         });
         let v = self.guarded_by(link, batch, d).await?;
         int(&self.name, &v, "BF.CARD")
-    }
-
-    /// One guarded read's reply.
-    async fn guarded<C: Connection>(
-        &self,
-        link: &mut Link<C>,
-        batch: Batch,
-    ) -> Result<Value, Error> {
-        self.guarded_by(link, batch, deadline(self.timeout)).await
     }
 
     /// One guarded read's reply, within `d`.
@@ -903,7 +890,7 @@ impl RbCore {
             &[&self.id_key, &self.name],
             &self.guard_args().each_ref().map(Vec::as_slice),
         );
-        self.one(link, batch).await?;
+        self.one_by(link, batch, deadline(self.timeout)).await?;
         Ok(())
     }
 }
