@@ -59,6 +59,9 @@ pub const ALIGN: usize = 64;
 /// Version 1's header: magic, version, tag, hasher id, seed, body length.
 const V1_HEADER_LEN: usize = 24;
 
+/// The bytes every version starts with: magic, version, variant, hasher id, seed.
+const START_LEN: usize = 16;
+
 /// The bincode configuration of the parameter blocks: fixed-width little-endian integers,
 /// so each field sits at a fixed offset and the layout does not depend on the values.
 const PARAMS: bincode::config::Configuration<
@@ -588,8 +591,40 @@ fn read_sealed(input: &mut dyn Read, head: &[u8], len: u64) -> Result<Vec<u8>, D
     Ok(bytes)
 }
 
-/// Checks the fixed start of the header: magic, version, variant; returns the version.
-fn check_start(bytes: &[u8], expected: Variant) -> Result<(u16, Header), DecodeError> {
+/// Reads the header of serialized filter bytes without knowing their variant: magic,
+/// version, variant tag, hasher and seed. A tool that opens files someone sent (the
+/// `bloomkit` command line) calls it to pick the type to decode with; nothing past the
+/// first 16 bytes is read or checked, so decoding can still fail.
+///
+/// # Errors
+/// [`DecodeError::BadMagic`], [`DecodeError::Truncated`] (fewer than 16 bytes),
+/// [`DecodeError::UnsupportedVersion`] or [`DecodeError::UnknownVariant`].
+///
+/// # Examples
+/// ```
+/// use bloomkit_core::format;
+/// use bloomkit_core::Variant;
+///
+/// // The first 16 bytes of a blocked filter's file: magic, version 3, tag 5, hasher 4, seed 0.
+/// let bytes = b"BLMK\x03\x00\x05\x04\0\0\0\0\0\0\0\0";
+/// let header = format::peek(bytes).unwrap();
+/// assert_eq!(header.variant, Variant::Blocked);
+/// assert_eq!(header.hasher.id, 4);
+/// assert!(format::peek(b"PAR1").is_err());
+/// ```
+pub fn peek(bytes: &[u8]) -> Result<Header, DecodeError> {
+    check_magic(bytes)?;
+    if bytes.len() < START_LEN {
+        return Err(DecodeError::Truncated {
+            needed: START_LEN as u64,
+            available: bytes.len() as u64,
+        });
+    }
+    read_start(bytes).map(|(_, header)| header)
+}
+
+/// Reads the fixed start of the header: version, variant, hasher; returns the version too.
+fn read_start(bytes: &[u8]) -> Result<(u16, Header), DecodeError> {
     let version = u16::from_le_bytes([bytes[4], bytes[5]]);
     if !(1..=VERSION).contains(&version) {
         return Err(DecodeError::UnsupportedVersion {
@@ -598,9 +633,6 @@ fn check_start(bytes: &[u8], expected: Variant) -> Result<(u16, Header), DecodeE
         });
     }
     let found = Variant::from_tag(bytes[6]).ok_or(DecodeError::UnknownVariant(bytes[6]))?;
-    if found != expected {
-        return Err(DecodeError::WrongVariant { expected, found });
-    }
     let header = Header {
         variant: found,
         hasher: HasherSpec {
@@ -609,6 +641,18 @@ fn check_start(bytes: &[u8], expected: Variant) -> Result<(u16, Header), DecodeE
         },
         version,
     };
+    Ok((version, header))
+}
+
+/// Checks the fixed start of the header: magic, version, variant; returns the version.
+fn check_start(bytes: &[u8], expected: Variant) -> Result<(u16, Header), DecodeError> {
+    let (version, header) = read_start(bytes)?;
+    if header.variant != expected {
+        return Err(DecodeError::WrongVariant {
+            expected,
+            found: header.variant,
+        });
+    }
     Ok((version, header))
 }
 
@@ -1083,6 +1127,35 @@ mod tests {
         let mut stream = bytes.as_slice();
         read_sample(Reader::from_read(&mut stream, Variant::Classic).unwrap());
         assert!(stream.is_empty());
+    }
+
+    #[test]
+    fn peek_reads_the_header_of_any_variant_and_refuses_what_is_not_one() {
+        let bytes = sample();
+        let header = peek(&bytes).unwrap();
+        assert_eq!(header.variant, Variant::Classic);
+        assert_eq!(header.hasher, HasherSpec { id: 4, seed: 9 });
+        assert_eq!(header.version, VERSION);
+        // Only the start is read: a truncated file still peeks, and fails to decode.
+        assert_eq!(peek(&bytes[..START_LEN]).unwrap(), header);
+        for cut in 0..START_LEN {
+            assert!(matches!(
+                peek(&bytes[..cut]),
+                Err(DecodeError::Truncated { .. } | DecodeError::BadMagic { .. })
+            ));
+        }
+        let mut bad = bytes.clone();
+        bad[0] = b'P';
+        assert!(matches!(peek(&bad), Err(DecodeError::BadMagic { .. })));
+        let mut bad = bytes.clone();
+        bad[6] = 200;
+        assert!(matches!(peek(&bad), Err(DecodeError::UnknownVariant(200))));
+        let mut bad = bytes;
+        bad[4] = 0;
+        assert!(matches!(
+            peek(&bad),
+            Err(DecodeError::UnsupportedVersion { found: 0, .. })
+        ));
     }
 
     #[test]
