@@ -36,6 +36,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_classic", decode_classic),
     ("decode_blocked", decode_blocked),
     ("decode_simd_block", decode_simd_block),
+    ("decode_split_block", decode_split_block),
     ("decode_counting", decode_counting),
     ("decode_scalable", decode_scalable),
     ("decode_bitmap", decode_bitmap),
@@ -163,6 +164,21 @@ pub fn decode_simd_block(data: &[u8]) {
         let mut batch = Vec::new();
         v.contains_batch(PROBES, &mut batch);
         assert!(PROBES.zip(&batch).all(|(k, &x)| v.contains(&k) == x));
+        Some(batch)
+    });
+}
+
+/// `decode_split_block`: `SplitBlockFilter<u64>` (Parquet's hash) in bloomkit's format,
+/// and the same bits through Parquet's bytes.
+pub fn decode_split_block(data: &[u8]) {
+    decode_with_view::<SplitBlockFilter<u64>>(data, |b| {
+        let f = SplitBlockFilter::<u64>::from_bytes(b).ok()?;
+        let parquet = SplitBlockFilter::<u64>::from_parquet_bytes(&f.to_parquet_bytes())
+            .expect("a decoded filter's Parquet bytes read back");
+        assert!(parquet == f, "the Parquet bytes hold other bits");
+        let mut batch = Vec::new();
+        f.contains_batch(PROBES, &mut batch);
+        assert!(PROBES.zip(&batch).all(|(k, &x)| f.contains(&k) == x));
         Some(batch)
     });
 }

@@ -12,6 +12,7 @@ pub const TARGETS: &[&str] = &[
     "decode_classic",
     "decode_blocked",
     "decode_simd_block",
+    "decode_split_block",
     "decode_counting",
     "decode_scalable",
     "decode_bitmap",

@@ -1,17 +1,17 @@
-//! The byte format of [`BloomFilter`], [`BlockedBloomFilter`] and [`SimdBlockFilter`]
-//! ([`Codec`]), and serde
+//! The byte format of [`BloomFilter`], [`BlockedBloomFilter`], [`SimdBlockFilter`] and
+//! [`SplitBlockFilter`] ([`Codec`]), and serde
 //! through those bytes. Decoding goes through `from_parts`, which validates everything.
 
 use bloomkit_core::bits::BitArray;
 use bloomkit_core::format::{Reader, Writer};
-use bloomkit_core::hash::ProbeScheme;
+use bloomkit_core::hash::{HasherSpec, ProbeScheme};
 use bloomkit_core::sizing::Design;
 use bloomkit_core::{Codec, Error, PortableHasher, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::blocked::Block;
 use crate::split_block::SplitBlock;
-use crate::{BlockedBloomFilter, BloomFilter, SimdBlockFilter};
+use crate::{BlockedBloomFilter, BloomFilter, SimdBlockFilter, SplitBlockFilter};
 
 /// The parameter block of the byte format (`docs/format.md`).
 #[derive(Clone, Copy, Serialize, Deserialize)]
@@ -235,3 +235,53 @@ impl<K: ?Sized, S: PortableHasher> Codec for SimdBlockFilter<K, S> {
 }
 
 bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] SimdBlockFilter<K, S>);
+
+impl<K: ?Sized> SplitBlockFilter<K> {
+    /// The filter in bloomkit's byte format (variant tag 14, hasher id 5: Parquet's XXH64,
+    /// seed 0), with its design and checksums; [`to_parquet_bytes`](Self::to_parquet_bytes)
+    /// gives the bytes a Parquet file stores instead. The blocks are the same either way.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Codec::to_bytes(self)
+    }
+
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes).
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, a
+    /// hasher other than Parquet's, or a format version this build does not read.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Codec::from_bytes(bytes)
+    }
+}
+
+/// Parquet's hash is fixed (XXH64, seed 0): the header names it as hasher id 5, and bytes
+/// naming any other hasher are refused.
+impl<K: ?Sized> Codec for SplitBlockFilter<K> {
+    const VARIANT: Variant = Variant::SplitBlock;
+
+    fn encode(&self) -> Writer<'_> {
+        Writer::new(Variant::SplitBlock, HasherSpec::PARQUET_XXH64)
+            .params(&SimdBlockParams {
+                blocks: self.num_blocks(),
+                design: self.design(),
+            })
+            .words_as(self.blocks())
+    }
+
+    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
+        let found = reader.header().hasher;
+        if found != HasherSpec::PARQUET_XXH64 {
+            return Err(Error::Decode(bloomkit_core::DecodeError::HasherMismatch {
+                expected: HasherSpec::PARQUET_XXH64.id,
+                found: found.id,
+            }));
+        }
+        let params: SimdBlockParams = reader.params()?;
+        let blocks: Vec<SplitBlock> = reader.words_as()?;
+        reader.finish()?;
+        params.check_blocks(blocks.len())?;
+        Self::from_blocks(blocks, params.design).map_err(Error::into_decode)
+    }
+}
+
+bloomkit_core::impl_serde_via_bytes!([K: ?Sized] SplitBlockFilter<K>);

@@ -336,6 +336,32 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         })
     }
 
+    /// A filter over decoded blocks, checked as [`with_blocks`](Self::with_blocks) checks
+    /// a size (the byte format's decoder).
+    pub(crate) fn from_blocks(
+        blocks: Vec<SplitBlock>,
+        design: Option<Design>,
+    ) -> Result<Self, Error> {
+        if blocks.is_empty() {
+            return Err(Error::ZeroBits);
+        }
+        if blocks.len() as u64 > MAX_SPLIT_BLOCKS {
+            return Err(Error::TooLarge {
+                bits: blocks.len() as f64 * 256.0,
+                max: MAX_SPLIT_BLOCKS * 256,
+            });
+        }
+        let design = design.map(|d| Design::new(d.capacity, d.fpr)).transpose()?;
+        let mut filter = SplitBlockFilter {
+            blocks,
+            design,
+            ones: 0,
+            key: PhantomData,
+        };
+        filter.ones = filter.count_ones_slow();
+        Ok(filter)
+    }
+
     /// The filter parquet-rs would make for `ndv` distinct values at `fpp`
     /// (`Sbbf::new_with_ndv_fpp`): Parquet's formula `-8 ndv / ln(1 - fpp^(1/8))` bits, in
     /// bytes rounded up to a power of two between 32 bytes and 128 MiB. Its rate is what
@@ -419,6 +445,10 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         for word in self.words() {
             out.extend_from_slice(&word.to_le_bytes());
         }
+    }
+
+    pub(crate) fn blocks(&self) -> &[SplitBlock] {
+        &self.blocks
     }
 
     /// The words, eight per block, in memory order.

@@ -546,11 +546,14 @@ pub enum Variant {
     /// The quotient filter that doubles as it fills (`bloomkit-quotient`'s
     /// `ExpandableFilter`).
     Expandable,
+    /// Parquet's split-block Bloom filter, hashed with Parquet's XXH64
+    /// (`bloomkit-classic`'s `SplitBlockFilter`).
+    SplitBlock,
 }
 
 impl Variant {
     /// Every variant, in tag order.
-    pub const ALL: [Variant; 13] = [
+    pub const ALL: [Variant; 14] = [
         Variant::Classic,
         Variant::Counting,
         Variant::Scalable,
@@ -564,6 +567,7 @@ impl Variant {
         Variant::Ribbon,
         Variant::Quotient,
         Variant::Expandable,
+        Variant::SplitBlock,
     ];
 
     /// The one-byte tag written in the header.
@@ -582,6 +586,7 @@ impl Variant {
             Variant::Ribbon => 11,
             Variant::Quotient => 12,
             Variant::Expandable => 13,
+            Variant::SplitBlock => 14,
         }
     }
 
@@ -606,6 +611,7 @@ impl Variant {
             Variant::Ribbon => "ribbon filter",
             Variant::Quotient => "quotient filter",
             Variant::Expandable => "expandable quotient filter",
+            Variant::SplitBlock => "split-block Bloom filter (Parquet)",
         }
     }
 }

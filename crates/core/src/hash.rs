@@ -342,6 +342,10 @@ pub struct HasherSpec {
 impl HasherSpec {
     /// No hashing: keys are their own positions (the bitmap). Id 0, seed 0.
     pub const IDENTITY: HasherSpec = HasherSpec { id: 0, seed: 0 };
+
+    /// Parquet's hash: XXH64, seed 0, over a value's plain encoding (the split-block
+    /// filter, whose bits a Parquet reader must find). Id 5, seed 0.
+    pub const PARQUET_XXH64: HasherSpec = HasherSpec { id: 5, seed: 0 };
 }
 
 /// Builds [`Xxh3Hasher`]s: XXH3-64 with a 64-bit seed, bloomkit's default hash.

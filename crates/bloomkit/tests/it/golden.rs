@@ -207,8 +207,18 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
         }
         f
     };
+    // Parquet's split-block filter (variant tag 14, hasher id 5: XXH64 seed 0, fixed), added
+    // to format version 3: its layout and Parquet's hash of string keys are pinned.
+    let split_block = {
+        let mut f = SplitBlockFilter::<str>::builder(100, 0.01).build().unwrap();
+        for key in MEMBERS {
+            f.insert(&text(key));
+        }
+        f
+    };
     let mut v = vec![
         golden("simd-block", simd_block, |f, k| f.contains(&text(k))).since(3),
+        golden("split-block", split_block, |f, k| f.contains(&text(k))).since(3),
         golden("classic-xxh3-chained", chained, |f, k| f.contains(&text(k))).since(2),
         golden("classic-xxh3-oneshot", one_shot, |f, k| {
             f.contains(&text(k))
