@@ -9,12 +9,12 @@ use serde_json::Value;
 #[derive(Parser)]
 struct Cli {
     #[command(flatten)]
-    args: xtask::compare::Args,
+    args: bloomkit_cli::compare::Args,
 }
 
 fn run(flags: &[&str]) -> Value {
     let cli = Cli::parse_from(std::iter::once("compare").chain(flags.iter().copied()));
-    let report = xtask::compare::run(&cli.args, |_| {}).expect("compare runs");
+    let report = bloomkit_cli::compare::run(&cli.args, |_| {}).expect("compare runs");
     serde_json::from_str(&report.json()).expect("valid JSON")
 }
 
@@ -241,7 +241,7 @@ fn deletes_and_unknown_sizes_pick_the_structures_that_can() {
 
 #[test]
 fn string_keys_from_files_and_small_sets() {
-    let dir = std::env::temp_dir().join(format!("bloomkit-xtask-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("bloomkit-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let keys = dir.join("keys.txt");
     let queries = dir.join("queries.txt");
@@ -267,8 +267,8 @@ fn string_keys_from_files_and_small_sets() {
     assert_eq!(report["recommendation"]["structure"], "HashSet (exact)");
 }
 
-fn xtask(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+fn compare(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
         .arg("compare")
         .args(args)
         .output()
@@ -281,7 +281,7 @@ fn xtask(args: &[&str]) -> (Option<i32>, String) {
 
 #[test]
 fn bad_input_gets_a_message_not_a_backtrace() {
-    let dir = std::env::temp_dir().join(format!("bloomkit-xtask-bad-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("bloomkit-cli-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let empty = dir.join("empty.txt");
     std::fs::write(&empty, "\n\n").unwrap();
@@ -305,7 +305,7 @@ fn bad_input_gets_a_message_not_a_backtrace() {
         ),
     ];
     for (args, message) in cases {
-        let (code, stderr) = xtask(&args);
+        let (code, stderr) = compare(&args);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
         assert!(
@@ -313,7 +313,7 @@ fn bad_input_gets_a_message_not_a_backtrace() {
             "{stderr}"
         );
     }
-    let (code, stderr) = xtask(&["--items", "lots"]);
+    let (code, stderr) = compare(&["--items", "lots"]);
     assert_eq!(code, Some(2));
     assert!(stderr.contains("invalid value 'lots'"), "{stderr}");
 }
@@ -324,7 +324,7 @@ fn bad_input_gets_a_message_not_a_backtrace() {
 /// query, and a bad `--keys u64` line was echoed whole.
 #[test]
 fn sizes_too_large_for_the_machine_are_refused() {
-    let dir = std::env::temp_dir().join(format!("bloomkit-xtask-huge-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("bloomkit-cli-huge-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let long_line = dir.join("long-line.txt");
     std::fs::write(&long_line, "x".repeat(100 << 20) + "\nshort\n").unwrap();
@@ -348,7 +348,7 @@ fn sizes_too_large_for_the_machine_are_refused() {
         ),
     ];
     for (args, message) in cases {
-        let (code, stderr) = xtask(&args);
+        let (code, stderr) = compare(&args);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
         assert!(
@@ -357,17 +357,17 @@ fn sizes_too_large_for_the_machine_are_refused() {
             stderr.len()
         );
     }
-    let (_, stderr) = xtask(&["--keys-file", long_line.to_str().unwrap()]);
+    let (_, stderr) = compare(&["--keys-file", long_line.to_str().unwrap()]);
     assert!(stderr.contains("104857600 bytes long"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn json_csv_and_plot() {
-    let dir = std::env::temp_dir().join(format!("bloomkit-xtask-out-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("bloomkit-cli-out-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("plot.svg");
-    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
         .args([
             "compare",
             "--items",

@@ -1,0 +1,177 @@
+//! The subcommands: each an `Args` (its flags and `--help`) and a `run` that returns the exit
+//! status or a [`CliError`].
+
+pub mod build;
+pub mod convert;
+pub mod info;
+pub mod merge;
+pub mod query;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::{compare, CliError};
+
+/// `bloomkit`: build, query, inspect, merge and convert set-membership filter files, and
+/// find which structure suits your keys.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bloomkit",
+    version,
+    about = "Build, query, inspect, merge and convert set-membership filter files, and find \
+             which filter suits your keys.",
+    after_help = "Keys are lines of text (a trailing \\r is dropped, empty lines are skipped). \
+                  Exit status: 0 success (query: every key present), 1 query: some key absent \
+                  (compare: a structure had false negatives), 2 bad input (one line on stderr)."
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build a filter file from keys, one per line, read from files or stdin.
+    Build(build::Args),
+    /// Ask a filter file whether keys (arguments, or lines on stdin) may be in its set.
+    Query(query::Args),
+    /// Describe a filter file: variant, size, hashes, fill, estimated items and rate; checks
+    /// its checksums.
+    Info(info::Args),
+    /// Write the union of compatible filter files (the day's partitions into one).
+    Merge(merge::Args),
+    /// Convert a split-block filter between bloomkit's format and Parquet's filter bytes.
+    Convert(convert::Args),
+    /// Measure every bloomkit structure (and a HashSet) on a workload and recommend one (the
+    /// same as `cargo xtask compare`).
+    Compare(compare::Args),
+}
+
+/// Runs a parsed command line: the exit status, after printing any error as one line.
+pub fn main(cli: &Cli) -> ExitCode {
+    let result = match &cli.command {
+        Command::Compare(args) => return compare::main(args),
+        Command::Build(args) => build::run(args),
+        Command::Query(args) => query::run(args),
+        Command::Info(args) => info::run(args),
+        Command::Merge(args) => merge::run(args),
+        Command::Convert(args) => convert::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes `path` through `write` into a temporary file beside it, synced and renamed over
+/// `path` only when everything was written: a failure leaves no file (and no old file
+/// half-overwritten).
+///
+/// # Errors
+/// A directory that does not exist or cannot be written, a full disk, or `write`'s error.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<(), CliError> {
+    let name = path.display();
+    if path.is_dir() {
+        return Err(CliError::at(&name, "is a directory: give a file name"));
+    }
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| CliError::at(&name, "is not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(file_name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| {
+        let file = File::create(&tmp)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        write(&mut out)?;
+        let file = out
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        CliError::at(&name, e)
+    })
+}
+
+/// Checks a `--fpr` flag: a rate in (0, 1).
+pub(crate) fn check_fpr(fpr: f64) -> Result<(), CliError> {
+    if fpr > 0.0 && fpr < 1.0 {
+        Ok(())
+    } else {
+        Err(CliError::new(format!("--fpr must be in (0, 1), got {fpr}")))
+    }
+}
+
+/// `n` with thousands separators, for people.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A byte count for people: `1.2 MB` (powers of 1000), with the exact count for small ones.
+pub(crate) fn human_bytes(n: u64) -> String {
+    match n {
+        0..=9_999 => format!("{n} B"),
+        10_000..=9_999_999 => format!("{:.1} kB", n as f64 / 1e3),
+        10_000_000..=9_999_999_999 => format!("{:.1} MB", n as f64 / 1e6),
+        _ => format!("{:.2} GB", n as f64 / 1e9),
+    }
+}
+
+/// Flushes `out`, treating a closed pipe (`| head`) as the reader having seen enough.
+pub(crate) fn flush_quietly(out: &mut impl Write) -> Result<(), CliError> {
+    match out.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::at("stdout", e)),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_for_people() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1_234_567), "1.2 MB");
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.blmk");
+        let err = write_atomically(&path, |_| Err(std::io::Error::other("disk full")));
+        assert!(err.unwrap_err().to_string().contains("disk full"));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        write_atomically(&path, |w| w.write_all(b"ok")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"ok");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,123 @@
+//! `bloomkit query`: may these keys be in the filter's set?
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::flush_quietly;
+use crate::keys::{Lines, CHUNK};
+use crate::open::{FilterFile, Options};
+use crate::CliError;
+
+/// `bloomkit query`'s flags.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Prints `present<TAB>KEY` or `absent<TAB>KEY` per key (present means \
+                        \"may be in the set\": a filter has false positives, never false \
+                        negatives). Exit status: 0 every key present, 1 some key absent, 2 bad \
+                        input.\n\nThe file is memory-mapped: do not rewrite it while a query \
+                        runs (or pass --no-mmap).\n\nExamples:\n  bloomkit query seen.blmk \
+                        https://example.com/ && echo seen\n  bloomkit query seen.blmk --absent \
+                        < today.txt > new.txt"
+)]
+pub struct Args {
+    /// The filter file (bloomkit's format, or Parquet's split-block filter bytes).
+    pub file: PathBuf,
+    /// Keys to ask about (none: read them from stdin, one per line).
+    pub keys: Vec<String>,
+    /// Print nothing: the exit status says it all.
+    #[arg(short, long, conflicts_with_all = ["absent", "present"])]
+    pub quiet: bool,
+    /// Print only the keys that are absent (certainly not in the set), one per line.
+    #[arg(long, conflicts_with = "present")]
+    pub absent: bool,
+    /// Print only the keys that may be present, one per line.
+    #[arg(long)]
+    pub present: bool,
+    /// Do not check the payload's checksum first (answers at once on a large file; the
+    /// header's checksum is still checked).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Read the file into memory instead of mapping it.
+    #[arg(long)]
+    pub no_mmap: bool,
+}
+
+/// Answers the keys; exit 0 if all are present, 1 if any is absent.
+///
+/// # Errors
+/// An unreadable, corrupt or unsupported file, no keys, a key line that is not UTF-8.
+pub fn run(args: &Args) -> Result<ExitCode, CliError> {
+    let file = FilterFile::read(
+        &args.file,
+        Options {
+            mmap: !args.no_mmap,
+            verify: !args.no_verify,
+        },
+    )?;
+    let filter = file.open()?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut found = Vec::with_capacity(CHUNK);
+    let (mut asked, mut absent) = (0u64, 0u64);
+    let mut lines = (args.keys.is_empty()).then(|| Lines::new(&[]));
+    let mut chunk: Vec<String> = Vec::with_capacity(CHUNK);
+    let mut from_args = args.keys.chunks(CHUNK);
+    let mut open_pipe = true;
+    loop {
+        let keys: &[String] = match &mut lines {
+            Some(lines) => {
+                if !lines.next_chunk(&mut chunk, CHUNK)? {
+                    break;
+                }
+                &chunk
+            }
+            None => match from_args.next() {
+                Some(keys) => keys,
+                None => break,
+            },
+        };
+        filter.contains_batch(keys, &mut found);
+        asked += keys.len() as u64;
+        for (key, &present) in keys.iter().zip(&found) {
+            if !present {
+                absent += 1;
+            }
+            if !open_pipe || args.quiet {
+                continue;
+            }
+            let written = if args.absent {
+                if present {
+                    Ok(())
+                } else {
+                    writeln!(out, "{key}")
+                }
+            } else if args.present {
+                if present {
+                    writeln!(out, "{key}")
+                } else {
+                    Ok(())
+                }
+            } else {
+                writeln!(out, "{}\t{key}", if present { "present" } else { "absent" })
+            };
+            match written {
+                Ok(()) => {}
+                // `| head`: the reader has what it wanted; keep answering for the status.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => open_pipe = false,
+                Err(e) => return Err(CliError::at("stdout", e)),
+            }
+        }
+    }
+    if asked == 0 {
+        return Err(CliError::new(
+            "no keys to query: give them as arguments or one per line on stdin",
+        ));
+    }
+    flush_quietly(&mut out)?;
+    Ok(if absent == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
