@@ -135,8 +135,8 @@ pub(crate) fn thousands(n: u64) -> String {
 pub(crate) fn human_bytes(n: u64) -> String {
     match n {
         0..=9_999 => format!("{n} B"),
-        10_000..=9_999_999 => format!("{:.1} kB", n as f64 / 1e3),
-        10_000_000..=9_999_999_999 => format!("{:.1} MB", n as f64 / 1e6),
+        10_000..=999_999 => format!("{:.1} kB", n as f64 / 1e3),
+        1_000_000..=999_999_999 => format!("{:.1} MB", n as f64 / 1e6),
         _ => format!("{:.2} GB", n as f64 / 1e9),
     }
 }

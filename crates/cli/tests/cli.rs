@@ -1,0 +1,518 @@
+//! The `bloomkit` command end to end: the built binary run as a user runs it, on files in a
+//! temporary directory. Every bad input must exit 2 with exactly one line on stderr and no
+//! panic.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use bloomkit::prelude::*;
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn bloomkit(args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        // A command that stops reading early closes the pipe: not the test's failure.
+        let _ = pipe.write_all(input);
+    }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    Run {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Exit 2, one line on stderr starting `error:` and containing `needle`, no panic.
+#[track_caller]
+fn bad(args: &[&str], stdin: Option<&[u8]>, needle: &str) {
+    let r = bloomkit(args, stdin);
+    assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+    assert!(r.stderr.starts_with("error: "), "{args:?}: {}", r.stderr);
+    assert!(
+        r.stderr.contains(needle),
+        "{args:?}: {} (wanted {needle})",
+        r.stderr
+    );
+}
+
+fn key(i: u64) -> String {
+    format!("https://example.com/page/{i}")
+}
+
+fn keys_file(dir: &Path, name: &str, keys: impl Iterator<Item = u64>) -> PathBuf {
+    let path = dir.join(name);
+    let text: String = keys.map(|i| key(i) + "\n").collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const VARIANTS: [&str; 12] = [
+    "classic",
+    "blocked",
+    "simd-block",
+    "split-block",
+    "counting",
+    "scalable",
+    "quotient",
+    "expandable",
+    "binary-fuse8",
+    "binary-fuse16",
+    "binary-fuse32",
+    "ribbon",
+];
+
+#[test]
+fn every_subcommand_answers_help() {
+    for sub in [
+        &[][..],
+        &["build"],
+        &["query"],
+        &["info"],
+        &["merge"],
+        &["convert"],
+        &["compare"],
+    ] {
+        let mut args = sub.to_vec();
+        args.push("--help");
+        let r = bloomkit(&args, None);
+        assert_eq!(r.code, Some(0), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("Usage: bloomkit"),
+            "{args:?}: {}",
+            r.stdout
+        );
+    }
+    let r = bloomkit(&["--version"], None);
+    assert_eq!(r.code, Some(0));
+}
+
+/// Every variant built from a file and from stdin answers every key present (exit 0), the
+/// absent keys mostly absent (exit 1), and `info` describes it with its checksums checked.
+#[test]
+fn every_variant_builds_queries_and_describes_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4,097 keys: one past a chunk of the batched reads and lookups.
+    let members = keys_file(dir.path(), "keys.txt", 0..4_097);
+    let strangers = keys_file(dir.path(), "others.txt", 1_000_000..1_004_000);
+    let text = std::fs::read(&members).unwrap();
+    for variant in VARIANTS {
+        let out = dir.path().join(format!("{variant}.blmk"));
+        let r = bloomkit(
+            &["build", s(&members), "-o", s(&out), "--variant", variant],
+            None,
+        );
+        assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+        let from_stdin = dir.path().join(format!("{variant}-stdin.blmk"));
+        let r = bloomkit(
+            &["build", "-o", s(&from_stdin), "--variant", variant],
+            Some(&text),
+        );
+        assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&from_stdin).unwrap(),
+            "{variant}: the same keys from a file and from stdin"
+        );
+        let r = bloomkit(&["query", s(&out), "-q"], Some(&text));
+        assert_eq!(r.code, Some(0), "{variant}: a member reported absent");
+        assert!(r.stdout.is_empty());
+        let r = bloomkit(
+            &["query", s(&out), "--present"],
+            Some(&std::fs::read(&strangers).unwrap()),
+        );
+        assert_eq!(r.code, Some(1), "{variant}: {}", r.stderr);
+        // 4,000 absent keys at 1% (binary fuse 8: 0.4%): 40 expected; 100 is 9 sigma.
+        let false_positives = r.stdout.lines().count();
+        assert!(
+            false_positives < 100,
+            "{variant}: {false_positives} false positives"
+        );
+        let r = bloomkit(&["info", s(&out)], None);
+        assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+        assert!(r.stdout.contains("payload ok"), "{variant}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("estimated items"),
+            "{variant}: {}",
+            r.stdout
+        );
+        let r = bloomkit(&["info", s(&out), "--json", "--no-mmap"], None);
+        let json: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert!(json["variant"].as_str().unwrap().contains("(tag "));
+    }
+}
+
+/// The files answer as the library's filters of `str` keys do (the same hash and layout).
+#[test]
+fn files_answer_as_the_library_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let members = keys_file(dir.path(), "keys.txt", 0..1_000);
+    let out = dir.path().join("f.blmk");
+    let r = bloomkit(
+        &[
+            "build",
+            s(&members),
+            "-o",
+            s(&out),
+            "--items",
+            "1000",
+            "--seed",
+            "7",
+        ],
+        None,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let mut f = BlockedBloomFilter::<str>::builder(1_000, 0.01)
+        .seed(7)
+        .build()
+        .unwrap();
+    for i in 0..1_000 {
+        f.insert(&key(i));
+    }
+    assert_eq!(std::fs::read(&out).unwrap(), f.to_bytes());
+}
+
+#[test]
+fn query_output_and_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let members = keys_file(dir.path(), "keys.txt", 0..100);
+    let out = dir.path().join("f.blmk");
+    assert_eq!(
+        bloomkit(
+            &["build", s(&members), "-o", s(&out), "--fpr", "0.0001"],
+            None
+        )
+        .code,
+        Some(0)
+    );
+    let (a, b) = (key(1), key(2));
+    let r = bloomkit(&["query", s(&out), &a, &b], None);
+    assert_eq!(r.code, Some(0));
+    assert_eq!(r.stdout, format!("present\t{a}\npresent\t{b}\n"));
+    let r = bloomkit(&["query", s(&out), &a, "not-a-member"], None);
+    assert_eq!(r.code, Some(1));
+    assert_eq!(r.stdout, format!("present\t{a}\nabsent\tnot-a-member\n"));
+    let r = bloomkit(&["query", s(&out), "--absent"], Some(b"x\r\ny\n\n"));
+    assert_eq!((r.code, r.stdout.as_str()), (Some(1), "x\ny\n"));
+    // A reader that stops early (`| head -1`) is not an error, and the status still counts.
+    let many: String = (0..200_000).map(|i| format!("absent-{i}\n")).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+        .args(["query", s(&out)])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(many.as_bytes());
+    });
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn merged_partitions_answer_every_key_of_each() {
+    let dir = tempfile::tempdir().unwrap();
+    for variant in [
+        "classic",
+        "blocked",
+        "simd-block",
+        "split-block",
+        "counting",
+        "scalable",
+        "quotient",
+    ] {
+        let mut parts = Vec::new();
+        for p in 0..3u64 {
+            let keys = keys_file(dir.path(), &format!("p{p}.txt"), p * 1_000..(p + 1) * 1_000);
+            let out = dir.path().join(format!("{variant}-{p}.blmk"));
+            let r = bloomkit(
+                &[
+                    "build",
+                    s(&keys),
+                    "-o",
+                    s(&out),
+                    "--variant",
+                    variant,
+                    "--items",
+                    "3000",
+                ],
+                None,
+            );
+            assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+            parts.push(out);
+        }
+        let merged = dir.path().join(format!("{variant}-all.blmk"));
+        let mut args = vec!["merge", "-o", s(&merged)];
+        args.extend(parts.iter().map(|p| s(p)));
+        let r = bloomkit(&args, None);
+        assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+        let all: String = (0..3_000).map(|i| key(i) + "\n").collect();
+        let r = bloomkit(&["query", s(&merged), "-q"], Some(all.as_bytes()));
+        assert_eq!(
+            r.code,
+            Some(0),
+            "{variant}: a key of a partition is missing"
+        );
+    }
+}
+
+#[test]
+fn split_block_files_convert_to_parquet_and_back_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = keys_file(dir.path(), "keys.txt", 0..2_000);
+    let blmk = dir.path().join("f.blmk");
+    let parquet = dir.path().join("f.bloom");
+    let again = dir.path().join("g.blmk");
+    let r = bloomkit(
+        &[
+            "build",
+            s(&keys),
+            "-o",
+            s(&blmk),
+            "--variant",
+            "split-block",
+            "--items",
+            "2000",
+        ],
+        None,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        bloomkit(
+            &["convert", s(&blmk), "-o", s(&parquet), "--to", "parquet"],
+            None
+        )
+        .code,
+        Some(0)
+    );
+    assert_eq!(
+        bloomkit(
+            &["convert", s(&parquet), "-o", s(&again), "--to", "bloomkit"],
+            None
+        )
+        .code,
+        Some(0)
+    );
+    let original = SplitBlockFilter::<str>::from_bytes(&std::fs::read(&blmk).unwrap()).unwrap();
+    assert_eq!(
+        std::fs::read(&parquet).unwrap(),
+        original.to_parquet_bytes()
+    );
+    // The design does not travel through Parquet's bytes; the bits do.
+    let back = SplitBlockFilter::<str>::from_bytes(&std::fs::read(&again).unwrap()).unwrap();
+    assert_eq!(back.to_bitset(), original.to_bitset());
+    let text = std::fs::read(&keys).unwrap();
+    assert_eq!(
+        bloomkit(&["query", s(&parquet), "-q"], Some(&text)).code,
+        Some(0)
+    );
+    let r = bloomkit(&["info", s(&parquet)], None);
+    assert!(r.stdout.contains("Parquet"), "{}", r.stdout);
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = keys_file(d, "keys.txt", 0..500);
+    let good = d.join("good.blmk");
+    assert_eq!(
+        bloomkit(&["build", s(&keys), "-o", s(&good)], None).code,
+        Some(0)
+    );
+    let bytes = std::fs::read(&good).unwrap();
+    let write = |name: &str, b: &[u8]| {
+        let p = d.join(name);
+        std::fs::write(&p, b).unwrap();
+        p
+    };
+    let mut flipped = bytes.clone();
+    let at = flipped.len() - 100;
+    flipped[at] ^= 0x10;
+    let flipped = write("flipped.blmk", &flipped);
+    let truncated = write("truncated.blmk", &bytes[..bytes.len() / 2]);
+    let noise = write("noise.blmk", &[0x5a; 300]);
+    let empty = write("empty.blmk", b"");
+    let k = key(1);
+
+    // Corrupt files.
+    bad(&["query", s(&flipped), &k], None, "checksum");
+    bad(&["info", s(&flipped)], None, "checksum");
+    bad(&["query", s(&truncated), &k], None, "truncated");
+    bad(&["query", s(&noise), &k], None, "not a bloomkit filter");
+    bad(&["query", s(&empty), &k], None, "is empty");
+    bad(&["query", s(d), &k], None, "is a directory");
+    bad(
+        &["query", s(&d.join("missing.blmk")), &k],
+        None,
+        "No such file",
+    );
+    bad(
+        &["merge", "-o", s(&d.join("m.blmk")), s(&good), s(&truncated)],
+        None,
+        "truncated",
+    );
+    // --no-verify answers from a payload it did not check, without crashing.
+    let r = bloomkit(&["query", s(&flipped), &k, "--no-verify"], None);
+    assert!(matches!(r.code, Some(0 | 1)), "{}", r.stderr);
+
+    // Wrong variants and shapes.
+    let classic = d.join("classic.blmk");
+    let fuse = d.join("fuse.blmk");
+    let small = d.join("small.blmk");
+    let seeded = d.join("seeded.blmk");
+    for (out, extra) in [
+        (&classic, &["--variant", "classic"][..]),
+        (&fuse, &["--variant", "binary-fuse8"][..]),
+        (&small, &["--items", "10"][..]),
+        (&seeded, &["--seed", "9"][..]),
+    ] {
+        let mut args = vec!["build", s(&keys), "-o", s(out)];
+        args.extend_from_slice(extra);
+        assert_eq!(bloomkit(&args, None).code, Some(0));
+    }
+    let m = d.join("m.blmk");
+    bad(
+        &["merge", "-o", s(&m), s(&good), s(&classic)],
+        None,
+        "same variant",
+    );
+    bad(
+        &["merge", "-o", s(&m), s(&good), s(&small)],
+        None,
+        "cannot merge",
+    );
+    bad(
+        &["merge", "-o", s(&m), s(&good), s(&seeded)],
+        None,
+        "cannot merge",
+    );
+    bad(
+        &["merge", "-o", s(&m), s(&fuse), s(&fuse)],
+        None,
+        "no union",
+    );
+    bad(
+        &["convert", s(&classic), "-o", s(&m), "--to", "parquet"],
+        None,
+        "split-block",
+    );
+    assert!(!m.exists(), "a failed merge or convert wrote its output");
+    let r = bloomkit(
+        &["build", s(&keys), "-o", s(&m), "--variant", "nonsense"],
+        None,
+    );
+    assert_eq!(r.code, Some(2), "clap's own usage errors exit 2 too");
+    // A keyed filter's key is not in the file.
+    let keyed = {
+        let key = bloomkit::core::hash::HashKey::new([7; 16]);
+        let mut f = BloomFilter::<str>::builder(100, 0.01)
+            .hasher(bloomkit::core::hash::KeyedHasher::new(key))
+            .build()
+            .unwrap();
+        f.insert("a");
+        write("keyed.blmk", &f.to_bytes())
+    };
+    bad(&["query", s(&keyed), "a"], None, "keyed hasher");
+
+    // Empty key lists.
+    bad(&["build", "-o", s(&m)], Some(b""), "no keys in stdin");
+    let blank = write("blank.txt", b"\n\n\r\n");
+    bad(&["build", s(&blank), "-o", s(&m)], None, "no keys in");
+    bad(&["query", s(&good)], Some(b""), "no keys to query");
+    bad(
+        &[
+            "build",
+            s(&write("bad-utf8.txt", b"ok\n\xff\n")),
+            "-o",
+            s(&m),
+        ],
+        None,
+        "line 2 is not UTF-8",
+    );
+
+    // Unwritable outputs, and nothing left behind.
+    bad(
+        &["build", s(&keys), "-o", s(&keys.join("x.blmk"))],
+        None,
+        "Not a directory",
+    );
+    bad(
+        &["build", s(&keys), "-o", "/nonexistent/dir/x.blmk"],
+        None,
+        "No such file",
+    );
+    bad(&["build", s(&keys), "-o", s(d)], None, "is a directory");
+    assert!(!std::fs::read_dir(d).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains(".tmp-")));
+
+    // Bad numbers.
+    bad(
+        &["build", s(&keys), "-o", s(&m), "--fpr", "0"],
+        None,
+        "--fpr must be in (0, 1)",
+    );
+    bad(
+        &["build", s(&keys), "-o", s(&m), "--fpr", "1.5"],
+        None,
+        "--fpr must be in (0, 1)",
+    );
+    bad(
+        &["build", s(&keys), "-o", s(&m), "--items", "0"],
+        None,
+        "--items must be at least 1",
+    );
+    bad(
+        &[
+            "build",
+            s(&keys),
+            "-o",
+            s(&m),
+            "--items",
+            "1000000000000000",
+        ],
+        None,
+        "cannot make the filter",
+    );
+    assert!(!m.exists());
+}
