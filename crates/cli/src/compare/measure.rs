@@ -5,10 +5,11 @@ use std::hash::{BuildHasher, Hash};
 use std::hint::black_box;
 use std::time::Instant;
 
+use bloomkit::classic::ParquetValue;
 use bloomkit::{
-    BinaryFuse16, BinaryFuse8, Bitmap, BlockedBloomFilter, BloomFilter, CountingBloomFilter,
-    ExpandableFilter, Filter, Lookup, QuotientFilter, Remove, RibbonFilter, ScalableBloomFilter,
-    Xxh3Builder,
+    BinaryFuse16, BinaryFuse32, BinaryFuse8, Bitmap, BlockedBloomFilter, BloomFilter,
+    CountingBloomFilter, ExpandableFilter, Filter, Lookup, QuotientFilter, Remove, RibbonFilter,
+    ScalableBloomFilter, SimdBlockFilter, SplitBlockFilter, Xxh3Builder,
 };
 use serde::Serialize;
 
@@ -98,6 +99,46 @@ pub trait Structure<K> {
     /// When the structure cannot be built from the keys.
     fn finish(&mut self) -> Result<(), String> {
         Ok(())
+    }
+    /// Gives back what deletes left unused, so that bytes describe the set that remains
+    /// (a `HashSet` keeps its peak capacity otherwise); a no-op for fixed-size filters.
+    fn settle(&mut self) {}
+}
+
+/// A key as Parquet hashes it: XXH64 of its plain encoding (`ParquetValue`), for the
+/// split-block filter, which cannot take bloomkit's hasher.
+pub trait AsParquet {
+    /// The key's Parquet hash.
+    fn parquet_hash(&self) -> u64;
+}
+impl AsParquet for u64 {
+    fn parquet_hash(&self) -> u64 {
+        ParquetValue::parquet_hash(self)
+    }
+}
+impl AsParquet for super::workload::Str {
+    fn parquet_hash(&self) -> u64 {
+        ParquetValue::parquet_hash(&**self)
+    }
+}
+
+/// Parquet's split-block filter, fed each key's Parquet hash.
+#[derive(Debug)]
+pub struct Parquet(pub SplitBlockFilter<str>);
+
+impl<K: AsParquet> Structure<K> for Parquet {
+    fn put(&mut self, key: &K) -> Result<(), String> {
+        self.0.insert_hash(key.parquet_hash());
+        Ok(())
+    }
+    fn has(&self, key: &K) -> bool {
+        self.0.contains_hash(key.parquet_hash())
+    }
+    fn take(&mut self, _: &K) -> Option<Result<(), String>> {
+        None
+    }
+    fn bytes(&self) -> u64 {
+        self.0.heap_bytes() as u64
     }
 }
 
@@ -232,6 +273,9 @@ impl<K: Hash + Eq + Clone + HeapSize> Structure<K> for Exact<K> {
             Err("not present".into())
         })
     }
+    fn settle(&mut self) {
+        self.0.shrink_to_fit();
+    }
     fn bytes(&self) -> u64 {
         // hashbrown: a power-of-two bucket count at 7/8 load, one control byte per bucket.
         let buckets = (self.0.capacity() * 8 / 7).next_power_of_two();
@@ -283,6 +327,7 @@ pub fn measure<K, S: Structure<K>>(
             None => return Row::cannot(name, "cannot remove items", deletes, grows, exact),
         }
     }
+    s.settle();
     let bytes = s.bytes();
     // Every key still held must be found.
     false_negatives += data.keys[data.deleted..]
@@ -346,7 +391,7 @@ pub struct Sizing {
 }
 
 /// The names of the structures, in report order.
-pub const STRUCTURES: [&str; 11] = [
+pub const STRUCTURES: [&str; 14] = [
     "HashSet (exact)",
     "BloomFilter",
     "BlockedBloomFilter",
@@ -358,6 +403,9 @@ pub const STRUCTURES: [&str; 11] = [
     "RibbonFilter (static)",
     "QuotientFilter",
     "ExpandableFilter",
+    "SimdBlockFilter",
+    "SplitBlockFilter (Parquet)",
+    "BinaryFuse32 (static)",
 ];
 
 /// Measures every structure that applies to keys of type `K`; `progress` is told each name.
@@ -368,7 +416,7 @@ pub fn measure_all<K>(
     mut progress: impl FnMut(&str),
 ) -> Vec<Row>
 where
-    K: Hash + Eq + Clone + HeapSize,
+    K: Hash + Eq + Clone + HeapSize + AsParquet,
 {
     let n = (data.keys.len() as u64).max(1);
     let want_deletes = data.deleted > 0;
@@ -594,6 +642,54 @@ where
         },
         data,
     ));
+
+    progress(STRUCTURES[11]);
+    rows.push(fixed_size(STRUCTURES[11], false).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[11],
+            (false, false, false),
+            || {
+                SimdBlockFilter::builder(n, fpr)
+                    .seed(sizing.seed)
+                    .build()
+                    .map(Approx)
+                    .map_err(err)
+            },
+            data,
+        )
+    }));
+
+    // Parquet's hash has no seed: --seed does not change it.
+    progress(STRUCTURES[12]);
+    rows.push(fixed_size(STRUCTURES[12], false).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[12],
+            (false, false, false),
+            || {
+                SplitBlockFilter::<str>::builder(n, fpr)
+                    .build()
+                    .map(Parquet)
+                    .map_err(err)
+            },
+            data,
+        )
+    }));
+
+    progress(STRUCTURES[13]);
+    rows.push(
+        static_row(STRUCTURES[13], Some(1.0 / 4_294_967_296.0)).unwrap_or_else(|| {
+            measure(
+                STRUCTURES[13],
+                flags,
+                || {
+                    Ok(Static::<K, BinaryFuse32<K>>::new(hasher, |h, s| {
+                        BinaryFuse32::from_hashes_with_hasher(h, s)
+                    }))
+                },
+                data,
+            )
+        }),
+    );
     rows
 }
 
@@ -609,4 +705,28 @@ pub fn measure_bitmap(data: &Data<u64>, lo: u64, hi: u64) -> Row {
         },
         data,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// After deletes a `HashSet` keeps its peak capacity; settled, its bytes describe the
+    /// keys it still holds, as its bits per key do.
+    #[test]
+    fn a_hash_set_settles_to_the_keys_it_keeps() {
+        let mut set = Exact(HashSet::new());
+        for k in 0..10_000u64 {
+            set.put(&k).unwrap();
+        }
+        let peak = Structure::<u64>::bytes(&set);
+        for k in 0..9_000u64 {
+            set.take(&k).unwrap().unwrap();
+        }
+        assert_eq!(Structure::<u64>::bytes(&set), peak);
+        Structure::<u64>::settle(&mut set);
+        // 1,000 keys: 2,048 buckets of 9 bytes, against 16,384 at the peak.
+        assert_eq!(Structure::<u64>::bytes(&set), 2_048 * 9);
+        assert_eq!(peak, 16_384 * 9);
+    }
 }

@@ -78,6 +78,26 @@ fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
 /// says which missed it.
 pub fn recommend(rows: &[Row], needs: &Needs) -> Recommendation {
     let mut r = choose(rows, needs);
+    // A chosen filter measured above the target, within chance: say so, and how to get a
+    // hard bound.
+    if let Some(chosen) = rows
+        .iter()
+        .find(|row| row.structure == r.structure && !row.exact && row.measured_fpr > needs.fpr)
+    {
+        let p = needs.fpr;
+        let allowed = p * (1.0 + MISS_MARGIN)
+            + MISS_Z * (p * (1.0 - p) / needs.non_members.max(1) as f64).sqrt();
+        r.reason.push_str(&format!(
+            " Its measured rate, {:.3}%, is above the {}% target, within what chance and fill \
+             luck explain at {} probes (up to {:.3}% counts as meeting it); if the target is a \
+             hard bound, ask for less (--fpr {}).",
+            chosen.measured_fpr * 100.0,
+            p * 100.0,
+            needs.non_members,
+            allowed * 100.0,
+            short(p * 0.9)
+        ));
+    }
     let missed: Vec<String> = rows
         .iter()
         .filter(|r| r.misses_target)
@@ -91,6 +111,13 @@ pub fn recommend(rows: &[Row], needs: &Needs) -> Recommendation {
         ));
     }
     r
+}
+
+/// A rate in the fewest decimals that keep two significant digits (0.009, 0.00045).
+fn short(rate: f64) -> String {
+    let decimals = (1.0 - rate.log10().floor()).max(0.0) as usize;
+    let text = format!("{rate:.decimals$}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// The smallest eligible row among `names`, and the others' figures to say beside it
@@ -247,11 +274,13 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
     }
     let fastest = approx
         .iter()
-        .filter(|r| r.structure == "BloomFilter" || r.structure == "BlockedBloomFilter")
+        .filter(|r| {
+            ["BloomFilter", "BlockedBloomFilter", "SimdBlockFilter"].contains(&r.structure.as_str())
+        })
         .min_by(|a, b| lookup_ns(a, needs).total_cmp(&lookup_ns(b, needs)));
     if let Some(best) = fastest {
         return pick(best, format!(
-            "A known number of items, no deletes: {} has the cheapest lookups on this workload ({:.1} ns, {:.1} bits per key, measured FPR {:.3}%).",
+            "A known number of items, no deletes: of the Bloom filters, {} has the cheapest lookups on this workload ({:.1} ns, {:.1} bits per key, measured FPR {:.3}%).",
             best.structure,
             lookup_ns(best, needs),
             best.bits_per_key,
@@ -364,6 +393,30 @@ mod tests {
         let r = recommend(&t, &needs());
         assert_eq!(r.structure, "HashSet (exact)");
         assert!(r.reason.contains("Not considered"), "{}", r.reason);
+    }
+
+    /// A recommended filter measured above the target (within chance) says so, with the
+    /// allowance and the flag for a hard bound.
+    #[test]
+    fn a_chosen_filter_above_the_target_says_so() {
+        let mut t = table();
+        t[2].measured_fpr = 0.01032; // the blocked filter, the winner
+        let r = recommend(&t, &needs());
+        assert_eq!(r.structure, "BlockedBloomFilter");
+        assert!(
+            r.reason
+                .contains("Its measured rate, 1.032%, is above the 1% target")
+                && r.reason.contains("up to 1.156%")
+                && r.reason.contains("--fpr 0.009"),
+            "{}",
+            r.reason
+        );
+        assert_eq!(
+            (short(0.009), short(0.00045), short(0.45)),
+            ("0.009".into(), "0.00045".into(), "0.45".into())
+        );
+        // At or under the target: nothing to say.
+        assert!(!recommend(&table(), &needs()).reason.contains("above"));
     }
 
     #[test]
