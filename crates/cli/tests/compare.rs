@@ -369,6 +369,7 @@ fn json_csv_and_plot() {
     let dir = std::env::temp_dir().join(format!("bloomkit-cli-out-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("plot.svg");
+    let speed = dir.join("speed.svg");
     let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
         .args([
             "compare",
@@ -380,6 +381,8 @@ fn json_csv_and_plot() {
             "--plot",
         ])
         .arg(&svg)
+        .arg("--lookup-plot")
+        .arg(&speed)
         .output()
         .unwrap();
     assert!(
@@ -392,4 +395,15 @@ fn json_csv_and_plot() {
     assert!(csv.starts_with("structure,serves,"));
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.starts_with("<svg") && drawn.contains("BloomFilter") && drawn.contains("theory"));
+    // Every structure that served is named on both plots; the exact band is marked.
+    let speed = std::fs::read_to_string(&speed).unwrap();
+    for line in csv.lines().skip(1) {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields[1] != "true" {
+            continue;
+        }
+        let name = fields[0].replace('&', "&amp;");
+        assert!(drawn.contains(&name) && speed.contains(&name), "{name}");
+    }
+    assert!(drawn.contains("off the log scale"));
 }

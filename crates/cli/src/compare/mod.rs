@@ -6,7 +6,7 @@
 //! cargo xtask compare                                  # 1,000,000 u64 keys at 1%
 //! cargo xtask compare --keys dense --density 0.8
 //! cargo xtask compare --keys-file words.txt --queries-file queries.txt --json
-//! cargo xtask compare --deletes 0.3 --plot memory.svg
+//! cargo xtask compare --deletes 0.3 --plot memory.svg --lookup-plot speed.svg
 //! ```
 
 pub mod budget;
@@ -86,6 +86,9 @@ pub struct Args {
     /// Also write memory against measured FPR, with the classic curve, to this SVG file.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Also write lookup time against memory to this SVG file.
+    #[arg(long)]
+    pub lookup_plot: Option<PathBuf>,
 }
 
 fn check(args: &Args) -> Result<(), String> {
@@ -279,12 +282,19 @@ pub fn main(args: &Args) -> ExitCode {
     } else {
         print!("{}", report.table());
     }
-    if let Some(path) = &args.plot {
-        if let Err(e) = report.plot(path) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
+    type Draw = fn(&Report, &std::path::Path) -> Result<(), String>;
+    let plots: [(Option<&PathBuf>, Draw); 2] = [
+        (args.plot.as_ref(), Report::plot),
+        (args.lookup_plot.as_ref(), Report::lookup_plot),
+    ];
+    for (path, draw) in plots {
+        if let Some(path) = path {
+            if let Err(e) = draw(&report, path) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+            eprintln!("plot written to {}", path.display());
         }
-        eprintln!("plot written to {}", path.display());
     }
     if report.defects().is_empty() {
         ExitCode::SUCCESS

@@ -152,8 +152,10 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
-    /// Memory (bits per key) against measured FPR for each structure, with the classic
-    /// filter's theoretical curve `-log2(p) / ln 2`; exact structures at the left edge.
+    /// Memory (bits per key, log scale) against measured FPR (log scale) for each structure,
+    /// with the classic filter's theoretical curve `-log2(p) / ln 2`. Each structure has its
+    /// family's marker and its name beside it; exact structures (FPR 0, which a log axis
+    /// cannot show) sit in a band at the left edge, marked as such.
     ///
     /// # Errors
     /// When the file cannot be written.
@@ -164,56 +166,328 @@ impl Report {
             .filter(|r| r.measured_fpr > 0.0)
             .map(|r| r.measured_fpr)
             .fold(self.needs.fpr, f64::min)
-            .min(1e-3)
-            / 10.0;
-        let max_bits = served
+            / 3.0;
+        let max_fpr = served
             .iter()
-            .map(|r| r.bits_per_key)
-            .fold(-(min_fpr.log2()) * 1.45, f64::max)
-            * 1.1;
-        let e = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
-        let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(|x| e(&x))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "memory against measured false-positive rate",
-                ("sans-serif", 20),
-            )
-            .margin(16)
-            .x_label_area_size(44)
-            .y_label_area_size(56)
-            .build_cartesian_2d((min_fpr..1.0).log_scale(), 0.0..max_bits)
-            .map_err(|x| e(&x))?;
+            .map(|r| r.measured_fpr)
+            .fold(self.needs.fpr, f64::max)
+            .mul_add(3.0, 0.0)
+            .min(1.0);
+        // The exact band: left of min_fpr, a decade wide.
+        let band = min_fpr / 10.0;
+        let points: Vec<Point<'_>> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.serves())
+            .map(|(colour, r)| Point {
+                colour,
+                x: if r.exact || r.measured_fpr <= 0.0 {
+                    (band * min_fpr).sqrt()
+                } else {
+                    r.measured_fpr
+                },
+                y: r.bits_per_key.max(0.01),
+                row: r,
+            })
+            .collect();
+        let theory = |p: f64| -p.log2() / std::f64::consts::LN_2;
+        let (lo, hi) = span(
+            points.iter().map(|p| p.y).chain([theory(max_fpr)]),
+            theory(min_fpr),
+        );
+        let curve: Vec<(f64, f64)> = (0..=200)
+            .map(|i| {
+                let p = min_fpr * (max_fpr / min_fpr).powf(f64::from(i) / 200.0);
+                (p, -p.log2() / std::f64::consts::LN_2)
+            })
+            .collect();
+        scatter(
+            path,
+            &Axes {
+                title: "memory against measured false-positive rate",
+                x_desc: "measured false-positive rate (log)",
+                y_desc: "bits per key (log)",
+                x: (band, max_fpr),
+                y: (lo, hi),
+            },
+            &points,
+            Some((curve, "classic Bloom filter, theory: -log2(p) / ln 2")),
+            Some(min_fpr),
+        )
+    }
+
+    /// Lookup time (weighted by the workload's share of members, log scale) against memory
+    /// (bits per key, log scale), one marker and name per structure.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn lookup_plot(&self, path: &Path) -> Result<(), String> {
+        let share = self.needs.member_share;
+        let points: Vec<Point<'_>> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.serves())
+            .map(|(colour, r)| Point {
+                colour,
+                x: r.bits_per_key.max(0.01),
+                y: (share * r.member_ns + (1.0 - share) * r.non_member_ns).max(0.01),
+                row: r,
+            })
+            .collect();
+        let first = points.first().map_or((1.0, 1.0), |p| (p.x, p.y));
+        let (xlo, xhi) = span(points.iter().map(|p| p.x), first.0);
+        let (ylo, yhi) = span(points.iter().map(|p| p.y), first.1);
+        scatter(
+            path,
+            &Axes {
+                title: "lookup time against memory",
+                x_desc: "bits per key (log)",
+                y_desc: "ns a lookup, members and absent keys as queried (log)",
+                x: (xlo, xhi),
+                y: (ylo, yhi),
+            },
+            &points,
+            None,
+            None,
+        )
+    }
+}
+
+/// One structure on a plot.
+struct Point<'a> {
+    x: f64,
+    y: f64,
+    row: &'a Row,
+    /// The row's place in the report: its colour.
+    colour: usize,
+}
+
+struct Axes<'a> {
+    title: &'a str,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+/// A log range around `values` (and `also`), with a margin.
+fn span(values: impl Iterator<Item = f64>, also: f64) -> (f64, f64) {
+    let (lo, hi) = values.fold((also, also), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    (lo / 1.6, hi * 1.6)
+}
+
+/// The marker families: exact structures, Bloom filters (classic, blocked, split-block,
+/// counting, scalable, atomic), static filters, quotient filters, shared (Redis) filters.
+#[derive(Clone, Copy, PartialEq)]
+enum Family {
+    Exact,
+    Bloom,
+    Static,
+    Quotient,
+    Shared,
+}
+
+fn family(row: &Row) -> Family {
+    let name = row.structure.as_str();
+    if row.exact {
+        Family::Exact
+    } else if name.contains("(static)") {
+        Family::Static
+    } else if name.starts_with("Quotient") || name.starts_with("Expandable") {
+        Family::Quotient
+    } else if name.starts_with("Redis") {
+        Family::Shared
+    } else {
+        Family::Bloom
+    }
+}
+
+/// The marker of a family at `at` (pixels), in `colour`.
+fn marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    family: Family,
+    at: (i32, i32),
+    colour: RGBAColor,
+) -> Result<(), String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let (x, y) = at;
+    match family {
+        Family::Exact => area
+            .draw(&Cross::new(at, 6, colour.stroke_width(3)))
+            .map_err(|x| e(&x)),
+        Family::Bloom => area
+            .draw(&Circle::new(at, 6, colour.filled()))
+            .map_err(|x| e(&x)),
+        Family::Static => area
+            .draw(&TriangleMarker::new(at, 8, colour.filled()))
+            .map_err(|x| e(&x)),
+        Family::Quotient => area
+            .draw(&Rectangle::new(
+                [(x - 6, y - 6), (x + 6, y + 6)],
+                colour.filled(),
+            ))
+            .map_err(|x| e(&x)),
+        Family::Shared => area
+            .draw(&Polygon::new(
+                vec![(x, y - 8), (x + 8, y), (x, y + 8), (x - 8, y)],
+                colour.filled(),
+            ))
+            .map_err(|x| e(&x)),
+    }
+}
+
+/// Draws `points` on log axes with their markers and names (pushed apart where they would
+/// overlap, with a leader line to the point), an optional curve, and an optional boundary
+/// left of which is the band of exact structures.
+fn scatter(
+    path: &Path,
+    axes: &Axes<'_>,
+    points: &[Point<'_>],
+    curve: Option<(Vec<(f64, f64)>, &str)>,
+    exact_band: Option<f64>,
+) -> Result<(), String> {
+    let e = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
+    let root = SVGBackend::new(path, (1000, 640)).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(axes.title, ("sans-serif", 22))
+        .margin(18)
+        .margin_right(170)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            (axes.x.0..axes.x.1).log_scale(),
+            (axes.y.0..axes.y.1).log_scale(),
+        )
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .x_labels(12)
+        .y_labels(16)
+        .x_label_formatter(&|x| short_number(*x))
+        .y_label_formatter(&|y| short_number(*y))
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(|x| e(&x))?;
+    if let Some((curve, label)) = curve {
         chart
-            .configure_mesh()
-            .x_desc("measured false-positive rate (exact structures at the left edge)")
-            .y_desc("bits per key")
-            .draw()
-            .map_err(|x| e(&x))?;
-        let curve = (0..=200).map(|i| {
-            let p = min_fpr * (1.0 / min_fpr).powf(f64::from(i) / 200.0);
-            (p, -p.log2() / std::f64::consts::LN_2)
-        });
-        chart
-            .draw_series(LineSeries::new(curve, &BLUE))
+            .draw_series(LineSeries::new(curve, BLUE.mix(0.6).stroke_width(2)))
             .map_err(|x| e(&x))?
-            .label("classic Bloom filter, theory: -log2(p) / ln 2")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
-        for (i, r) in served.iter().enumerate() {
-            let colour = Palette99::pick(i + 1).to_rgba();
-            let at = (r.measured_fpr.max(min_fpr), r.bits_per_key);
-            chart
-                .draw_series([Circle::new(at, 6, colour.filled())])
-                .map_err(|x| e(&x))?
-                .label(r.structure.clone())
-                .legend(move |(x, y)| Circle::new((x + 10, y), 5, colour.filled()));
-        }
+            .label(label)
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
+            .label_font(("sans-serif", 13))
             .draw()
             .map_err(|x| e(&x))?;
-        root.present().map_err(|x| e(&x))
     }
+    if let Some(edge) = exact_band {
+        let (lo, hi) = axes.y;
+        chart
+            .draw_series(LineSeries::new(
+                [(edge, lo), (edge, hi)],
+                BLACK.mix(0.4).stroke_width(1),
+            ))
+            .map_err(|x| e(&x))?;
+        let (px, py) = chart.backend_coord(&(axes.x.0, hi));
+        root.draw(&Text::new(
+            "exact: FPR 0,",
+            (px + 4, py + 4),
+            ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
+        ))
+        .map_err(|x| e(&x))?;
+        root.draw(&Text::new(
+            "off the log scale",
+            (px + 4, py + 18),
+            ("sans-serif", 12).into_font().color(&BLACK.mix(0.7)),
+        ))
+        .map_err(|x| e(&x))?;
+    }
+    // Pixel positions, then labels placed top to bottom, each pushed below the last one
+    // it would overlap.
+    let mut placed: Vec<(i32, i32, i32)> = Vec::new(); // (x, y, width) of each label
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    let pixel: Vec<(i32, i32)> = points
+        .iter()
+        .map(|p| chart.backend_coord(&(p.x, p.y)))
+        .collect();
+    order.sort_by_key(|&i| (pixel[i].1, pixel[i].0));
+    for i in order {
+        let p = &points[i];
+        let at = pixel[i];
+        let colour = colour(p.colour);
+        marker(&root, family(p.row), at, colour).map_err(|x| e(&x))?;
+        let width = 7 * p.row.structure.len() as i32;
+        let (mut lx, mut ly) = (at.0 + 10, at.1 - 6);
+        while let Some(&(_, y, _)) = placed
+            .iter()
+            .find(|&&(x, y, w)| (ly - y).abs() < 14 && lx < x + w && x < lx + width)
+        {
+            ly = y + 14;
+        }
+        if ly != at.1 - 6 || lx != at.0 + 10 {
+            lx = at.0 + 14;
+            root.draw(&PathElement::new(
+                vec![at, (lx - 2, ly + 6)],
+                colour.stroke_width(1),
+            ))
+            .map_err(|x| e(&x))?;
+        }
+        root.draw(&Text::new(
+            p.row.structure.clone(),
+            (lx, ly),
+            ("sans-serif", 13).into_font(),
+        ))
+        .map_err(|x| e(&x))?;
+        placed.push((lx, ly, width));
+    }
+    root.present().map_err(|x| e(&x))
+}
+
+/// An axis label: `0.001`, `12`, `150`, without trailing zeros.
+fn short_number(v: f64) -> String {
+    if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        let decimals = (1.0 - v.log10().floor()).max(0.0) as usize;
+        let text = format!("{v:.decimals$}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
+/// Strong colours that stay apart on white (Tableau's 10, then darker tones): a structure's
+/// colour is its place in the report's rows, the same in both plots.
+const COLOURS: [(u8, u8, u8); 20] = [
+    (31, 119, 180),
+    (214, 39, 40),
+    (44, 160, 44),
+    (255, 127, 14),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (23, 190, 207),
+    (188, 189, 34),
+    (127, 127, 127),
+    (57, 59, 121),
+    (99, 121, 57),
+    (132, 60, 57),
+    (123, 65, 115),
+    (49, 130, 189),
+    (230, 85, 13),
+    (49, 163, 84),
+    (117, 107, 177),
+    (99, 99, 99),
+    (140, 109, 49),
+];
+
+fn colour(index: usize) -> RGBAColor {
+    let (r, g, b) = COLOURS[index % COLOURS.len()];
+    RGBColor(r, g, b).to_rgba()
 }
