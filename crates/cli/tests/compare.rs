@@ -391,7 +391,7 @@ fn json_csv_and_plot() {
         String::from_utf8_lossy(&out.stderr)
     );
     let csv = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(csv.lines().count(), 15, "{csv}"); // a header and one row per structure
+    assert_eq!(csv.lines().count(), 16, "{csv}"); // a header and one row per structure
     assert!(csv.starts_with("structure,serves,"));
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.starts_with("<svg") && drawn.contains("BloomFilter") && drawn.contains("theory"));
@@ -406,4 +406,47 @@ fn json_csv_and_plot() {
         assert!(drawn.contains(&name) && speed.contains(&name), "{name}");
     }
     assert!(drawn.contains("off the log scale"));
+}
+
+#[test]
+fn concurrent_writers_get_an_atomic_filter() {
+    let report = run(&["--items", "40000", "--queries", "100000", "--threads", "2"]);
+    check_rows(&report, 0.01);
+    for name in [
+        "AtomicBloomFilter (2 threads)",
+        "AtomicBlockedBloomFilter (2 threads)",
+        "AtomicCountingBloomFilter (4-bit) (2 threads)",
+        "BlockedBloomFilter par_extend (2 threads)",
+        "Mutex<HashSet> (exact) (2 threads)",
+    ] {
+        assert!(row(&report, name)["cannot_serve"].is_null(), "{name}");
+    }
+    let chosen = report["recommendation"]["structure"].as_str().unwrap();
+    assert!(chosen.starts_with("Atomic"), "{chosen}");
+    // With deletes, only the atomic counting filter of the atomic ones serves.
+    let report = run(&[
+        "--items",
+        "40000",
+        "--queries",
+        "100000",
+        "--threads",
+        "2",
+        "--deletes",
+        "0.2",
+    ]);
+    check_rows(&report, 0.01);
+    assert_eq!(
+        report["recommendation"]["structure"],
+        "AtomicCountingBloomFilter (4-bit) (2 threads)"
+    );
+    assert!(row(&report, "AtomicBlockedBloomFilter")["cannot_serve"]
+        .as_str()
+        .unwrap()
+        .contains("remove"));
+    // Without --threads, one row says how to measure them.
+    let report = run(&["--items", "2000", "--queries", "2000"]);
+    assert!(row(&report, "Atomic filters")["cannot_serve"]
+        .as_str()
+        .unwrap()
+        .contains("--threads"));
 }

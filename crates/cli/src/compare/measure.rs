@@ -300,20 +300,37 @@ pub fn measure<K, S: Structure<K>>(
     make: impl FnOnce() -> Result<S, String>,
     data: &Data<K>,
 ) -> Row {
+    let s = match make() {
+        Ok(s) => s,
+        Err(e) => {
+            let (deletes, grows, exact) = flags;
+            return Row::cannot(name, e, deletes, grows, exact);
+        }
+    };
+    measure_built(name, flags, data, move |data| {
+        let mut s = s;
+        for k in &data.keys {
+            s.put(k).map_err(|e| format!("refused a key: {e}"))?;
+        }
+        s.finish().map_err(|e| format!("cannot be built: {e}"))?;
+        Ok(s)
+    })
+}
+
+/// As [`measure`], with the build (every key in, timed as a whole: one writer or many) done
+/// by `build`.
+pub fn measure_built<K, S: Structure<K>>(
+    name: &str,
+    flags: (bool, bool, bool),
+    data: &Data<K>,
+    build: impl FnOnce(&Data<K>) -> Result<S, String>,
+) -> Row {
     let (deletes, grows, exact) = flags;
-    let mut s = match make() {
+    let start = Instant::now();
+    let mut s = match build(data) {
         Ok(s) => s,
         Err(e) => return Row::cannot(name, e, deletes, grows, exact),
     };
-    let start = Instant::now();
-    for k in &data.keys {
-        if let Err(e) = s.put(k) {
-            return Row::cannot(name, format!("refused a key: {e}"), deletes, grows, exact);
-        }
-    }
-    if let Err(e) = s.finish() {
-        return Row::cannot(name, format!("cannot be built: {e}"), deletes, grows, exact);
-    }
     let build_ns = per(start.elapsed(), data.keys.len());
     let mut false_negatives = 0;
     for k in &data.keys[..data.deleted] {
@@ -388,6 +405,8 @@ pub struct Sizing {
     pub seed: u64,
     /// Whether the set is fixed once built (static filters serve only then).
     pub static_set: bool,
+    /// Concurrent writers (`--threads`): 0 or 1 for one.
+    pub threads: usize,
 }
 
 /// The names of the structures, in report order.
@@ -416,7 +435,7 @@ pub fn measure_all<K>(
     mut progress: impl FnMut(&str),
 ) -> Vec<Row>
 where
-    K: Hash + Eq + Clone + HeapSize + AsParquet,
+    K: Hash + Eq + Clone + HeapSize + AsParquet + Send + Sync,
 {
     let n = (data.keys.len() as u64).max(1);
     let want_deletes = data.deleted > 0;
@@ -690,6 +709,245 @@ where
             )
         }),
     );
+    rows.extend(measure_threads(data, sizing, n, &mut progress));
+    rows
+}
+
+/// The name of the rows of concurrent writers when there are none.
+pub const THREADS_ROW: &str = "Atomic filters, par_extend (threads)";
+
+/// A filter shared by writer threads: `insert` on `&self`.
+pub trait Shared<K>: Sync {
+    /// Inserts a key (from any thread).
+    fn put_shared(&self, key: &K);
+    /// Whether the key may be present.
+    fn has_shared(&self, key: &K) -> bool;
+    /// Removes a key, where the structure can (from any thread).
+    fn take_shared(&self, key: &K) -> Option<Result<(), String>>;
+    /// Heap bytes.
+    fn bytes_shared(&self) -> u64;
+    /// As [`Structure::settle`].
+    fn settle_shared(&mut self) {}
+}
+
+/// A [`Shared`] structure, measured as any other once built.
+#[derive(Debug)]
+pub struct Concurrent<F>(pub F);
+
+impl<K, F: Shared<K>> Structure<K> for Concurrent<F> {
+    fn put(&mut self, key: &K) -> Result<(), String> {
+        self.0.put_shared(key);
+        Ok(())
+    }
+    fn has(&self, key: &K) -> bool {
+        self.0.has_shared(key)
+    }
+    fn take(&mut self, key: &K) -> Option<Result<(), String>> {
+        self.0.take_shared(key)
+    }
+    fn bytes(&self) -> u64 {
+        self.0.bytes_shared()
+    }
+    fn settle(&mut self) {
+        self.0.settle_shared();
+    }
+}
+
+macro_rules! shared_filter {
+    ($($ty:ident),*) => {$(
+        impl<K: Hash> Shared<K> for bloomkit::$ty<K> {
+            fn put_shared(&self, key: &K) {
+                self.insert_hash(self.hash_key(key));
+            }
+            fn has_shared(&self, key: &K) -> bool {
+                self.contains_hash(self.hash_key(key))
+            }
+            fn take_shared(&self, _: &K) -> Option<Result<(), String>> {
+                None
+            }
+            fn bytes_shared(&self) -> u64 {
+                self.heap_bytes() as u64
+            }
+        }
+    )*};
+}
+shared_filter!(AtomicBloomFilter, AtomicBlockedBloomFilter);
+
+impl<K: Hash> Shared<K> for bloomkit::AtomicCountingBloomFilter<K> {
+    fn put_shared(&self, key: &K) {
+        self.insert_hash(self.hash_key(key));
+    }
+    fn has_shared(&self, key: &K) -> bool {
+        self.contains_hash(self.hash_key(key))
+    }
+    fn take_shared(&self, key: &K) -> Option<Result<(), String>> {
+        Some(self.remove(key).map_err(|e| e.to_string()))
+    }
+    fn bytes_shared(&self) -> u64 {
+        self.heap_bytes() as u64
+    }
+}
+
+/// The exact baseline for many writers: a `HashSet` behind a `Mutex`.
+#[derive(Debug)]
+pub struct Locked<K>(pub std::sync::Mutex<Exact<K>>);
+
+impl<K: Hash + Eq + Clone + HeapSize + Send> Shared<K> for Locked<K> {
+    fn put_shared(&self, key: &K) {
+        let mut set = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = set.put(key);
+    }
+    fn has_shared(&self, key: &K) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .has(key)
+    }
+    fn take_shared(&self, key: &K) -> Option<Result<(), String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take(key)
+    }
+    fn bytes_shared(&self) -> u64 {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .bytes()
+    }
+    fn settle_shared(&mut self) {
+        self.0
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .settle();
+    }
+}
+
+/// Every key put by `threads` scoped threads, each a slice of the keys.
+fn put_from_threads<K: Sync, F: Shared<K>>(f: F, keys: &[K], threads: usize) -> F {
+    let per = keys.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        for part in keys.chunks(per) {
+            let f = &f;
+            scope.spawn(move || {
+                for k in part {
+                    f.put_shared(k);
+                }
+            });
+        }
+    });
+    f
+}
+
+/// The structures for concurrent writers (`--threads N`): the atomic filters, inserted into
+/// by N threads at once, `par_extend` on an N-thread pool, and a `Mutex<HashSet>`; build
+/// times are wall clock per key. Without `--threads`, one row that says how to measure them.
+fn measure_threads<K>(
+    data: &Data<K>,
+    sizing: Sizing,
+    n: u64,
+    progress: &mut impl FnMut(&str),
+) -> Vec<Row>
+where
+    K: Hash + Eq + Clone + HeapSize + Send + Sync,
+{
+    let threads = sizing.threads;
+    if threads < 2 {
+        return vec![Row::cannot(
+            THREADS_ROW,
+            "for concurrent writers: measured with --threads N",
+            false,
+            false,
+            false,
+        )];
+    }
+    let fpr = sizing.fpr;
+    let err = |e: bloomkit::Error| e.to_string();
+    let want_deletes = data.deleted > 0;
+    let mut rows = Vec::new();
+    let named = |base: &str| format!("{base} ({threads} threads)");
+    let refuse = |name: &str, deletes: bool| -> Option<Row> {
+        if sizing.unknown_size {
+            Some(Row::cannot(
+                name,
+                "needs the item count up front (--unknown-size)",
+                deletes,
+                false,
+                false,
+            ))
+        } else if want_deletes && !deletes {
+            Some(Row::cannot(
+                name,
+                "cannot remove items (--deletes)",
+                deletes,
+                false,
+                false,
+            ))
+        } else {
+            None
+        }
+    };
+
+    let name = named("AtomicBloomFilter");
+    progress(&name);
+    rows.push(refuse(&name, false).unwrap_or_else(|| {
+        measure_built(&name, (false, false, false), data, |data| {
+            let f = bloomkit::AtomicBloomFilter::builder(n, fpr)
+                .seed(sizing.seed)
+                .build()
+                .map_err(err)?;
+            Ok(Concurrent(put_from_threads(f, &data.keys, threads)))
+        })
+    }));
+    let name = named("AtomicBlockedBloomFilter");
+    progress(&name);
+    rows.push(refuse(&name, false).unwrap_or_else(|| {
+        measure_built(&name, (false, false, false), data, |data| {
+            let f = bloomkit::AtomicBlockedBloomFilter::builder(n, fpr)
+                .seed(sizing.seed)
+                .build()
+                .map_err(err)?;
+            Ok(Concurrent(put_from_threads(f, &data.keys, threads)))
+        })
+    }));
+    let name = named("AtomicCountingBloomFilter (4-bit)");
+    progress(&name);
+    rows.push(refuse(&name, true).unwrap_or_else(|| {
+        measure_built(&name, (true, false, false), data, |data| {
+            let f = bloomkit::AtomicCountingBloomFilter::builder(n, fpr)
+                .seed(sizing.seed)
+                .build()
+                .map_err(err)?;
+            Ok(Concurrent(put_from_threads(f, &data.keys, threads)))
+        })
+    }));
+    let name = named("BlockedBloomFilter par_extend");
+    progress(&name);
+    rows.push(refuse(&name, false).unwrap_or_else(|| {
+        measure_built(&name, (false, false, false), data, |data| {
+            use rayon::prelude::*;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map_err(|e| e.to_string())?;
+            let mut f = BlockedBloomFilter::builder(n, fpr)
+                .seed(sizing.seed)
+                .build()
+                .map_err(err)?;
+            pool.install(|| f.par_extend(data.keys.par_iter()));
+            Ok(Approx(f))
+        })
+    }));
+    let name = named("Mutex<HashSet> (exact)");
+    progress(&name);
+    rows.push(measure_built(&name, (true, true, true), data, |data| {
+        let set = Locked(std::sync::Mutex::new(Exact(HashSet::new())));
+        let set = put_from_threads(set, &data.keys, threads);
+        Ok(Concurrent(set))
+    }));
     rows
 }
 

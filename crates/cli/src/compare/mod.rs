@@ -74,6 +74,11 @@ pub struct Args {
     /// opposite of --static, for --keys-file workloads).
     #[arg(long)]
     pub dynamic: bool,
+    /// Concurrent writers: also measure the atomic filters with this many threads inserting
+    /// at once, `par_extend` on a pool of this many, and a `Mutex<HashSet>` (wall-clock
+    /// build time per key).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
     /// Seed of the synthetic keys and of the hashers.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -109,6 +114,12 @@ fn check(args: &Args) -> Result<(), String> {
     }
     if !(0.0..1.0).contains(&args.deletes) {
         return Err(format!("--deletes must be in [0, 1), got {}", args.deletes));
+    }
+    if args.threads == 0 || args.threads > 1024 {
+        return Err(format!(
+            "--threads must be in 1..=1024, got {}",
+            args.threads
+        ));
     }
     if args.string_len == 0 {
         return Err("--string-len must be at least 1".into());
@@ -168,6 +179,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
         unknown_size: args.unknown_size,
         seed: args.seed,
         static_set,
+        threads: args.threads,
     };
     let source = match &args.keys_file {
         Some(p) => format!("keys from {}", p.display()),
@@ -216,6 +228,9 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
     if args.unknown_size {
         workload.push_str(", item count unknown up front");
     }
+    if args.threads > 1 {
+        workload.push_str(&format!(", {} writer threads", args.threads));
+    }
     if static_set {
         workload.push_str(if args.static_set {
             ", a fixed set (--static)"
@@ -228,6 +243,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
         deletes: deleted > 0,
         unknown_size: args.unknown_size,
         static_set,
+        threads: args.threads,
         fpr: args.fpr,
         member_share: queries.0 as f64 / (queries.0 + queries.1).max(1) as f64,
         non_members: queries.1 as u64,
@@ -253,7 +269,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
 /// if any structure had false negatives.
 pub fn main(args: &Args) -> ExitCode {
     let bar = ProgressBar::with_draw_target(
-        Some(STRUCTURES.len() as u64 + 1),
+        Some(STRUCTURES.len() as u64 + 1 + if args.threads > 1 { 5 } else { 0 }),
         ProgressDrawTarget::stderr(),
     );
     if !std::io::stderr().is_terminal() {

@@ -15,6 +15,8 @@ pub struct Needs {
     pub unknown_size: bool,
     /// The set is fixed once built (`--static`, or keys from a file): static filters serve.
     pub static_set: bool,
+    /// Concurrent writers (`--threads`; 1 for one).
+    pub threads: usize,
     /// The target false-positive rate.
     pub fpr: f64,
     /// The share of queries that are members.
@@ -140,6 +142,51 @@ fn smallest_of<'a>(rows: &'a [Row], names: &[&str], needs: &Needs) -> Option<(&'
     Some((best, others))
 }
 
+/// Concurrent writers: the atomic filter with the cheapest lookups (the counting one when
+/// items are removed), with the wall-clock build figures of `par_extend` and of a
+/// `Mutex<HashSet>` beside it.
+fn concurrent(rows: &[Row], needs: &Needs) -> Option<Recommendation> {
+    let atomic: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.structure.starts_with("Atomic") && eligible(r))
+        .filter(|r| !needs.deletes || r.deletes)
+        .collect();
+    let best = atomic
+        .iter()
+        .min_by(|a, b| lookup_ns(a, needs).total_cmp(&lookup_ns(b, needs)))?;
+    let mut reason = format!(
+        "{} threads write at once: {} takes their inserts without a lock ({:.1} ns a key, wall clock, {:.1} bits per key, measured FPR {:.3}%, {:.1} ns a lookup)",
+        needs.threads,
+        best.structure,
+        best.build_ns,
+        best.bits_per_key,
+        best.measured_fpr * 100.0,
+        lookup_ns(best, needs)
+    );
+    for (prefix, what) in [
+        (
+            "BlockedBloomFilter par_extend",
+            "builds from a batch you already hold",
+        ),
+        ("Mutex<HashSet>", "is exact, behind a lock"),
+    ] {
+        if let Some(r) = rows
+            .iter()
+            .find(|r| r.structure.starts_with(prefix) && eligible(r))
+        {
+            reason.push_str(&format!(
+                "; {} {what} at {:.1} ns a key and {:.1} bits per key",
+                r.structure, r.build_ns, r.bits_per_key
+            ));
+        }
+    }
+    reason.push('.');
+    Some(Recommendation {
+        structure: best.structure.clone(),
+        reason,
+    })
+}
+
 fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
     let usable: Vec<&Row> = rows.iter().filter(|r| eligible(r)).collect();
     let approx: Vec<&Row> = usable.iter().copied().filter(|r| !r.exact).collect();
@@ -149,6 +196,12 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
         reason,
     };
 
+    // Many writers rule out what takes inserts through `&mut` alone.
+    if needs.threads > 1 {
+        if let Some(r) = concurrent(rows, needs) {
+            return r;
+        }
+    }
     if needs.dense {
         if let Some(bitmap) = find(rows, "Bitmap") {
             let vs = smallest_approx.map_or(String::new(), |a| {
@@ -335,6 +388,7 @@ mod tests {
             deletes: false,
             unknown_size: false,
             static_set: false,
+            threads: 1,
             fpr: 0.01,
             member_share: 0.5,
             non_members: 500_000,

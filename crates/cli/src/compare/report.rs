@@ -53,9 +53,16 @@ impl Report {
             self.queries.1
         );
         let _ = writeln!(out);
+        let w = self
+            .rows
+            .iter()
+            .map(|r| r.structure.len())
+            .max()
+            .unwrap_or(0)
+            .max(9);
         let _ = writeln!(
             out,
-            "{:<28} {:>12} {:>9} {:>9} {:>10} {:>10} {:>10} {:>6} {:>7} {:>6}",
+            "{:<w$} {:>12} {:>9} {:>9} {:>10} {:>10} {:>10} {:>6} {:>7} {:>6}",
             "structure",
             "bytes",
             "bits/key",
@@ -73,14 +80,14 @@ impl Report {
                 Some(reason) => {
                     let _ = writeln!(
                         out,
-                        "{:<28} cannot serve this workload: {reason}",
+                        "{:<w$} cannot serve this workload: {reason}",
                         r.structure
                     );
                 }
                 None => {
                     let _ = writeln!(
                         out,
-                        "{:<28} {:>12} {:>9.2} {:>9.1} {:>10.1} {:>10.1} {:>9.4}% {:>6} {:>7} {:>6}",
+                        "{:<w$} {:>12} {:>9.2} {:>9.1} {:>10.1} {:>10.1} {:>9.4}% {:>6} {:>7} {:>6}",
                         r.structure,
                         r.bytes,
                         r.bits_per_key,
@@ -95,7 +102,7 @@ impl Report {
                     if r.misses_target {
                         let _ = writeln!(
                             out,
-                            "{:<28} ^ MISSES THE TARGET: {:.4}% measured for a {}% target",
+                            "{:<w$} ^ MISSES THE TARGET: {:.4}% measured for a {}% target",
                             "",
                             r.measured_fpr * 100.0,
                             self.needs.fpr * 100.0
