@@ -66,12 +66,14 @@ fn check_rows(report: &Value, fpr: f64) {
         } else if name.starts_with("Scalable")
             || name.starts_with("Quotient")
             || name.starts_with("Expandable")
+            || name.starts_with("RedisBloom")
             || report["deleted"].as_u64() != Some(0)
         {
             // Tighter slices; a quotient table sized so that 95% load meets the target (a
             // power of two of slots: most sizes leave it below that load); fingerprints
-            // sized for a thousandfold growth; or a filter left under its design load by
-            // deletes: below.
+            // sized for a thousandfold growth; RedisBloom's first sub-filter, which the module
+            // sizes for half the rate; or a filter left under its design load by deletes:
+            // below.
             assert!(measured <= fpr + tolerance, "{name}: {measured}");
         } else {
             assert!(
@@ -391,7 +393,7 @@ fn json_csv_and_plot() {
         String::from_utf8_lossy(&out.stderr)
     );
     let csv = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(csv.lines().count(), 16, "{csv}"); // a header and one row per structure
+    assert_eq!(csv.lines().count(), 17, "{csv}"); // a header and one row per structure
     assert!(csv.starts_with("structure,serves,"));
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.starts_with("<svg") && drawn.contains("BloomFilter") && drawn.contains("theory"));
@@ -449,4 +451,67 @@ fn concurrent_writers_get_an_atomic_filter() {
         .as_str()
         .unwrap()
         .contains("--threads"));
+}
+
+/// `--redis`: the shared filters measured against a real server (with RedisBloom's module),
+/// every answer checked, and nothing left on the server.
+#[test]
+fn shared_filters_are_measured_against_the_server_and_removed() {
+    let Some(server) = bloomkit_testkit::redis_server::RedisServer::start_with_redisbloom(&[])
+    else {
+        return;
+    };
+    let url = server.url();
+    let report = run(&["--items", "20000", "--queries", "40000", "--redis", &url]);
+    check_rows(&report, 0.01);
+    for name in [
+        "RedisFilter<BlockedBloomFilter> (shared)",
+        "RedisFilter<BloomFilter> (shared)",
+        "RedisBloomFilter (module, shared)",
+    ] {
+        assert!(
+            row(&report, name)["cannot_serve"].is_null(),
+            "{name}: {}",
+            row(&report, name)["cannot_serve"]
+        );
+    }
+    let chosen = report["recommendation"]["structure"].as_str().unwrap();
+    assert!(chosen.starts_with("Redis"), "{chosen}");
+    let mut con = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let left: u64 = redis::cmd("DBSIZE").query(&mut con).unwrap();
+    assert_eq!(left, 0, "compare left keys on the server");
+    // String keys, and an unknown size: only RedisBloom grows.
+    let report = run(&[
+        "--keys",
+        "string",
+        "--items",
+        "20000",
+        "--queries",
+        "20000",
+        "--unknown-size",
+        "--redis",
+        &url,
+    ]);
+    check_rows(&report, 0.01);
+    assert!(
+        row(&report, "RedisFilter<BlockedBloomFilter>")["cannot_serve"]
+            .as_str()
+            .unwrap()
+            .contains("item count")
+    );
+    assert_eq!(
+        report["recommendation"]["structure"],
+        "RedisBloomFilter (module, shared)"
+    );
+    // Without --redis, one row says how to measure them.
+    let report = run(&["--items", "2000", "--queries", "2000"]);
+    assert!(
+        row(&report, "RedisFilter, RedisBloomFilter")["cannot_serve"]
+            .as_str()
+            .unwrap()
+            .contains("--redis")
+    );
 }

@@ -13,6 +13,7 @@ pub mod budget;
 pub mod measure;
 pub mod recommend;
 pub mod report;
+pub mod shared;
 pub mod workload;
 
 use std::io::IsTerminal;
@@ -79,6 +80,11 @@ pub struct Args {
     /// build time per key).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// A Redis server to measure the shared filters against (`redis://host:port`): the
+    /// module-free `RedisFilter`, and `RedisBloomFilter` when the server has the module.
+    /// Filters are created under unique names and removed afterwards.
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
     /// Seed of the synthetic keys and of the hashers.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -202,7 +208,12 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
                 }
             });
             (
-                measure_all(d, sizing, bitmap, &mut progress),
+                {
+                    let mut rows = measure_all(d, sizing, bitmap, &mut progress);
+                    progress("shared filters (Redis)");
+                    rows.extend(shared::measure_shared(d, sizing, args.redis.as_deref()));
+                    rows
+                },
                 d.keys.len(),
                 d.deleted,
                 (d.members.len(), d.non_members.len()),
@@ -210,7 +221,12 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
             )
         }
         Keys::Str(d) => (
-            measure_all(d, sizing, None, &mut progress),
+            {
+                let mut rows = measure_all(d, sizing, None, &mut progress);
+                progress("shared filters (Redis)");
+                rows.extend(shared::measure_shared(d, sizing, args.redis.as_deref()));
+                rows
+            },
             d.keys.len(),
             d.deleted,
             (d.members.len(), d.non_members.len()),
@@ -231,6 +247,9 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
     if args.threads > 1 {
         workload.push_str(&format!(", {} writer threads", args.threads));
     }
+    if let Some(url) = &args.redis {
+        workload.push_str(&format!(", shared through Redis at {url}"));
+    }
     if static_set {
         workload.push_str(if args.static_set {
             ", a fixed set (--static)"
@@ -244,6 +263,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
         unknown_size: args.unknown_size,
         static_set,
         threads: args.threads,
+        shared: args.redis.is_some(),
         fpr: args.fpr,
         member_share: queries.0 as f64 / (queries.0 + queries.1).max(1) as f64,
         non_members: queries.1 as u64,
@@ -269,7 +289,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
 /// if any structure had false negatives.
 pub fn main(args: &Args) -> ExitCode {
     let bar = ProgressBar::with_draw_target(
-        Some(STRUCTURES.len() as u64 + 1 + if args.threads > 1 { 5 } else { 0 }),
+        Some(STRUCTURES.len() as u64 + 2 + if args.threads > 1 { 5 } else { 0 }),
         ProgressDrawTarget::stderr(),
     );
     if !std::io::stderr().is_terminal() {

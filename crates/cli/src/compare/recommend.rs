@@ -17,6 +17,8 @@ pub struct Needs {
     pub static_set: bool,
     /// Concurrent writers (`--threads`; 1 for one).
     pub threads: usize,
+    /// Many processes share the filter (`--redis`).
+    pub shared: bool,
     /// The target false-positive rate.
     pub fpr: f64,
     /// The share of queries that are members.
@@ -142,6 +144,40 @@ fn smallest_of<'a>(rows: &'a [Row], names: &[&str], needs: &Needs) -> Option<(&'
     Some((best, others))
 }
 
+/// Many processes share the filter: the shared filter with the cheapest lookups, the others'
+/// figures beside it.
+fn shared(rows: &[Row], needs: &Needs) -> Option<Recommendation> {
+    let remote: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.structure.starts_with("Redis") && eligible(r))
+        .collect();
+    let best = remote
+        .iter()
+        .min_by(|a, b| lookup_ns(a, needs).total_cmp(&lookup_ns(b, needs)))?;
+    let mut reason = format!(
+        "Processes share the filter through Redis: {} answers in {:.0} ns a key in batches of {} ({:.0} ns a key to insert, {:.1} bits per key on the server, measured FPR {:.3}%)",
+        best.structure,
+        lookup_ns(best, needs),
+        super::shared::BATCH,
+        best.build_ns,
+        best.bits_per_key,
+        best.measured_fpr * 100.0
+    );
+    for other in remote.iter().filter(|r| r.structure != best.structure) {
+        reason.push_str(&format!(
+            "; {} {:.0} ns a lookup, {:.0} ns an insert",
+            other.structure,
+            lookup_ns(other, needs),
+            other.build_ns
+        ));
+    }
+    reason.push_str(". Batch your calls: each is one round trip.");
+    Some(Recommendation {
+        structure: best.structure.clone(),
+        reason,
+    })
+}
+
 /// Concurrent writers: the atomic filter with the cheapest lookups (the counting one when
 /// items are removed), with the wall-clock build figures of `par_extend` and of a
 /// `Mutex<HashSet>` beside it.
@@ -196,6 +232,12 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
         reason,
     };
 
+    // Many processes: the filter lives on the server.
+    if needs.shared {
+        if let Some(r) = shared(rows, needs) {
+            return r;
+        }
+    }
     // Many writers rule out what takes inserts through `&mut` alone.
     if needs.threads > 1 {
         if let Some(r) = concurrent(rows, needs) {
@@ -389,6 +431,7 @@ mod tests {
             unknown_size: false,
             static_set: false,
             threads: 1,
+            shared: false,
             fpr: 0.01,
             member_share: 0.5,
             non_members: 500_000,
