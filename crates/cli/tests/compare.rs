@@ -67,12 +67,14 @@ fn check_rows(report: &Value, fpr: f64) {
             || name.starts_with("Quotient")
             || name.starts_with("Expandable")
             || name.starts_with("RedisBloom")
+            || name == "MultiFilter [record]"
             || report["deleted"].as_u64() != Some(0)
         {
             // Tighter slices; a quotient table sized so that 95% load meets the target (a
             // power of two of slots: most sizes leave it below that load); fingerprints
             // sized for a thousandfold growth; RedisBloom's first sub-filter, which the module
-            // sizes for half the rate; or a filter left under its design load by deletes:
+            // sizes for half the rate; a whole record, which every part of the multi-attribute
+            // filter must pass; or a filter left under its design load by deletes:
             // below.
             assert!(measured <= fpr + tolerance, "{name}: {measured}");
         } else {
@@ -514,4 +516,41 @@ fn shared_filters_are_measured_against_the_server_and_removed() {
             .unwrap()
             .contains("--redis")
     );
+}
+
+/// `--keys records`: the multi-attribute filter answers by record, by one field and by
+/// fields together, each within the target; single-key structures say why they cannot ask
+/// by field.
+#[test]
+fn records_asked_by_field_get_the_multi_attribute_filter() {
+    let report = run(&[
+        "--keys",
+        "records",
+        "--attributes",
+        "3",
+        "--items",
+        "20000",
+        "--queries",
+        "40000",
+    ]);
+    check_rows(&report, 0.01);
+    for kind in ["record", "field 1", "fields 0+1"] {
+        let r = row(&report, &format!("MultiFilter [{kind}]"));
+        assert!(r["cannot_serve"].is_null(), "{kind}");
+    }
+    assert!(row(&report, "BlockedBloomFilter [field 1]")["cannot_serve"]
+        .as_str()
+        .unwrap()
+        .contains("a filter per field"));
+    assert!(row(&report, "BlockedBloomFilter [record]")["cannot_serve"].is_null());
+    assert_eq!(report["recommendation"]["structure"], "MultiFilter");
+    let (code, stderr) = compare(&["--keys", "records", "--attributes", "1"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("--attributes must be in 2..=12"),
+        "{stderr}"
+    );
+    let (code, stderr) = compare(&["--keys", "records", "--deletes", "0.1"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("does not combine"), "{stderr}");
 }

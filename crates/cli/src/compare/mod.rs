@@ -12,6 +12,7 @@
 pub mod budget;
 pub mod measure;
 pub mod recommend;
+pub mod records;
 pub mod report;
 pub mod shared;
 pub mod workload;
@@ -43,6 +44,9 @@ pub struct Args {
     /// For --keys dense: the share of the range that holds keys, in (0, 1].
     #[arg(long, default_value_t = 0.8)]
     pub density: f64,
+    /// For --keys records: fields per record, in 2..=12.
+    #[arg(long, default_value_t = 3)]
+    pub attributes: usize,
     /// Length of synthetic string keys.
     #[arg(long, default_value_t = 24)]
     pub string_len: usize,
@@ -167,6 +171,9 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
         seed: args.seed,
         filter_bits_per_key: -args.fpr.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2),
     };
+    if kind == KeyKind::Records {
+        return run_records(args, &mut progress);
+    }
     progress("preparing keys and queries");
     let keys = match &args.keys_file {
         Some(path) => workload::from_files(kind, path, args.queries_file.as_deref(), synthetic)?,
@@ -259,6 +266,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
     }
     let needs = Needs {
         dense: kind == KeyKind::Dense,
+        records: false,
         deletes: deleted > 0,
         unknown_size: args.unknown_size,
         static_set,
@@ -278,6 +286,84 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
         items: items as u64,
         deleted: deleted as u64,
         queries: (queries.0 as u64, queries.1 as u64),
+        needs,
+        optimized: !cfg!(debug_assertions),
+        rows,
+        recommendation,
+    })
+}
+
+/// The records workload: its own keys, rows and rule.
+fn run_records(args: &Args, progress: &mut impl FnMut(&str)) -> Result<Report, String> {
+    if args.keys_file.is_some() {
+        return Err("--keys records is synthetic only (records from a file are not read yet): drop --keys-file".into());
+    }
+    if args.deletes > 0.0
+        || args.unknown_size
+        || args.static_set
+        || args.threads > 1
+        || args.redis.is_some()
+    {
+        return Err("--keys records measures inserts and three kinds of queries: it does not combine with --deletes, --unknown-size, --static, --threads or --redis".into());
+    }
+    // Each record: its fields (a shared string of ~12 bytes and its 16-byte pointer).
+    budget::check(&budget::Estimate {
+        items: (args.items as u128) * (args.attributes as u128).max(1),
+        key_bytes: 28,
+        strings: true,
+        queries: 3 * args.queries as u128 * 2,
+        range: 0,
+        filter_bits_per_key: 3.0 * -args.fpr.ln()
+            / (std::f64::consts::LN_2 * std::f64::consts::LN_2),
+    })?;
+    progress("preparing records and queries");
+    let data = records::synthetic(
+        args.items,
+        args.attributes,
+        args.queries,
+        args.member_share,
+        args.seed,
+    )?;
+    let sizing = Sizing {
+        fpr: args.fpr,
+        unknown_size: false,
+        seed: args.seed,
+        static_set: false,
+        threads: 1,
+    };
+    let rows = records::measure_all(&data, sizing, &mut *progress);
+    let per_kind = data.kinds[0].members.len() + data.kinds[0].non_members.len();
+    let needs = Needs {
+        dense: false,
+        records: true,
+        deletes: false,
+        unknown_size: false,
+        static_set: false,
+        threads: 1,
+        shared: false,
+        fpr: args.fpr,
+        member_share: args.member_share,
+        non_members: data.kinds[0].non_members.len() as u64,
+    };
+    let mut rows = rows;
+    for row in &mut rows {
+        row.misses_target = recommend::misses_target(row, &needs);
+    }
+    let recommendation = recommend(&rows, &needs);
+    Ok(Report {
+        workload: format!(
+            "{} synthetic records of {} fields (distinct values per field: {}), asked by record, by field 1 and by fields 0+1 ({per_kind} queries each), target fpr {}",
+            args.items,
+            args.attributes,
+            data.distinct.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            args.fpr
+        ),
+        items: args.items as u64,
+        deleted: 0,
+        queries: (
+            data.kinds[0].members.len() as u64,
+            data.kinds[0].non_members.len() as u64,
+        ),
         needs,
         optimized: !cfg!(debug_assertions),
         rows,

@@ -9,6 +9,8 @@ use super::measure::Row;
 pub struct Needs {
     /// Keys are dense integers.
     pub dense: bool,
+    /// Items are records, asked by field too (`--keys records`).
+    pub records: bool,
     /// Items are removed (`--deletes`).
     pub deletes: bool,
     /// The item count is unknown up front (`--unknown-size`).
@@ -144,6 +146,48 @@ fn smallest_of<'a>(rows: &'a [Row], names: &[&str], needs: &Needs) -> Option<(&'
     Some((best, others))
 }
 
+/// Records asked by field: the multi-attribute filter, when every kind of query it answered
+/// is eligible, its rate per kind and the single-key filter's figures beside it.
+fn by_field(rows: &[Row], needs: &Needs) -> Option<Recommendation> {
+    let multi: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.structure.starts_with("MultiFilter ["))
+        .collect();
+    if multi.is_empty() || !multi.iter().all(|r| eligible(r)) {
+        return None;
+    }
+    let kinds: Vec<String> = multi
+        .iter()
+        .map(|r| {
+            format!(
+                "{}: measured FPR {:.3}%, {:.0} ns",
+                super::records::kind_of(&r.structure).unwrap_or("?"),
+                r.measured_fpr * 100.0,
+                lookup_ns(r, needs)
+            )
+        })
+        .collect();
+    let mut reason = format!(
+        "Records asked by field: MultiFilter answers by whole record, by one field and by fields together from one structure ({:.1} bits per record; {})",
+        multi[0].bits_per_key,
+        kinds.join("; ")
+    );
+    if let Some(single) = rows
+        .iter()
+        .find(|r| r.structure.starts_with("BlockedBloomFilter [record]") && eligible(r))
+    {
+        reason.push_str(&format!(
+            ". A BlockedBloomFilter of whole records takes {:.1} bits per record but answers only whole records",
+            single.bits_per_key
+        ));
+    }
+    reason.push('.');
+    Some(Recommendation {
+        structure: "MultiFilter".into(),
+        reason,
+    })
+}
+
 /// Many processes share the filter: the shared filter with the cheapest lookups, the others'
 /// figures beside it.
 fn shared(rows: &[Row], needs: &Needs) -> Option<Recommendation> {
@@ -232,6 +276,12 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
         reason,
     };
 
+    // Records asked by field: one filter answers every kind.
+    if needs.records {
+        if let Some(r) = by_field(rows, needs) {
+            return r;
+        }
+    }
     // Many processes: the filter lives on the server.
     if needs.shared {
         if let Some(r) = shared(rows, needs) {
@@ -427,6 +477,7 @@ mod tests {
     fn needs() -> Needs {
         Needs {
             dense: false,
+            records: false,
             deletes: false,
             unknown_size: false,
             static_set: false,

@@ -23,6 +23,9 @@ pub enum KeyKind {
     String,
     /// Integers packed into a bounded range (`--density` of the range is used).
     Dense,
+    /// Records of `--attributes` fields, asked by record, by one field and by two fields
+    /// together (synthetic only).
+    Records,
 }
 
 /// Keys of one type, the queries against them, and what the truth is.
@@ -195,6 +198,7 @@ pub fn synthetic_estimate(s: &Synthetic, filter_bits_per_key: f64) -> budget::Es
 pub fn synthetic(s: Synthetic) -> Result<Keys, String> {
     let deleted = deleted_of(s.items, s.deletes);
     Ok(match s.kind {
+        KeyKind::Records => return Err("records are made by compare::records".into()),
         KeyKind::U64 => {
             let (keys, seen) = distinct_keys(s.items, |i| mix(s.seed ^ mix(i)))?;
             let fresh = fresh(&seen, |j| mix(!s.seed ^ mix(j)));
@@ -373,6 +377,10 @@ pub fn from_files(
         filter_bits_per_key: s.filter_bits_per_key,
     })?;
     match kind {
+        KeyKind::Records => Err(
+            "--keys records is synthetic only (records from a file are not read yet): drop --keys-file"
+                .into(),
+        ),
         KeyKind::String => {
             let keys = distinct(lines)?;
             let deleted = deleted_of(keys.len(), s.deletes);
