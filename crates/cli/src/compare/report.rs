@@ -43,7 +43,7 @@ impl Report {
         let build = if self.optimized {
             "an optimized (release) build"
         } else {
-            "an UNOPTIMIZED (debug) build, so the times are meaningless: run `cargo xtask compare`"
+            "an UNOPTIMIZED (debug) build, so the times are meaningless: run `cargo xtask compare` or an installed `bloomkit compare`"
         };
         let _ = writeln!(
             out,
