@@ -126,16 +126,7 @@ impl<K: ?Sized, S> SimdBlockFilter<K, S> {
         hasher: S,
         design: Option<Design>,
     ) -> Result<Self, Error> {
-        if blocks.is_empty() {
-            return Err(Error::ZeroBits);
-        }
-        if blocks.len() as u64 > MAX_SPLIT_BLOCKS {
-            return Err(Error::TooLarge {
-                bits: blocks.len() as f64 * 256.0,
-                max: MAX_SPLIT_BLOCKS * 256,
-            });
-        }
-        let design = design.map(|d| Design::new(d.capacity, d.fpr)).transpose()?;
+        let design = crate::split_block::checked_parts(blocks.len(), design)?;
         let mut filter = SimdBlockFilter {
             blocks,
             design,

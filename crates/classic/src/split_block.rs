@@ -306,6 +306,24 @@ pub(crate) fn zeroed(blocks: u64) -> Result<Vec<SplitBlock>, Error> {
     bloomkit_core::bits::filled_vec(blocks, SplitBlock::default)
 }
 
+/// Checks decoded parts of a filter of split blocks (a count of blocks a constructor could
+/// have made, a design it could have had); the design, re-checked.
+pub(crate) fn checked_parts(
+    blocks: usize,
+    design: Option<Design>,
+) -> Result<Option<Design>, Error> {
+    if blocks == 0 {
+        return Err(Error::ZeroBits);
+    }
+    if blocks as u64 > MAX_SPLIT_BLOCKS {
+        return Err(Error::TooLarge {
+            bits: blocks as f64 * 256.0,
+            max: MAX_SPLIT_BLOCKS * 256,
+        });
+    }
+    design.map(|d| Design::new(d.capacity, d.fpr)).transpose()
+}
+
 /// The split-block filter hashes with Parquet's XXH64, seed 0: no hasher to choose (`()`).
 impl<K: ?Sized> FromSettings for SplitBlockFilter<K> {
     type Hasher = ();
@@ -342,16 +360,7 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         blocks: Vec<SplitBlock>,
         design: Option<Design>,
     ) -> Result<Self, Error> {
-        if blocks.is_empty() {
-            return Err(Error::ZeroBits);
-        }
-        if blocks.len() as u64 > MAX_SPLIT_BLOCKS {
-            return Err(Error::TooLarge {
-                bits: blocks.len() as f64 * 256.0,
-                max: MAX_SPLIT_BLOCKS * 256,
-            });
-        }
-        let design = design.map(|d| Design::new(d.capacity, d.fpr)).transpose()?;
+        let design = checked_parts(blocks.len(), design)?;
         let mut filter = SplitBlockFilter {
             blocks,
             design,

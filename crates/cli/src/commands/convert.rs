@@ -1,13 +1,12 @@
 //! `bloomkit convert`: a split-block filter between bloomkit's format and Parquet's bytes.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bloomkit::prelude::*;
 use bloomkit::Variant;
 
-use super::{human_bytes, write_atomically};
+use super::{human_bytes, write_bytes};
 use crate::open::{FilterFile, Kind, Options};
 use crate::CliError;
 
@@ -76,10 +75,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         To::Parquet => filter.to_parquet_bytes(),
         To::Bloomkit => filter.to_bytes(),
     };
-    write_atomically(&args.output, |out| {
-        out.write_all(&bytes)?;
-        out.flush()
-    })?;
+    write_bytes(&args.output, &bytes)?;
     eprintln!(
         "{}: {}",
         args.output.display(),

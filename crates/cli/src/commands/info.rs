@@ -8,7 +8,7 @@ use bloomkit::Variant;
 use std::io::Write;
 
 use super::{flush_quietly, human_bytes, thousands};
-use crate::open::{FilterFile, Kind, Options, Source};
+use crate::open::{FilterFile, Kind, Source};
 use crate::CliError;
 
 /// `bloomkit info`'s flags.
@@ -24,12 +24,9 @@ pub struct Args {
     /// Print JSON instead of lines of text.
     #[arg(long)]
     pub json: bool,
-    /// Skip the payload's checksum (the header's is still checked).
-    #[arg(long)]
-    pub no_verify: bool,
-    /// Read the file into memory instead of mapping it.
-    #[arg(long)]
-    pub no_mmap: bool,
+    /// How the file is read.
+    #[command(flatten)]
+    pub read: super::ReadFlags,
 }
 
 /// The hasher a header names, for people.
@@ -50,13 +47,7 @@ fn hasher_name(id: u8) -> &'static str {
 /// # Errors
 /// An unreadable or corrupt file (a checksum that does not match included).
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
-    let file = FilterFile::read(
-        &args.file,
-        Options {
-            mmap: !args.no_mmap,
-            verify: !args.no_verify,
-        },
-    )?;
+    let file = FilterFile::read(&args.file, args.read.options())?;
     file.check()?;
     let mut lines: Vec<(&str, String)> = vec![
         ("file", file.path().display().to_string()),
@@ -95,7 +86,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     }
     lines.push((
         "checksums",
-        match (file.kind(), args.no_verify) {
+        match (file.kind(), args.read.no_verify) {
             (Kind::Parquet, _) => "none in Parquet's bytes".into(),
             (_, false) => "header ok, payload ok".into(),
             (_, true) => "header ok, payload not checked (--no-verify)".into(),

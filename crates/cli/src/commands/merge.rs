@@ -1,6 +1,5 @@
 //! `bloomkit merge`: the union of compatible filter files.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -8,7 +7,7 @@ use bloomkit::counting::{Counter, U4};
 use bloomkit::prelude::*;
 use bloomkit::{Codec, Error, Union, Variant};
 
-use super::{human_bytes, write_atomically};
+use super::{human_bytes, write_bytes};
 use crate::open::{FilterFile, Kind, Options};
 use crate::CliError;
 
@@ -101,10 +100,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
             )))
         }
     };
-    write_atomically(&args.output, |out| {
-        out.write_all(&bytes)?;
-        out.flush()
-    })?;
+    write_bytes(&args.output, &bytes)?;
     eprintln!(
         "{}: {} files merged, {}",
         args.output.display(),

@@ -109,6 +109,39 @@ pub fn write_atomically(
     })
 }
 
+/// Writes `bytes` to `path` as [`write_atomically`] does.
+///
+/// # Errors
+/// As [`write_atomically`].
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    write_atomically(path, |out| {
+        out.write_all(bytes)?;
+        out.flush()
+    })
+}
+
+/// How `query` and `info` read the file.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ReadFlags {
+    /// Do not check the payload's checksum first (answers at once on a large file; the
+    /// header's checksum is still checked).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Read the file into memory instead of mapping it.
+    #[arg(long)]
+    pub no_mmap: bool,
+}
+
+impl ReadFlags {
+    /// The options these flags ask for.
+    pub fn options(self) -> crate::open::Options {
+        crate::open::Options {
+            mmap: !self.no_mmap,
+            verify: !self.no_verify,
+        }
+    }
+}
+
 /// Checks a `--fpr` flag: a rate in (0, 1).
 pub(crate) fn check_fpr(fpr: f64) -> Result<(), CliError> {
     if fpr > 0.0 && fpr < 1.0 {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use super::flush_quietly;
 use crate::keys::{Lines, CHUNK};
-use crate::open::{FilterFile, Options};
+use crate::open::FilterFile;
 use crate::CliError;
 
 /// `bloomkit query`'s flags.
@@ -34,13 +34,9 @@ pub struct Args {
     /// Print only the keys that may be present, one per line.
     #[arg(long)]
     pub present: bool,
-    /// Do not check the payload's checksum first (answers at once on a large file; the
-    /// header's checksum is still checked).
-    #[arg(long)]
-    pub no_verify: bool,
-    /// Read the file into memory instead of mapping it.
-    #[arg(long)]
-    pub no_mmap: bool,
+    /// How the file is read.
+    #[command(flatten)]
+    pub read: super::ReadFlags,
 }
 
 /// Answers the keys; exit 0 if all are present, 1 if any is absent.
@@ -48,13 +44,7 @@ pub struct Args {
 /// # Errors
 /// An unreadable, corrupt or unsupported file, no keys, a key line that is not UTF-8.
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
-    let file = FilterFile::read(
-        &args.file,
-        Options {
-            mmap: !args.no_mmap,
-            verify: !args.no_verify,
-        },
-    )?;
+    let file = FilterFile::read(&args.file, args.read.options())?;
     let filter = file.open()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());

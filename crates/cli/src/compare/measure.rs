@@ -13,6 +13,7 @@ use bloomkit::{
 };
 use serde::Serialize;
 
+use super::shared::KeyBytes;
 use super::workload::Data;
 
 /// One structure's measurements on the workload (or why it cannot serve it).
@@ -284,7 +285,8 @@ impl<K: Hash + Eq + Clone + HeapSize> Structure<K> for Exact<K> {
     }
 }
 
-fn per(elapsed: std::time::Duration, ops: usize) -> f64 {
+/// Nanoseconds per operation.
+pub fn per(elapsed: std::time::Duration, ops: usize) -> f64 {
     if ops == 0 {
         0.0
     } else {
@@ -427,15 +429,17 @@ pub const STRUCTURES: [&str; 14] = [
     "BinaryFuse32 (static)",
 ];
 
-/// Measures every structure that applies to keys of type `K`; `progress` is told each name.
+/// Measures every structure that applies to keys of type `K` (the shared ones against the
+/// Redis server at `redis`, if given); `progress` is told each name.
 pub fn measure_all<K>(
     data: &Data<K>,
     sizing: Sizing,
     bitmap: Option<Row>,
+    redis: Option<&str>,
     mut progress: impl FnMut(&str),
 ) -> Vec<Row>
 where
-    K: Hash + Eq + Clone + HeapSize + AsParquet + Send + Sync,
+    K: Hash + Eq + Clone + HeapSize + AsParquet + KeyBytes + Send + Sync,
 {
     let n = (data.keys.len() as u64).max(1);
     let want_deletes = data.deleted > 0;
@@ -710,6 +714,8 @@ where
         }),
     );
     rows.extend(measure_threads(data, sizing, n, &mut progress));
+    progress("shared filters (Redis)");
+    rows.extend(super::shared::measure_shared(data, sizing, redis));
     rows
 }
 
@@ -891,39 +897,40 @@ where
         }
     };
 
-    let name = named("AtomicBloomFilter");
-    progress(&name);
-    rows.push(refuse(&name, false).unwrap_or_else(|| {
-        measure_built(&name, (false, false, false), data, |data| {
-            let f = bloomkit::AtomicBloomFilter::builder(n, fpr)
-                .seed(sizing.seed)
-                .build()
-                .map_err(err)?;
+    // One atomic filter: made, then filled by the writer threads.
+    fn atomic<K, F: Shared<K> + Sync>(
+        name: &str,
+        deletes: bool,
+        data: &Data<K>,
+        threads: usize,
+        make: impl FnOnce() -> Result<F, bloomkit::Error>,
+    ) -> Row
+    where
+        K: Sync,
+    {
+        measure_built(name, (deletes, false, false), data, |data| {
+            let f = make().map_err(|e| e.to_string())?;
             Ok(Concurrent(put_from_threads(f, &data.keys, threads)))
         })
-    }));
-    let name = named("AtomicBlockedBloomFilter");
-    progress(&name);
-    rows.push(refuse(&name, false).unwrap_or_else(|| {
-        measure_built(&name, (false, false, false), data, |data| {
-            let f = bloomkit::AtomicBlockedBloomFilter::builder(n, fpr)
-                .seed(sizing.seed)
-                .build()
-                .map_err(err)?;
-            Ok(Concurrent(put_from_threads(f, &data.keys, threads)))
-        })
-    }));
-    let name = named("AtomicCountingBloomFilter (4-bit)");
-    progress(&name);
-    rows.push(refuse(&name, true).unwrap_or_else(|| {
-        measure_built(&name, (true, false, false), data, |data| {
-            let f = bloomkit::AtomicCountingBloomFilter::builder(n, fpr)
-                .seed(sizing.seed)
-                .build()
-                .map_err(err)?;
-            Ok(Concurrent(put_from_threads(f, &data.keys, threads)))
-        })
-    }));
+    }
+    macro_rules! atomic_row {
+        ($ty:ident, $label:literal, $deletes:literal) => {{
+            let name = named($label);
+            progress(&name);
+            rows.push(refuse(&name, $deletes).unwrap_or_else(|| {
+                atomic(&name, $deletes, data, threads, || {
+                    bloomkit::$ty::builder(n, fpr).seed(sizing.seed).build()
+                })
+            }));
+        }};
+    }
+    atomic_row!(AtomicBloomFilter, "AtomicBloomFilter", false);
+    atomic_row!(AtomicBlockedBloomFilter, "AtomicBlockedBloomFilter", false);
+    atomic_row!(
+        AtomicCountingBloomFilter,
+        "AtomicCountingBloomFilter (4-bit)",
+        true
+    );
     let name = named("BlockedBloomFilter par_extend");
     progress(&name);
     rows.push(refuse(&name, false).unwrap_or_else(|| {

@@ -215,12 +215,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
                 }
             });
             (
-                {
-                    let mut rows = measure_all(d, sizing, bitmap, &mut progress);
-                    progress("shared filters (Redis)");
-                    rows.extend(shared::measure_shared(d, sizing, args.redis.as_deref()));
-                    rows
-                },
+                measure_all(d, sizing, bitmap, args.redis.as_deref(), &mut progress),
                 d.keys.len(),
                 d.deleted,
                 (d.members.len(), d.non_members.len()),
@@ -228,12 +223,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
             )
         }
         Keys::Str(d) => (
-            {
-                let mut rows = measure_all(d, sizing, None, &mut progress);
-                progress("shared filters (Redis)");
-                rows.extend(shared::measure_shared(d, sizing, args.redis.as_deref()));
-                rows
-            },
+            measure_all(d, sizing, None, args.redis.as_deref(), &mut progress),
             d.keys.len(),
             d.deleted,
             (d.members.len(), d.non_members.len()),
@@ -296,7 +286,7 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
 /// The records workload: its own keys, rows and rule.
 fn run_records(args: &Args, progress: &mut impl FnMut(&str)) -> Result<Report, String> {
     if args.keys_file.is_some() {
-        return Err("--keys records is synthetic only (records from a file are not read yet): drop --keys-file".into());
+        return Err(workload::RECORDS_FROM_FILES.into());
     }
     if args.deletes > 0.0
         || args.unknown_size

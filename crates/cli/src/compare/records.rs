@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use bloomkit::{BlockedBloomFilter, MultiFilter};
 
-use super::measure::{Row, Sizing};
+use super::measure::{per, Row, Sizing};
 use super::workload::{mix, Str};
 
 /// A record: its fields' values.
@@ -235,10 +235,6 @@ impl Asks for Set {
     }
 }
 
-fn per(start: Instant, ops: usize) -> f64 {
-    start.elapsed().as_nanos() as f64 / ops.max(1) as f64
-}
-
 /// One structure: built once, then a row per kind of query.
 fn measure<S: Asks>(
     name: &str,
@@ -269,7 +265,7 @@ fn measure<S: Asks>(
             )];
         }
     }
-    let build_ns = per(start, data.records.len());
+    let build_ns = per(start.elapsed(), data.records.len());
     let bytes = s.bytes();
     data.kinds
         .iter()
@@ -296,14 +292,14 @@ fn measure<S: Asks>(
                 .iter()
                 .filter(|q| s.ask(kind, black_box(q)) == Some(true))
                 .count();
-            let member_ns = per(start, kind.members.len());
+            let member_ns = per(start.elapsed(), kind.members.len());
             let start = Instant::now();
             let positives = kind
                 .non_members
                 .iter()
                 .filter(|q| s.ask(kind, black_box(q)) == Some(true))
                 .count();
-            let non_member_ns = per(start, kind.non_members.len());
+            let non_member_ns = per(start.elapsed(), kind.non_members.len());
             Row {
                 structure: row_name(kind),
                 cannot_serve: None,

@@ -182,22 +182,14 @@ impl Report {
             .min(1.0);
         // The exact band: left of min_fpr, a decade wide.
         let band = min_fpr / 10.0;
-        let points: Vec<Point<'_>> = self
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.serves())
-            .map(|(colour, r)| Point {
-                colour,
-                x: if r.exact || r.measured_fpr <= 0.0 {
-                    (band * min_fpr).sqrt()
-                } else {
-                    r.measured_fpr
-                },
-                y: r.bits_per_key.max(0.01),
-                row: r,
-            })
-            .collect();
+        let points = self.points(|r| {
+            let x = if r.exact || r.measured_fpr <= 0.0 {
+                (band * min_fpr).sqrt()
+            } else {
+                r.measured_fpr
+            };
+            (x, r.bits_per_key.max(0.01))
+        });
         let theory = |p: f64| -p.log2() / std::f64::consts::LN_2;
         let (lo, hi) = span(
             points.iter().map(|p| p.y).chain([theory(max_fpr)]),
@@ -224,6 +216,19 @@ impl Report {
         )
     }
 
+    /// The rows that served, each at `at`, coloured by its place in the report.
+    fn points(&self, at: impl Fn(&Row) -> (f64, f64)) -> Vec<Point<'_>> {
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.serves())
+            .map(|(colour, row)| {
+                let (x, y) = at(row);
+                Point { x, y, row, colour }
+            })
+            .collect()
+    }
+
     /// Lookup time (weighted by the workload's share of members, log scale) against memory
     /// (bits per key, log scale), one marker and name per structure.
     ///
@@ -231,18 +236,10 @@ impl Report {
     /// When the file cannot be written.
     pub fn lookup_plot(&self, path: &Path) -> Result<(), String> {
         let share = self.needs.member_share;
-        let points: Vec<Point<'_>> = self
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.serves())
-            .map(|(colour, r)| Point {
-                colour,
-                x: r.bits_per_key.max(0.01),
-                y: (share * r.member_ns + (1.0 - share) * r.non_member_ns).max(0.01),
-                row: r,
-            })
-            .collect();
+        let points = self.points(|r| {
+            let ns = share * r.member_ns + (1.0 - share) * r.non_member_ns;
+            (r.bits_per_key.max(0.01), ns.max(0.01))
+        });
         let first = points.first().map_or((1.0, 1.0), |p| (p.x, p.y));
         let (xlo, xhi) = span(points.iter().map(|p| p.x), first.0);
         let (ylo, yhi) = span(points.iter().map(|p| p.y), first.1);

@@ -9,7 +9,7 @@ use std::time::Instant;
 use bloomkit::redis::{Error, Options, RedisBloomFilter, RedisBloomOptions, RedisFilter};
 use bloomkit::{BlockedBloomFilter, BloomFilter};
 
-use super::measure::{Row, Sizing};
+use super::measure::{per, Row, Sizing};
 use super::workload::{Data, Str};
 
 /// Keys a round trip.
@@ -42,35 +42,25 @@ trait Remote<K> {
     fn remove(self) -> Result<(), Error>;
 }
 
-impl<K: Hash> Remote<K> for RedisFilter<BlockedBloomFilter<K>> {
-    fn put(&mut self, keys: &[K]) -> Result<(), Error> {
-        self.try_insert_batch(keys).map(drop)
-    }
-    fn ask(&mut self, keys: &[K], out: &mut Vec<bool>) -> Result<(), Error> {
-        self.contains_batch(keys, out)
-    }
-    fn bytes(&mut self) -> Result<u64, Error> {
-        self.info().map(|i| i.bytes)
-    }
-    fn remove(self) -> Result<(), Error> {
-        self.delete().map(drop)
-    }
+macro_rules! remote_filter {
+    ($($layout:ident),*) => {$(
+        impl<K: Hash> Remote<K> for RedisFilter<$layout<K>> {
+            fn put(&mut self, keys: &[K]) -> Result<(), Error> {
+                self.try_insert_batch(keys).map(drop)
+            }
+            fn ask(&mut self, keys: &[K], out: &mut Vec<bool>) -> Result<(), Error> {
+                self.contains_batch(keys, out)
+            }
+            fn bytes(&mut self) -> Result<u64, Error> {
+                self.info().map(|i| i.bytes)
+            }
+            fn remove(self) -> Result<(), Error> {
+                self.delete().map(drop)
+            }
+        }
+    )*};
 }
-
-impl<K: Hash> Remote<K> for RedisFilter<BloomFilter<K>> {
-    fn put(&mut self, keys: &[K]) -> Result<(), Error> {
-        self.try_insert_batch(keys).map(drop)
-    }
-    fn ask(&mut self, keys: &[K], out: &mut Vec<bool>) -> Result<(), Error> {
-        self.contains_batch(keys, out)
-    }
-    fn bytes(&mut self) -> Result<u64, Error> {
-        self.info().map(|i| i.bytes)
-    }
-    fn remove(self) -> Result<(), Error> {
-        self.delete().map(drop)
-    }
-}
+remote_filter!(BlockedBloomFilter, BloomFilter);
 
 impl<K: KeyBytes> Remote<K> for RedisBloomFilter {
     fn put(&mut self, keys: &[K]) -> Result<(), Error> {
@@ -105,11 +95,7 @@ fn ask_all<K, R: Remote<K>>(f: &mut R, keys: &[K]) -> Result<(f64, usize), Error
         f.ask(chunk, &mut out)?;
         found += out.iter().filter(|&&x| x).count();
     }
-    Ok((per(start, keys.len()), found))
-}
-
-fn per(start: Instant, ops: usize) -> f64 {
-    start.elapsed().as_nanos() as f64 / ops.max(1) as f64
+    Ok((per(start.elapsed(), keys.len()), found))
 }
 
 /// Builds, asks, checks and removes one shared filter; the row, or why it cannot serve.
@@ -132,7 +118,7 @@ fn measure_remote<K, R: Remote<K>>(
         for chunk in data.keys.chunks(BATCH) {
             f.put(chunk)?;
         }
-        let build_ns = per(start, data.keys.len());
+        let build_ns = per(start.elapsed(), data.keys.len());
         let bytes = f.bytes()?;
         let (member_ns, found) = ask_all(f, &data.members)?;
         let (non_member_ns, positives) = ask_all(f, &data.non_members)?;

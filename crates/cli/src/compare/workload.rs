@@ -9,6 +9,10 @@ use serde::Serialize;
 
 use super::budget::{self, vec_with_capacity, MAX_KEY_BYTES};
 
+/// The answer to records asked of a file.
+pub const RECORDS_FROM_FILES: &str =
+    "--keys records is synthetic only (records from a file are not read yet): drop --keys-file";
+
 /// A string key, shared: member queries and sets hold a pointer to the one copy. It hashes
 /// exactly as the `String` or `&str` a user would insert (`Hash` for `Arc<str>` is `str`'s).
 pub type Str = Arc<str>;
@@ -377,10 +381,7 @@ pub fn from_files(
         filter_bits_per_key: s.filter_bits_per_key,
     })?;
     match kind {
-        KeyKind::Records => Err(
-            "--keys records is synthetic only (records from a file are not read yet): drop --keys-file"
-                .into(),
-        ),
+        KeyKind::Records => Err(RECORDS_FROM_FILES.into()),
         KeyKind::String => {
             let keys = distinct(lines)?;
             let deleted = deleted_of(keys.len(), s.deletes);
