@@ -4,8 +4,31 @@
 
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    bloomkit_cli::commands::main(&bloomkit_cli::commands::Cli::parse())
+    match bloomkit_cli::commands::Cli::try_parse() {
+        Ok(cli) => bloomkit_cli::commands::main(&cli),
+        // --help and --version print as clap prints them (help for a bare `bloomkit` too).
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            let _ = e.print();
+            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+        }
+        // A usage error is one line, as every other error: clap's message and its hint.
+        Err(e) => {
+            eprintln!(
+                "{}",
+                bloomkit_cli::commands::one_line_usage_error(&e.render().to_string())
+            );
+            ExitCode::from(2)
+        }
+    }
 }

@@ -435,11 +435,18 @@ fn bad_input_exits_2_with_one_line() {
         "split-block",
     );
     assert!(!m.exists(), "a failed merge or convert wrote its output");
-    let r = bloomkit(
+    // clap's own usage errors: exit 2 and one line too.
+    bad(
         &["build", s(&keys), "-o", s(&m), "--variant", "nonsense"],
         None,
+        "possible values",
     );
-    assert_eq!(r.code, Some(2), "clap's own usage errors exit 2 too");
+    bad(&["query"], None, "required");
+    bad(
+        &["build", s(&keys), "-o", s(&m), "--counter-bits", "5"],
+        None,
+        "not one of 4, 8, 16, 32",
+    );
     // A keyed filter's key is not in the file.
     let keyed = {
         let key = bloomkit::core::hash::HashKey::new([7; 16]);

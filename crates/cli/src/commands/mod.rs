@@ -109,6 +109,24 @@ pub fn write_atomically(
     })
 }
 
+/// clap's rendering of a usage error folded into one line: its message and hints, without
+/// the usage block and the pointer to `--help`.
+pub fn one_line_usage_error(rendered: &str) -> String {
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .collect();
+    let line = parts.join(" ");
+    if line.starts_with("error:") {
+        line
+    } else {
+        format!("error: {line}")
+    }
+}
+
 /// Writes `bytes` to `path` as [`write_atomically`] does.
 ///
 /// # Errors
@@ -185,6 +203,20 @@ pub(crate) fn flush_quietly(out: &mut impl Write) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_errors_fold_into_one_line() {
+        let rendered = "error: invalid value 'x' for '--variant <VARIANT>'\n  [possible values: classic, blocked]\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line_usage_error(rendered),
+            "error: invalid value 'x' for '--variant <VARIANT>' [possible values: classic, blocked]"
+        );
+        let rendered = "error: unexpected argument '--x' found\n\n  tip: to pass '--x' as a value, use '-- --x'\n\nUsage: bloomkit query <FILE> [KEYS]...\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line_usage_error(rendered),
+            "error: unexpected argument '--x' found tip: to pass '--x' as a value, use '-- --x'"
+        );
+    }
 
     #[test]
     fn numbers_for_people() {
