@@ -13,8 +13,8 @@ use bloomkit::counting::U4;
 use bloomkit::format::{self, AlignedBytes, Header, Reader, Verify};
 use bloomkit::prelude::*;
 use bloomkit::{
-    BinaryFuseRef, BlockedBloomFilterRef, BloomFilterRef, Codec, LookupCore, QuotientFilterRef,
-    RibbonFilterRef, SimdBlockFilterRef, Variant,
+    BinaryFuseRef, BlockedBloomFilterRef, BloomFilterRef, Codec, DecodeError, LookupCore,
+    QuotientFilterRef, RibbonFilterRef, SimdBlockFilterRef, Variant,
 };
 use memmap2::Mmap;
 
@@ -101,6 +101,11 @@ impl FilterFile {
         let meta = std::fs::metadata(path).map_err(|e| CliError::at(&name, e))?;
         if meta.is_dir() {
             return Err(CliError::at(&name, "is a directory, not a filter file"));
+        }
+        // A pipe or a process substitution (`<(...)`) has no length to trust: read it.
+        if !meta.is_file() {
+            let data = std::fs::read(path).map_err(|e| CliError::at(&name, e))?;
+            return Self::from_bytes(&name.to_string(), &data, options);
         }
         if meta.len() == 0 {
             return Err(CliError::at(&name, "is empty, not a filter file"));
@@ -232,13 +237,26 @@ impl FilterFile {
             ));
         }
         Ok(match header.variant {
-            Variant::Classic => Opened::Classic(BloomFilterRef::with_hasher(b, v).map_err(e)?),
-            Variant::Blocked => {
-                Opened::Blocked(BlockedBloomFilterRef::with_hasher(b, v).map_err(e)?)
-            }
-            Variant::SimdBlock => {
-                Opened::SimdBlock(SimdBlockFilterRef::with_hasher(b, v).map_err(e)?)
-            }
+            // Bytes a view cannot use in place (format version 1, written by bloomkit
+            // 0.1.0; a big-endian host) are decoded instead.
+            Variant::Classic => match BloomFilterRef::with_hasher(b, v) {
+                Err(bloomkit::Error::Decode(DecodeError::NotViewable(_))) => {
+                    Opened::ClassicOwned(self.decode()?)
+                }
+                other => Opened::Classic(other.map_err(e)?),
+            },
+            Variant::Blocked => match BlockedBloomFilterRef::with_hasher(b, v) {
+                Err(bloomkit::Error::Decode(DecodeError::NotViewable(_))) => {
+                    Opened::BlockedOwned(self.decode()?)
+                }
+                other => Opened::Blocked(other.map_err(e)?),
+            },
+            Variant::SimdBlock => match SimdBlockFilterRef::with_hasher(b, v) {
+                Err(bloomkit::Error::Decode(DecodeError::NotViewable(_))) => {
+                    Opened::SimdBlockOwned(self.decode()?)
+                }
+                other => Opened::SimdBlock(other.map_err(e)?),
+            },
             Variant::BinaryFuse8 => Opened::Fuse8(BinaryFuseRef::with_hasher(b, v).map_err(e)?),
             Variant::BinaryFuse16 => Opened::Fuse16(BinaryFuseRef::with_hasher(b, v).map_err(e)?),
             Variant::BinaryFuse32 => Opened::Fuse32(BinaryFuseRef::with_hasher(b, v).map_err(e)?),
@@ -265,28 +283,28 @@ impl FilterFile {
     }
 
     fn decode<F: Codec>(&self) -> Result<F, CliError> {
+        // The owned decoders always check the payload, --no-verify or not (said in --help).
         let bytes: &[u8] = &self.bytes;
-        if !self.options.verify {
-            // The owned decoders always check the payload; say so rather than pretend.
-            eprintln!(
-                "note: {}: decoded in full (no view for this variant), payload checked anyway",
-                self.path.display()
-            );
-        }
         F::from_bytes(bytes).map_err(|e| self.err(e))
+    }
+
+    /// The counter width a counting filter's parameters name: format versions 2 and 3
+    /// keep it at bytes 44..48 (docs/format.md); `None` for version 1 (try every width).
+    pub fn counter_width(&self) -> Option<u32> {
+        let b: &[u8] = &self.bytes;
+        match self.kind {
+            Kind::Bloomkit(h)
+                if h.variant == Variant::Counting && h.version >= 2 && b.len() >= 48 =>
+            {
+                Some(u32::from_le_bytes([b[44], b[45], b[46], b[47]]))
+            }
+            _ => None,
+        }
     }
 
     /// A counting filter, at the counter width its parameters name.
     fn counting(&self) -> Result<Opened<'_>, CliError> {
-        let b: &[u8] = &self.bytes;
-        // Format versions 2 and 3 keep the width at bytes 44..48 (docs/format.md); for
-        // version 1 every width is tried.
-        let named = match self.kind {
-            Kind::Bloomkit(h) if h.version >= 2 && b.len() >= 48 => {
-                Some(u32::from_le_bytes([b[44], b[45], b[46], b[47]]))
-            }
-            _ => None,
-        };
+        let named = self.counter_width();
         type Attempt = fn(&FilterFile) -> Result<Opened<'_>, CliError>;
         let attempts: [(u32, Attempt); 4] = [
             (4, |f| f.decode().map(Opened::Counting4)),
@@ -321,6 +339,9 @@ pub enum Opened<'a> {
     Classic(BloomFilterRef<'a, str>),
     Blocked(BlockedBloomFilterRef<'a, str>),
     SimdBlock(SimdBlockFilterRef<'a, str>),
+    ClassicOwned(BloomFilter<str>),
+    BlockedOwned(BlockedBloomFilter<str>),
+    SimdBlockOwned(SimdBlockFilter<str>),
     Fuse8(BinaryFuseRef<'a, u8, str>),
     Fuse16(BinaryFuseRef<'a, u16, str>),
     Fuse32(BinaryFuseRef<'a, u32, str>),
@@ -348,6 +369,9 @@ macro_rules! each {
             Opened::Classic($f) => $body,
             Opened::Blocked($f) => $body,
             Opened::SimdBlock($f) => $body,
+            Opened::ClassicOwned($f) => $body,
+            Opened::BlockedOwned($f) => $body,
+            Opened::SimdBlockOwned($f) => $body,
             Opened::Fuse8($f) => $body,
             Opened::Fuse16($f) => $body,
             Opened::Fuse32($f) => $body,
@@ -395,9 +419,9 @@ impl Opened<'_> {
     /// The variant.
     pub fn variant(&self) -> Variant {
         match self {
-            Opened::Classic(_) => Variant::Classic,
-            Opened::Blocked(_) => Variant::Blocked,
-            Opened::SimdBlock(_) => Variant::SimdBlock,
+            Opened::Classic(_) | Opened::ClassicOwned(_) => Variant::Classic,
+            Opened::Blocked(_) | Opened::BlockedOwned(_) => Variant::Blocked,
+            Opened::SimdBlock(_) | Opened::SimdBlockOwned(_) => Variant::SimdBlock,
             Opened::Fuse8(_) => Variant::BinaryFuse8,
             Opened::Fuse16(_) => Variant::BinaryFuse16,
             Opened::Fuse32(_) => Variant::BinaryFuse32,
@@ -415,39 +439,63 @@ impl Opened<'_> {
 
     /// The variant's own figures, as (name, value) lines for `info`.
     pub fn details(&self) -> Vec<(&'static str, String)> {
-        let fill = |ones: u64, bits: u64| {
-            format!(
-                "{:.4} ({ones} of {bits} bits set)",
-                ones as f64 / bits as f64
-            )
+        // (blocks and their width, or none; k; set bits; bits)
+        let bloom = |blocks: Option<(u64, u32)>, k: Option<u32>, ones: u64, bits: u64| {
+            let mut lines = vec![match blocks {
+                Some((n, width)) => ("blocks", format!("{n} of {width} bits")),
+                None => ("bits", bits.to_string()),
+            }];
+            lines.push((
+                "hashes (k)",
+                k.map_or_else(
+                    || "8 (one bit in each 32-bit word of a block)".into(),
+                    |k| k.to_string(),
+                ),
+            ));
+            lines.push((
+                "fill",
+                format!(
+                    "{:.4} ({ones} of {bits} bits set)",
+                    ones as f64 / bits as f64
+                ),
+            ));
+            lines
         };
         match self {
-            Opened::Classic(f) => vec![
-                ("bits", f.num_bits().to_string()),
-                ("hashes (k)", f.num_hashes().to_string()),
-                ("fill", fill(f.count_ones(), f.num_bits())),
-            ],
-            Opened::Blocked(f) => vec![
-                ("blocks", format!("{} of 512 bits", f.num_blocks())),
-                ("hashes (k)", f.num_hashes().to_string()),
-                ("fill", fill(f.count_ones(), f.num_bits())),
-            ],
-            Opened::SimdBlock(f) => vec![
-                ("blocks", format!("{} of 256 bits", f.num_blocks())),
-                (
-                    "hashes (k)",
-                    "8 (one bit in each 32-bit word of a block)".into(),
-                ),
-                ("fill", fill(f.count_ones(), f.num_bits())),
-            ],
-            Opened::SplitBlock(f) => vec![
-                ("blocks", format!("{} of 256 bits", f.num_blocks())),
-                (
-                    "hashes (k)",
-                    "8 (one bit in each 32-bit word of a block)".into(),
-                ),
-                ("fill", fill(f.count_ones(), f.num_bits())),
-            ],
+            Opened::Classic(f) => bloom(None, Some(f.num_hashes()), f.count_ones(), f.num_bits()),
+            Opened::ClassicOwned(f) => {
+                bloom(None, Some(f.num_hashes()), f.count_ones(), f.num_bits())
+            }
+            Opened::Blocked(f) => bloom(
+                Some((f.num_blocks(), 512)),
+                Some(f.num_hashes()),
+                f.count_ones(),
+                f.num_bits(),
+            ),
+            Opened::BlockedOwned(f) => bloom(
+                Some((f.num_blocks(), 512)),
+                Some(f.num_hashes()),
+                f.count_ones(),
+                f.num_bits(),
+            ),
+            Opened::SimdBlock(f) => bloom(
+                Some((f.num_blocks(), 256)),
+                None,
+                f.count_ones(),
+                f.num_bits(),
+            ),
+            Opened::SimdBlockOwned(f) => bloom(
+                Some((f.num_blocks(), 256)),
+                None,
+                f.count_ones(),
+                f.num_bits(),
+            ),
+            Opened::SplitBlock(f) => bloom(
+                Some((f.num_blocks(), 256)),
+                None,
+                f.count_ones(),
+                f.num_bits(),
+            ),
             Opened::Counting4(f) => counting_details(f.num_counters(), f.num_hashes(), 4),
             Opened::Counting8(f) => counting_details(f.num_counters(), f.num_hashes(), 8),
             Opened::Counting16(f) => counting_details(f.num_counters(), f.num_hashes(), 16),

@@ -218,6 +218,9 @@ fn query_output_and_exit_status() {
     let r = bloomkit(&["query", s(&out), &a, "not-a-member"], None);
     assert_eq!(r.code, Some(1));
     assert_eq!(r.stdout, format!("present\t{a}\nabsent\tnot-a-member\n"));
+    // An argument pasted from a CRLF file is the key `build` stored.
+    let r = bloomkit(&["query", s(&out), &format!("{a}\r"), "-q"], None);
+    assert_eq!(r.code, Some(0));
     let r = bloomkit(&["query", s(&out), "--absent"], Some(b"x\r\ny\n\n"));
     assert_eq!((r.code, r.stdout.as_str()), (Some(1), "x\ny\n"));
     // A reader that stops early (`| head -1`) is not an error, and the status still counts.
@@ -522,4 +525,50 @@ fn bad_input_exits_2_with_one_line() {
         "cannot make the filter",
     );
     assert!(!m.exists());
+}
+
+/// Files a view cannot use in place (format version 1, written by bloomkit 0.1.0) are
+/// decoded instead; a keyed filter's header is still described.
+#[test]
+fn old_and_keyed_files_are_described() {
+    let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bloomkit/tests/data/v1/classic.bin");
+    let r = bloomkit(&["info", s(&v1)], None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("version 1") && r.stdout.contains("decoded into memory"),
+        "{}",
+        r.stdout
+    );
+    let r = bloomkit(&["query", s(&v1), "x"], None);
+    assert!(matches!(r.code, Some(0 | 1)), "{}", r.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let keyed = dir.path().join("keyed.blmk");
+    let key = bloomkit::core::hash::HashKey::new([7; 16]);
+    let f = BloomFilter::<str>::builder(100, 0.01)
+        .hasher(bloomkit::core::hash::KeyedHasher::new(key))
+        .build()
+        .unwrap();
+    std::fs::write(&keyed, f.to_bytes()).unwrap();
+    let r = bloomkit(&["info", s(&keyed)], None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("keyed hasher"), "{}", r.stdout);
+}
+
+/// `bloomkit compare | head -1`: the closed pipe ends it quietly, not with a panic.
+#[test]
+fn compare_into_a_closed_pipe_is_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+        .args(["compare", "--items", "2000", "--queries", "2000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let r = bloomkit(&["compare", "--keys", "records", "--items", "1"], None);
+    assert_eq!(r.code, Some(2));
+    assert!(r.stderr.contains("at least 16"), "{}", r.stderr);
 }

@@ -119,7 +119,12 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
                 "not recorded in the file; answered as lines of text (str)".into(),
             ));
         }
-        Err(e) if matches!(variant, Variant::Bitmap | Variant::Multi) => {
+        // What the header says is printed; the contents need the library (a bitmap's
+        // integers, a record type, a secret key).
+        Err(e)
+            if matches!(variant, Variant::Bitmap | Variant::Multi)
+                || matches!(file.kind(), Kind::Bloomkit(h) if h.hasher.id == 3 || h.hasher.id >= 128) =>
+        {
             lines.push(("contents", e.to_string()));
         }
         Err(e) => return Err(e),

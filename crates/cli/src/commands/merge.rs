@@ -15,7 +15,8 @@ use crate::CliError;
 #[derive(Debug, Clone, clap::Args)]
 #[command(
     after_help = "Every file must be the same variant with the same size, hashes and \
-                        seed (build the partitions with the same flags). The union answers \
+                        seed: build the partitions with the same --variant, --items, --fpr and \
+                        --seed (without --items each is sized for its own keys). The union answers \
                         \"present\" for every key of every file. Static filters (binary fuse, \
                         ribbon) and expandable filters cannot be merged: rebuild from the keys.\
                         \n\nExample:\n  bloomkit merge -o week.blmk mon.blmk tue.blmk wed.blmk"
@@ -156,11 +157,17 @@ fn counting(files: &[FilterFile]) -> Result<Vec<u8>, CliError> {
         union::<CountingBloomFilter<str, C>>(files, Union::union_with)
     }
     // The first file's width decides; a file of another width is refused by its decoder.
-    let b = files[0].bytes();
-    match (b.len() >= 48).then(|| u32::from_le_bytes([b[44], b[45], b[46], b[47]])) {
+    // Format version 1 does not say it where a glance finds it: every width is tried.
+    match files[0].counter_width() {
         Some(8) => width::<u8>(files),
         Some(16) => width::<u16>(files),
         Some(32) => width::<u32>(files),
-        _ => width::<U4>(files),
+        Some(_) => width::<U4>(files),
+        None => width::<U4>(files).or_else(|first| {
+            width::<u8>(files)
+                .or_else(|_| width::<u16>(files))
+                .or_else(|_| width::<u32>(files))
+                .map_err(|_| first)
+        }),
     }
 }

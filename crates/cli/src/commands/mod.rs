@@ -72,9 +72,10 @@ pub fn main(cli: &Cli) -> ExitCode {
     }
 }
 
-/// Writes `path` through `write` into a temporary file beside it, synced and renamed over
-/// `path` only when everything was written: a failure leaves no file (and no old file
-/// half-overwritten).
+/// Writes `path` through `write` into a temporary file beside it (`.NAME.tmp-PID`), synced
+/// and renamed over `path` only when everything was written: a failure leaves no file (and
+/// no old file half-overwritten); a process killed mid-write leaves that temporary file,
+/// never a partial `path`.
 ///
 /// # Errors
 /// A directory that does not exist or cannot be written, a full disk, or `write`'s error.
@@ -93,7 +94,7 @@ pub fn write_atomically(
     tmp_name.push(file_name);
     tmp_name.push(format!(".tmp-{}", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
-    let result = (|| {
+    let result = (|| -> std::io::Result<()> {
         let file = File::create(&tmp)?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         write(&mut out)?;
@@ -101,7 +102,14 @@ pub fn write_atomically(
             .into_inner()
             .map_err(std::io::IntoInnerError::into_error)?;
         file.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        // The rename itself, durable: best effort (not every platform opens directories).
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if let Ok(dir) = File::open(dir) {
+                let _ = dir.sync_all();
+            }
+        }
+        Ok(())
     })();
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -141,8 +149,9 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
 /// How `query` and `info` read the file.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct ReadFlags {
-    /// Do not check the payload's checksum first (answers at once on a large file; the
-    /// header's checksum is still checked).
+    /// Do not check the payload's checksum first (answers at once from a view over a large
+    /// file; the header's checksum is still checked; variants without a view are decoded
+    /// and checked in full anyway).
     #[arg(long)]
     pub no_verify: bool,
     /// Read the file into memory instead of mapping it.

@@ -62,8 +62,17 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
                 }
                 &chunk
             }
+            // Arguments as lines are read: one trailing `\r` dropped (a key pasted from a
+            // file with CRLF endings is the key `build` stored).
             None => match from_args.next() {
-                Some(keys) => keys,
+                Some(keys) => {
+                    chunk.clear();
+                    chunk.extend(
+                        keys.iter()
+                            .map(|k| k.strip_suffix('\r').unwrap_or(k).to_owned()),
+                    );
+                    &chunk
+                }
                 None => break,
             },
         };

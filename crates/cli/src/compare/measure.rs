@@ -302,15 +302,7 @@ pub fn measure<K, S: Structure<K>>(
     make: impl FnOnce() -> Result<S, String>,
     data: &Data<K>,
 ) -> Row {
-    let s = match make() {
-        Ok(s) => s,
-        Err(e) => {
-            let (deletes, grows, exact) = flags;
-            return Row::cannot(name, e, deletes, grows, exact);
-        }
-    };
-    measure_built(name, flags, data, move |data| {
-        let mut s = s;
+    measure_built(name, flags, data, make, |mut s, data| {
         for k in &data.keys {
             s.put(k).map_err(|e| format!("refused a key: {e}"))?;
         }
@@ -319,17 +311,22 @@ pub fn measure<K, S: Structure<K>>(
     })
 }
 
-/// As [`measure`], with the build (every key in, timed as a whole: one writer or many) done
-/// by `build`.
-pub fn measure_built<K, S: Structure<K>>(
+/// As [`measure`], with what `make` gives (an empty structure, a thread pool: not timed)
+/// filled with every key by `fill` (timed as a whole: one writer or many).
+pub fn measure_built<K, T, S: Structure<K>>(
     name: &str,
     flags: (bool, bool, bool),
     data: &Data<K>,
-    build: impl FnOnce(&Data<K>) -> Result<S, String>,
+    make: impl FnOnce() -> Result<T, String>,
+    fill: impl FnOnce(T, &Data<K>) -> Result<S, String>,
 ) -> Row {
     let (deletes, grows, exact) = flags;
+    let made = match make() {
+        Ok(made) => made,
+        Err(e) => return Row::cannot(name, e, deletes, grows, exact),
+    };
     let start = Instant::now();
-    let mut s = match build(data) {
+    let mut s = match fill(made, data) {
         Ok(s) => s,
         Err(e) => return Row::cannot(name, e, deletes, grows, exact),
     };
@@ -908,10 +905,13 @@ where
     where
         K: Sync,
     {
-        measure_built(name, (deletes, false, false), data, |data| {
-            let f = make().map_err(|e| e.to_string())?;
-            Ok(Concurrent(put_from_threads(f, &data.keys, threads)))
-        })
+        measure_built(
+            name,
+            (deletes, false, false),
+            data,
+            || make().map_err(|e| e.to_string()),
+            |f, data| Ok(Concurrent(put_from_threads(f, &data.keys, threads))),
+        )
     }
     macro_rules! atomic_row {
         ($ty:ident, $label:literal, $deletes:literal) => {{
@@ -934,27 +934,37 @@ where
     let name = named("BlockedBloomFilter par_extend");
     progress(&name);
     rows.push(refuse(&name, false).unwrap_or_else(|| {
-        measure_built(&name, (false, false, false), data, |data| {
-            use rayon::prelude::*;
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| e.to_string())?;
-            let mut f = BlockedBloomFilter::builder(n, fpr)
-                .seed(sizing.seed)
-                .build()
-                .map_err(err)?;
-            pool.install(|| f.par_extend(data.keys.par_iter()));
-            Ok(Approx(f))
-        })
+        measure_built(
+            &name,
+            (false, false, false),
+            data,
+            || {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                let f = BlockedBloomFilter::builder(n, fpr)
+                    .seed(sizing.seed)
+                    .build()
+                    .map_err(err)?;
+                Ok((pool, f))
+            },
+            |(pool, mut f), data| {
+                use rayon::prelude::*;
+                pool.install(|| f.par_extend(data.keys.par_iter()));
+                Ok(Approx(f))
+            },
+        )
     }));
     let name = named("Mutex<HashSet> (exact)");
     progress(&name);
-    rows.push(measure_built(&name, (true, true, true), data, |data| {
-        let set = Locked(std::sync::Mutex::new(Exact(HashSet::new())));
-        let set = put_from_threads(set, &data.keys, threads);
-        Ok(Concurrent(set))
-    }));
+    rows.push(measure_built(
+        &name,
+        (true, true, true),
+        data,
+        || Ok(Locked(std::sync::Mutex::new(Exact(HashSet::new())))),
+        |set, data| Ok(Concurrent(put_from_threads(set, &data.keys, threads))),
+    ));
     rows
 }
 

@@ -17,7 +17,7 @@ pub mod report;
 pub mod shared;
 pub mod workload;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -387,12 +387,20 @@ pub fn main(args: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if args.json {
-        println!("{}", report.json());
+    let text = if args.json {
+        format!("{}\n", report.json())
     } else if args.csv {
-        print!("{}", report.csv());
+        report.csv()
     } else {
-        print!("{}", report.table());
+        report.table()
+    };
+    // A reader that stops early (`| head`) has what it wanted: not an error.
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: stdout: {e}");
+            return ExitCode::from(2);
+        }
     }
     type Draw = fn(&Report, &std::path::Path) -> Result<(), String>;
     let plots: [(Option<&PathBuf>, Draw); 2] = [

@@ -84,6 +84,19 @@ fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Row> {
 /// says which missed it.
 pub fn recommend(rows: &[Row], needs: &Needs) -> Recommendation {
     let mut r = choose(rows, needs);
+    // Many writers, and no structure for them served: the choice takes inserts through
+    // `&mut`, so say how to share it.
+    if needs.threads > 1
+        && !r.structure.starts_with("Atomic")
+        && !r.structure.starts_with("Mutex")
+        && !r.structure.starts_with("Redis")
+        && r.structure != "none"
+    {
+        r.reason.push_str(&format!(
+            " It inserts through &mut: with {} writer threads, put it behind a lock, or give each thread its own and union them.",
+            needs.threads
+        ));
+    }
     // A chosen filter measured above the target, within chance: say so, and how to get a
     // hard bound.
     if let Some(chosen) = rows

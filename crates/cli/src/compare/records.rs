@@ -44,6 +44,10 @@ pub struct Records {
     pub kinds: Vec<Kind>,
 }
 
+fn too_alike() -> String {
+    "the records are too few or too alike to make absent queries of every kind: more --items".into()
+}
+
 fn value(field: usize, v: u64) -> Str {
     format!("f{field}:{v:x}").into()
 }
@@ -62,6 +66,16 @@ pub fn synthetic(
 ) -> Result<Records, String> {
     if !(2..=12).contains(&arity) {
         return Err(format!("--attributes must be in 2..=12, got {arity}"));
+    }
+    if items < 16 {
+        return Err(format!(
+            "--keys records needs at least 16 --items, got {items}"
+        ));
+    }
+    if queries < 2 {
+        return Err(format!(
+            "--keys records needs at least 2 --queries, got {queries}"
+        ));
     }
     let distinct: Vec<u64> = (0..arity)
         .map(|i| {
@@ -97,6 +111,9 @@ pub fn synthetic(
     let mut j = 0u64;
     while non.len() < absent {
         j += 1;
+        if j > 100 * absent as u64 + 10_000 {
+            return Err(too_alike());
+        }
         let (a, b) = (pick(j, 0x11), pick(j, 0x22));
         let mut r = b.clone();
         r[0] = a[0].clone();
@@ -115,6 +132,9 @@ pub fn synthetic(
     let mut j = 0u64;
     while non.len() < absent {
         j += 1;
+        if j > 100 * absent as u64 + 10_000 {
+            return Err(too_alike());
+        }
         let v = value(1, distinct[1] + j);
         if !field1.contains(&v) {
             non.push(vec![v]);
@@ -133,6 +153,9 @@ pub fn synthetic(
     let mut j = 0u64;
     while non.len() < absent {
         j += 1;
+        if j > 100 * absent as u64 + 10_000 {
+            return Err(too_alike());
+        }
         let (a, b) = (pick(j, 0x55), pick(j, 0x66));
         if !pairs.contains(&(&a[0], &b[1])) {
             non.push(vec![a[0].clone(), b[1].clone()]);

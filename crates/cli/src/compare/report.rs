@@ -168,10 +168,19 @@ impl Report {
     /// When the file cannot be written.
     pub fn plot(&self, path: &Path) -> Result<(), String> {
         let served: Vec<&Row> = self.rows.iter().filter(|r| r.serves()).collect();
+        // A filter with no false positive among N probes is drawn at 1/N, its bound.
+        let floor = 1.0 / self.needs.non_members.max(1) as f64;
+        let shown = |r: &Row| {
+            if r.measured_fpr > 0.0 {
+                r.measured_fpr
+            } else {
+                floor
+            }
+        };
         let min_fpr = served
             .iter()
-            .filter(|r| r.measured_fpr > 0.0)
-            .map(|r| r.measured_fpr)
+            .filter(|r| !r.exact)
+            .map(|r| shown(r))
             .fold(self.needs.fpr, f64::min)
             / 3.0;
         let max_fpr = served
@@ -183,10 +192,10 @@ impl Report {
         // The exact band: left of min_fpr, a decade wide.
         let band = min_fpr / 10.0;
         let points = self.points(|r| {
-            let x = if r.exact || r.measured_fpr <= 0.0 {
+            let x = if r.exact {
                 (band * min_fpr).sqrt()
             } else {
-                r.measured_fpr
+                shown(r)
             };
             (x, r.bits_per_key.max(0.01))
         });
@@ -428,7 +437,16 @@ fn scatter(
         let at = pixel[i];
         let colour = colour(p.colour);
         marker(&root, family(p.row), at, colour).map_err(|x| e(&x))?;
-        let width = 7 * p.row.structure.len() as i32;
+        let label = if !p.row.exact
+            && p.row.serves()
+            && p.row.measured_fpr == 0.0
+            && exact_band.is_some()
+        {
+            format!("{} (no false positive: at most this)", p.row.structure)
+        } else {
+            p.row.structure.clone()
+        };
+        let width = 7 * label.len() as i32;
         let (mut lx, mut ly) = (at.0 + 10, at.1 - 6);
         while let Some(&(_, y, _)) = placed
             .iter()
@@ -444,12 +462,8 @@ fn scatter(
             ))
             .map_err(|x| e(&x))?;
         }
-        root.draw(&Text::new(
-            p.row.structure.clone(),
-            (lx, ly),
-            ("sans-serif", 13).into_font(),
-        ))
-        .map_err(|x| e(&x))?;
+        root.draw(&Text::new(label, (lx, ly), ("sans-serif", 13).into_font()))
+            .map_err(|x| e(&x))?;
         placed.push((lx, ly, width));
     }
     root.present().map_err(|x| e(&x))

@@ -106,7 +106,6 @@ fn measure_remote<K, R: Remote<K>>(
     make: impl FnOnce() -> Result<R, Error>,
 ) -> Row {
     let cannot = |why: String| Row::cannot(name, why, false, grows, false);
-    let start = Instant::now();
     let mut f = match make() {
         Ok(f) => f,
         Err(Error::NoModule { .. }) => {
@@ -115,6 +114,7 @@ fn measure_remote<K, R: Remote<K>>(
         Err(e) => return cannot(format!("cannot create it on the server: {e}")),
     };
     let run = |f: &mut R| -> Result<Row, Error> {
+        let start = Instant::now();
         for chunk in data.keys.chunks(BATCH) {
             f.put(chunk)?;
         }
@@ -143,7 +143,10 @@ fn measure_remote<K, R: Remote<K>>(
     let removed = f.remove();
     match (row, removed) {
         (Ok(row), Ok(())) => row,
-        (Err(e), _) => cannot(format!("failed on the server: {e}")),
+        (Err(e), Ok(())) => cannot(format!("failed on the server: {e}")),
+        (Err(e), Err(left)) => cannot(format!(
+            "failed on the server: {e}; and its keys could not be removed: {left}"
+        )),
         (Ok(_), Err(e)) => cannot(format!("measured, but could not be removed: {e}")),
     }
 }
