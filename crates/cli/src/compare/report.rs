@@ -443,8 +443,11 @@ fn scatter(
             && exact_band.is_some()
         {
             format!("{} (no false positive: at most this)", p.row.structure)
-        } else {
+        } else if exact_band.is_some() {
             p.row.structure.clone()
+        } else {
+            // The lookup plot: its axes have few labels, so each point says its time.
+            format!("{}: {} ns", p.row.structure, short_number(p.y))
         };
         let width = 7 * label.len() as i32;
         let (mut lx, mut ly) = (at.0 + 10, at.1 - 6);
