@@ -218,9 +218,9 @@ fn query_output_and_exit_status() {
     let r = bloomkit(&["query", s(&out), &a, "not-a-member"], None);
     assert_eq!(r.code, Some(1));
     assert_eq!(r.stdout, format!("present\t{a}\nabsent\tnot-a-member\n"));
-    // An argument pasted from a CRLF file is the key `build` stored.
+    // Arguments are keys as given: `a\r` is another key than `a`.
     let r = bloomkit(&["query", s(&out), &format!("{a}\r"), "-q"], None);
-    assert_eq!(r.code, Some(0));
+    assert_eq!(r.code, Some(1));
     let r = bloomkit(&["query", s(&out), "--absent"], Some(b"x\r\ny\n\n"));
     assert_eq!((r.code, r.stdout.as_str()), (Some(1), "x\ny\n"));
     // A reader that stops early (`| head -1`) is not an error, and the status still counts.
@@ -571,4 +571,55 @@ fn compare_into_a_closed_pipe_is_not_a_panic() {
     let r = bloomkit(&["compare", "--keys", "records", "--items", "1"], None);
     assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("at least 16"), "{}", r.stderr);
+}
+
+/// No false negative through the command, whatever the keys: random sets of arbitrary
+/// strings (any Unicode, tabs, spaces, `\r`; a `\n` splits a key into lines), built by every
+/// variant in turn and asked back from stdin and as arguments, against the model of what a
+/// line is (a trailing `\r` dropped, empty lines skipped).
+#[test]
+fn no_false_negative_through_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = std::cell::Cell::new(0usize);
+    bloomkit_testkit::forall(24, |keys: &Vec<String>| {
+        let n = case.get();
+        case.set(n + 1);
+        let variant = VARIANTS[n % VARIANTS.len()];
+        let text: String = keys.iter().map(|k| format!("{k}\n")).collect();
+        let model: std::collections::BTreeSet<String> = text
+            .split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l).to_owned())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let out = dir.path().join(format!("{n}.blmk"));
+        let r = bloomkit(
+            &["build", "-o", s(&out), "--variant", variant],
+            Some(text.as_bytes()),
+        );
+        if model.is_empty() {
+            return bloomkit_testkit::ensure(r.code == Some(2), || {
+                format!("{variant}: no keys, exit {:?}", r.code)
+            });
+        }
+        bloomkit_testkit::ensure(r.code == Some(0), || format!("{variant}: {}", r.stderr))?;
+        let r = bloomkit(&["query", s(&out), "--absent"], Some(text.as_bytes()));
+        bloomkit_testkit::ensure(r.code == Some(0) && r.stdout.is_empty(), || {
+            format!("{variant}: members reported absent: {:?}", r.stdout)
+        })?;
+        let mut args = vec!["query", s(&out), "-q", "--"];
+        // (An argument cannot hold a NUL byte: those keys are asked through stdin only.)
+        args.extend(
+            model
+                .iter()
+                .filter(|k| !k.contains('\0'))
+                .map(String::as_str),
+        );
+        if args.len() == 4 {
+            return Ok(());
+        }
+        let r = bloomkit(&args, None);
+        bloomkit_testkit::ensure(r.code == Some(0), || {
+            format!("{variant}: a member given as an argument reported absent")
+        })
+    });
 }

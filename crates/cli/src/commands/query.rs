@@ -23,7 +23,8 @@ use crate::CliError;
 pub struct Args {
     /// The filter file (bloomkit's format, or Parquet's split-block filter bytes).
     pub file: PathBuf,
-    /// Keys to ask about (none: read them from stdin, one per line).
+    /// Keys to ask about, exactly as given (none: read them from stdin, one per line, a
+    /// trailing `\r` dropped as `build` drops it).
     pub keys: Vec<String>,
     /// Print nothing: the exit status says it all.
     #[arg(short, long, conflicts_with_all = ["absent", "present"])]
@@ -62,17 +63,10 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
                 }
                 &chunk
             }
-            // Arguments as lines are read: one trailing `\r` dropped (a key pasted from a
-            // file with CRLF endings is the key `build` stored).
+            // Arguments are keys as given (a key stored from a line `k\r\r` is `k\r`);
+            // only lines lose a trailing `\r`.
             None => match from_args.next() {
-                Some(keys) => {
-                    chunk.clear();
-                    chunk.extend(
-                        keys.iter()
-                            .map(|k| k.strip_suffix('\r').unwrap_or(k).to_owned()),
-                    );
-                    &chunk
-                }
+                Some(keys) => keys,
                 None => break,
             },
         };
