@@ -393,6 +393,24 @@ pub fn measure_built<K, T, S: Structure<K>>(
     }
 }
 
+/// Why a structure of a fixed size (`deletes`: whether it removes) cannot serve, if it
+/// cannot: an unknown item count, or deletes it cannot make.
+pub fn fixed_size_refusal(
+    name: &str,
+    deletes: bool,
+    sizing: Sizing,
+    want_deletes: bool,
+) -> Option<Row> {
+    let why = if sizing.unknown_size {
+        "needs the item count up front (--unknown-size)"
+    } else if want_deletes && !deletes {
+        "cannot remove items (--deletes)"
+    } else {
+        return None;
+    };
+    Some(Row::cannot(name, why, deletes, false, false))
+}
+
 /// How the approximate structures are sized.
 #[derive(Debug, Clone, Copy)]
 pub struct Sizing {
@@ -440,27 +458,8 @@ where
 {
     let n = (data.keys.len() as u64).max(1);
     let want_deletes = data.deleted > 0;
-    let fixed_size = |name: &str, deletes: bool| -> Option<Row> {
-        if sizing.unknown_size {
-            Some(Row::cannot(
-                name,
-                "needs the item count up front (--unknown-size)",
-                deletes,
-                false,
-                false,
-            ))
-        } else if want_deletes && !deletes {
-            Some(Row::cannot(
-                name,
-                "cannot remove items (--deletes)",
-                deletes,
-                false,
-                false,
-            ))
-        } else {
-            None
-        }
-    };
+    let fixed_size =
+        |name: &str, deletes: bool| fixed_size_refusal(name, deletes, sizing, want_deletes);
     let err = |e: bloomkit::Error| e.to_string();
     let mut rows = Vec::new();
 
@@ -872,27 +871,8 @@ where
     let want_deletes = data.deleted > 0;
     let mut rows = Vec::new();
     let named = |base: &str| format!("{base} ({threads} threads)");
-    let refuse = |name: &str, deletes: bool| -> Option<Row> {
-        if sizing.unknown_size {
-            Some(Row::cannot(
-                name,
-                "needs the item count up front (--unknown-size)",
-                deletes,
-                false,
-                false,
-            ))
-        } else if want_deletes && !deletes {
-            Some(Row::cannot(
-                name,
-                "cannot remove items (--deletes)",
-                deletes,
-                false,
-                false,
-            ))
-        } else {
-            None
-        }
-    };
+    let refuse =
+        |name: &str, deletes: bool| fixed_size_refusal(name, deletes, sizing, want_deletes);
 
     // One atomic filter: made, then filled by the writer threads.
     fn atomic<K, F: Shared<K> + Sync>(

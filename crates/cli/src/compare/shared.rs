@@ -9,7 +9,7 @@ use std::time::Instant;
 use bloomkit::redis::{Error, Options, RedisBloomFilter, RedisBloomOptions, RedisFilter};
 use bloomkit::{BlockedBloomFilter, BloomFilter};
 
-use super::measure::{per, Row, Sizing};
+use super::measure::{fixed_size_refusal, per, Row, Sizing};
 use super::workload::{Data, Str};
 
 /// Keys a round trip.
@@ -167,27 +167,7 @@ where
         )];
     };
     let n = (data.keys.len() as u64).max(1);
-    let fixed = |name: &str| -> Option<Row> {
-        if data.deleted > 0 {
-            Some(Row::cannot(
-                name,
-                "cannot remove items (--deletes)",
-                false,
-                false,
-                false,
-            ))
-        } else if sizing.unknown_size {
-            Some(Row::cannot(
-                name,
-                "needs the item count up front (--unknown-size)",
-                false,
-                false,
-                false,
-            ))
-        } else {
-            None
-        }
-    };
+    let fixed = |name: &str| fixed_size_refusal(name, false, sizing, data.deleted > 0);
     let options = Options::new(n, sizing.fpr).seed(sizing.seed);
     let mut rows = Vec::new();
     let name = "RedisFilter<BlockedBloomFilter> (shared)";
