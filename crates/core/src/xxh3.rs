@@ -49,8 +49,17 @@ pub(crate) fn xxh3(seed: u64, bytes: &[u8]) -> u64 {
 
 /// [`xxh3`] out of line: a run of bytes (a string key), so that the `Hash` impl that
 /// writes it stays small enough to inline and the hasher's state stays in registers.
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn xxh3_run(seed: u64, bytes: &[u8]) -> u64 {
+    if (9..=16).contains(&bytes.len()) {
+        xxh3_9to16(seed, bytes)
+    } else {
+        xxh3_other_run(seed, bytes)
+    }
+}
+
+#[inline(never)]
+fn xxh3_other_run(seed: u64, bytes: &[u8]) -> u64 {
     xxh3(seed, bytes)
 }
 
