@@ -1,5 +1,6 @@
-//! The only `unsafe` code in bloomkit, fenced in this module: a software prefetch, and the
-//! AVX2 tests of a split-block filter's and a blocked filter's block, chosen at run time.
+//! The only `unsafe` code in bloomkit, fenced in this module: a software prefetch, the SSE2
+//! test and insert of a split-block filter's block, and the AVX2 test of a blocked filter's
+//! block, chosen at run time.
 //!
 //! Batched lookups ([`crate::batch`]) hash a group of keys, ask the memory system for each
 //! key's cache lines, then probe: the misses overlap instead of being paid one after another.
@@ -7,16 +8,21 @@
 //! does not do the job (see `docs/performance.md`). On other targets this is a no-op, and
 //! batched calls still give the right answers.
 //!
-//! A split-block filter's block test ([`split_block_contains`], [`split_block_insert`]) is
-//! eight multiplications, shifts and bit tests: one AVX2 instruction each for all eight
-//! lanes. The build targets baseline x86-64 (no `target-cpu=native` needed): the AVX2 path
-//! is taken when the CPU has it (`is_x86_feature_detected!`, a cached flag), or always when
-//! the crate is built with AVX2 enabled; elsewhere, and under miri, the portable path runs.
-//! Both give the same answers, bit for bit (tested here, on every key of a sweep).
+//! A split-block filter's block test and insert ([`split_block_contains`],
+//! [`split_block_insert`]) are eight multiplications, shifts and bit tests: four lanes per
+//! SSE2 instruction, two halves of the block. SSE2 is part of every x86-64 CPU, so there is
+//! nothing to detect: the test inlines into every lookup and insert, with no feature test
+//! and no call. (An AVX2 version, one instruction for all eight lanes, measured slower one
+//! key at a time: code built for baseline x86-64 cannot inline it, so each key paid a call
+//! and a feature test; see `docs/performance.md`.) Elsewhere, and under miri, the portable
+//! path runs. Both give the same answers, bit for bit (tested here, on every key of a
+//! sweep).
 //!
-//! A blocked filter's 512-bit block test ([`block_contains_fast`]) is the same idea for k
-//! positions spread over eight 64-bit words: seven positions per round, one 32-bit lane
-//! each, the lane's word fetched with two permutes and a blend.
+//! A blocked filter's 512-bit block test ([`block_contains_fast`]) tests k positions spread
+//! over eight 64-bit words: seven positions per round, one 32-bit lane each, the lane's word
+//! fetched with two permutes and a blend. That needs AVX2's variable shifts and permutes:
+//! the AVX2 path is taken when the CPU has it (`is_x86_feature_detected!`, a cached flag),
+//! or always when the crate is built with AVX2 enabled.
 //!
 //! [`with_simd`] runs a closure in a function compiled with AVX2 (when the CPU has it), so
 //! those tests inline into a batch's loop instead of being called once per key.
@@ -67,26 +73,30 @@ pub fn split_block_mask(x: u32) -> [u32; 8] {
 }
 
 /// Whether every bit of `x`'s mask is set in `block`, with no branch on any of them.
-#[inline]
+#[inline(always)]
 pub fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if avx2::available() {
-        // SAFETY: the CPU has AVX2 (just checked), all the function needs.
-        return unsafe { avx2::split_block_contains(block, x) };
+    {
+        sse2::split_block_contains(block, x)
     }
-    portable_split_block_contains(block, x)
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        portable_split_block_contains(block, x)
+    }
 }
 
 /// Sets `x`'s bits in `block`; returns the number of them that were clear before (0 when the
 /// key was already "maybe").
-#[inline]
+#[inline(always)]
 pub fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if avx2::available_with_popcnt() {
-        // SAFETY: the CPU has AVX2 and POPCNT (just checked), all the function needs.
-        return unsafe { avx2::split_block_insert(block, x) };
+    {
+        sse2::split_block_insert(block, x)
     }
-    portable_split_block_insert(block, x)
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        portable_split_block_insert(block, x)
+    }
 }
 
 /// Whether all `k` positions of the key whose hash is `hash` are set in `block` (its block of
@@ -111,14 +121,14 @@ fn portable_block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
     crate::hash::block_contains_all(block, hash, k)
 }
 
-/// Runs `f` compiled with AVX2 enabled when the CPU has it, so that the SIMD block tests it
-/// calls ([`block_contains_fast`], [`split_block_contains`], [`split_block_insert`]) are
-/// inlined into its loop instead of being called once per key. Without AVX2 (or under
-/// miri) `f` runs as it is; the answers are the same either way.
+/// Runs `f` compiled with AVX2 enabled when the CPU has it, so that the blocked filter's
+/// block test it calls ([`block_contains_fast`]) is inlined into its loop instead of being
+/// called once per key (and the split-block tests it calls are VEX-encoded). Without AVX2
+/// (or under miri) `f` runs as it is; the answers are the same either way.
 ///
 /// A single AVX2 test cannot be inlined into code built for baseline x86-64: each lookup
-/// then pays a call. The blocked and split-block filters' batched lookups pay it once per
-/// group of [`LANES`](crate::batch::LANES) keys through this scope.
+/// then pays a call. The blocked filter's batched lookups pay it once per group of
+/// [`LANES`](crate::batch::LANES) keys through this scope.
 ///
 /// # Examples
 ///
@@ -174,7 +184,7 @@ unsafe fn popcnt_scope<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// [`split_block_contains`] without SIMD: what runs without AVX2, and under miri.
+/// [`split_block_contains`] without SIMD: what runs off x86-64, and under miri.
 #[inline(always)]
 pub fn portable_split_block_contains(block: &[u32; 8], x: u32) -> bool {
     let mask = split_block_mask(x);
@@ -197,6 +207,109 @@ pub fn portable_split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
     added
 }
 
+/// The split-block test and insert in SSE2, part of every x86-64 CPU's baseline: nothing to
+/// detect, so they inline into every lookup and insert with no feature test and no call.
+/// One key at a time they measured faster than the AVX2 functions they replaced (a call and
+/// a feature test per key), on lookups and inserts: see `docs/performance.md`.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[allow(unused_unsafe)]
+mod sse2 {
+    use core::arch::x86_64::{
+        __m128i, _mm_add_epi32, _mm_andnot_si128, _mm_castps_si128, _mm_castsi128_ps,
+        _mm_cmpeq_epi32, _mm_cvttps_epi32, _mm_loadu_si128, _mm_movemask_epi8, _mm_movemask_ps,
+        _mm_mul_epu32, _mm_or_si128, _mm_set1_epi32, _mm_setr_epi32, _mm_setzero_si128,
+        _mm_shuffle_ps, _mm_slli_epi32, _mm_srli_epi32, _mm_storeu_si128,
+    };
+
+    use super::SPLIT_BLOCK_SALT as SALT;
+
+    /// Lanes i of `(low, high)`: `1 << ((x * SALT[i]) >> 27)`, for i in 0..4 and 4..8.
+    #[inline(always)]
+    fn mask(x: u32) -> (__m128i, __m128i) {
+        // SAFETY: SSE2 register arithmetic on constants and `x`; SSE2 is in every x86-64
+        // target's baseline (the intrinsics are unsafe only through their
+        // `#[target_feature(enable = "sse2")]`).
+        unsafe {
+            let x = _mm_set1_epi32(x as i32);
+            (
+                four(x, [SALT[0], SALT[1], SALT[2], SALT[3]]),
+                four(x, [SALT[4], SALT[5], SALT[6], SALT[7]]),
+            )
+        }
+    }
+
+    /// Four lanes of the mask. `_mm_mul_epu32` multiplies lanes 0 and 2 into 64-bit
+    /// products, whose low halves are the 32-bit products: salts 0 and 1 in one multiply,
+    /// 2 and 3 in the other, and one shuffle puts the four products in order. The top five
+    /// bits of each are the lane's bit position, and `1 << n` is 2^n read as a float
+    /// (exponent `n + 127`) and truncated to an integer (2^31 is out of `i32`'s range, where
+    /// the conversion gives `0x8000_0000`: exactly `1 << 31`).
+    #[inline(always)]
+    fn four(x: __m128i, salt: [u32; 4]) -> __m128i {
+        // SAFETY: SSE2 register arithmetic, as in `mask`.
+        unsafe {
+            let first = _mm_mul_epu32(x, _mm_setr_epi32(salt[0] as i32, 0, salt[1] as i32, 0));
+            let second = _mm_mul_epu32(x, _mm_setr_epi32(salt[2] as i32, 0, salt[3] as i32, 0));
+            // Dwords 0 and 2 of each: the four low halves, in lane order.
+            let products = _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(
+                _mm_castsi128_ps(first),
+                _mm_castsi128_ps(second),
+            ));
+            let n = _mm_srli_epi32::<27>(products);
+            let float = _mm_slli_epi32::<23>(_mm_add_epi32(n, _mm_set1_epi32(127)));
+            _mm_cvttps_epi32(_mm_castsi128_ps(float))
+        }
+    }
+
+    /// [`super::split_block_contains`] in SSE2.
+    #[inline(always)]
+    pub(super) fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
+        let (low, high) = mask(x);
+        let ptr = block.as_ptr().cast::<__m128i>();
+        // SAFETY: `block` is 32 readable bytes (a `&[u32; 8]`): two 16-byte halves; `loadu`
+        // needs no alignment. The rest is SSE2 register arithmetic, as in `mask`.
+        unsafe {
+            let missing = _mm_or_si128(
+                _mm_andnot_si128(_mm_loadu_si128(ptr), low),
+                _mm_andnot_si128(_mm_loadu_si128(ptr.add(1)), high),
+            );
+            _mm_movemask_epi8(_mm_cmpeq_epi32(missing, _mm_setzero_si128())) == 0xffff
+        }
+    }
+
+    /// [`super::split_block_insert`] in SSE2.
+    #[inline(always)]
+    pub(super) fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
+        let (low, high) = mask(x);
+        let ptr = block.as_mut_ptr().cast::<__m128i>();
+        // SAFETY: `block` is 32 readable and writable bytes, borrowed mutably: two 16-byte
+        // halves; `loadu` / `storeu` need no alignment. The rest is SSE2 register
+        // arithmetic, as in `mask`.
+        let (old_low, old_high) = unsafe {
+            let (a, b) = (_mm_loadu_si128(ptr), _mm_loadu_si128(ptr.add(1)));
+            _mm_storeu_si128(ptr, _mm_or_si128(a, low));
+            _mm_storeu_si128(ptr.add(1), _mm_or_si128(b, high));
+            let zero = _mm_setzero_si128();
+            let old_low = _mm_cmpeq_epi32(_mm_andnot_si128(a, low), zero);
+            let old_high = _mm_cmpeq_epi32(_mm_andnot_si128(b, high), zero);
+            (
+                _mm_movemask_ps(_mm_castsi128_ps(old_low)),
+                _mm_movemask_ps(_mm_castsi128_ps(old_high)),
+            )
+        };
+        // One bit per lane in the mask, so the new bits are the lanes whose bit was clear:
+        // 4 minus the set bits of each half's 4-bit movemask, read from a table of nibble
+        // counts (baseline x86-64 has no POPCNT instruction).
+        8 - ones4(old_low) - ones4(old_high)
+    }
+
+    /// The set bits of a 4-bit value: nibble `m` of a table of the sixteen counts.
+    #[inline(always)]
+    fn ones4(m: i32) -> u32 {
+        ((0x4332_3221_3221_2110_u64 >> (4 * (m & 0xf))) & 0xf) as u32
+    }
+}
+
 // Since Rust 1.87 register-only intrinsics are safe to call inside a function that enables
 // their feature, and their `unsafe` blocks are "unnecessary"; the workspace's MSRV (1.80)
 // still needs them.
@@ -205,16 +318,13 @@ pub fn portable_split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
 mod avx2 {
     use core::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_blendv_ps, _mm256_castps_si256,
-        _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_loadu_si256, _mm256_movemask_ps,
-        _mm256_mullo_epi32, _mm256_or_si256, _mm256_permutevar8x32_epi32, _mm256_set1_epi32,
-        _mm256_set1_epi64x, _mm256_setr_epi32, _mm256_setr_epi64x, _mm256_setzero_si256,
-        _mm256_shuffle_ps, _mm256_slli_epi32, _mm256_sllv_epi32, _mm256_srli_epi32,
-        _mm256_srlv_epi64, _mm256_storeu_si256, _mm256_testc_si256, _mm256_testz_si256,
+        _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_or_si256, _mm256_permutevar8x32_epi32,
+        _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_setr_epi64x, _mm256_shuffle_ps,
+        _mm256_slli_epi32, _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_srlv_epi64,
+        _mm256_testz_si256,
     };
 
     use crate::hash::block_word;
-
-    use super::SPLIT_BLOCK_SALT as SALT;
 
     /// Whether the CPU has AVX2: fixed at compile time when the build enables it, otherwise
     /// asked once and cached by the standard library (a load and a bit test per call).
@@ -230,21 +340,6 @@ mod avx2 {
         }
     }
 
-    /// Whether the CPU has AVX2 and POPCNT (every AVX2 CPU has it; asked all the same), for
-    /// the split-block insert, which counts with both. Kept apart from [`available`] so that
-    /// lookups pay one feature test, not two.
-    #[inline(always)]
-    pub(super) fn available_with_popcnt() -> bool {
-        #[cfg(all(target_feature = "avx2", target_feature = "popcnt"))]
-        {
-            true
-        }
-        #[cfg(not(all(target_feature = "avx2", target_feature = "popcnt")))]
-        {
-            available() && std::arch::is_x86_feature_detected!("popcnt")
-        }
-    }
-
     /// Runs `f` in a function compiled with AVX2, so the AVX2 functions it calls can be
     /// inlined into it.
     ///
@@ -255,41 +350,6 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
         f()
-    }
-
-    /// The key's mask in one register: lane i is `1 << ((x * SALT[i]) >> 27)`.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn mask(x: u32) -> __m256i {
-        // SAFETY: register-only AVX2 arithmetic on constants and `x`; the caller guarantees
-        // AVX2. (The salts are a constant the compiler loads from read-only data.)
-        unsafe {
-            let salt = _mm256_setr_epi32(
-                SALT[0] as i32,
-                SALT[1] as i32,
-                SALT[2] as i32,
-                SALT[3] as i32,
-                SALT[4] as i32,
-                SALT[5] as i32,
-                SALT[6] as i32,
-                SALT[7] as i32,
-            );
-            let product = _mm256_mullo_epi32(salt, _mm256_set1_epi32(x as i32));
-            _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32::<27>(product))
-        }
-    }
-
-    /// [`super::split_block_contains`] in AVX2.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
-        // SAFETY: `block` is 32 readable bytes (a `&[u32; 8]`); `loadu` needs no alignment.
-        let words = unsafe { _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()) };
-        // SAFETY: AVX2 arithmetic on registers; the caller guarantees AVX2.
-        unsafe { _mm256_testc_si256(words, mask(x)) != 0 }
     }
 
     /// [`super::block_contains_fast`] in AVX2.
@@ -377,35 +437,6 @@ mod avx2 {
             let bit = _mm256_sllv_epi32(ones, _mm256_and_si256(p, _mm256_set1_epi32(31)));
             _mm256_andnot_si256(words, bit)
         }
-    }
-
-    /// [`super::split_block_insert`] in AVX2.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2 and POPCNT.
-    #[inline]
-    #[target_feature(enable = "avx2,popcnt")]
-    pub(super) unsafe fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
-        let ptr = block.as_mut_ptr().cast::<__m256i>();
-        // SAFETY: `block` is 32 readable bytes; `loadu` needs no alignment.
-        let words = unsafe { _mm256_loadu_si256(ptr) };
-        // SAFETY: register arithmetic; the caller guarantees AVX2.
-        let (m, new) = unsafe {
-            let m = mask(x);
-            (m, _mm256_andnot_si256(words, m))
-        };
-        // SAFETY: `block` is 32 writable bytes, borrowed mutably; no alignment needed.
-        unsafe { _mm256_storeu_si256(ptr, _mm256_or_si256(words, m)) };
-        // One bit per lane in the mask, so the new bits are the lanes of `new` that are not
-        // zero: one compare, one movemask and one popcount.
-        // SAFETY: register arithmetic; the caller guarantees AVX2 and POPCNT.
-        let zero_lanes = unsafe {
-            _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
-                new,
-                _mm256_setzero_si256(),
-            )))
-        };
-        8 - (zero_lanes as u32).count_ones()
     }
 }
 
