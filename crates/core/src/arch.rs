@@ -215,9 +215,10 @@ pub fn portable_split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
 #[allow(unused_unsafe)]
 mod sse2 {
     use core::arch::x86_64::{
-        __m128i, _mm_add_epi32, _mm_andnot_si128, _mm_castps_si128, _mm_castsi128_ps,
-        _mm_cmpeq_epi32, _mm_cvttps_epi32, _mm_loadu_si128, _mm_movemask_epi8, _mm_movemask_ps,
-        _mm_mul_epu32, _mm_or_si128, _mm_set1_epi32, _mm_setr_epi32, _mm_setzero_si128,
+        __m128i, _mm_add_epi32, _mm_and_si128, _mm_andnot_si128, _mm_castps_si128,
+        _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_cvtsi128_si32, _mm_cvttps_epi32, _mm_loadu_si128,
+        _mm_movemask_epi8, _mm_mul_epu32, _mm_or_si128, _mm_packs_epi16, _mm_packs_epi32,
+        _mm_sad_epu8, _mm_set1_epi32, _mm_set1_epi8, _mm_setr_epi32, _mm_setzero_si128,
         _mm_shuffle_ps, _mm_slli_epi32, _mm_srli_epi32, _mm_storeu_si128,
     };
 
@@ -285,28 +286,21 @@ mod sse2 {
         // SAFETY: `block` is 32 readable and writable bytes, borrowed mutably: two 16-byte
         // halves; `loadu` / `storeu` need no alignment. The rest is SSE2 register
         // arithmetic, as in `mask`.
-        let (old_low, old_high) = unsafe {
+        let old = unsafe {
             let (a, b) = (_mm_loadu_si128(ptr), _mm_loadu_si128(ptr.add(1)));
             _mm_storeu_si128(ptr, _mm_or_si128(a, low));
             _mm_storeu_si128(ptr.add(1), _mm_or_si128(b, high));
+            // One bit per lane in the mask, so a lane whose bit was already set is all ones
+            // after the compare: packed to a byte a lane, masked to 0 or 1 and summed by
+            // `psadbw` (baseline x86-64 has no POPCNT).
             let zero = _mm_setzero_si128();
             let old_low = _mm_cmpeq_epi32(_mm_andnot_si128(a, low), zero);
             let old_high = _mm_cmpeq_epi32(_mm_andnot_si128(b, high), zero);
-            (
-                _mm_movemask_ps(_mm_castsi128_ps(old_low)),
-                _mm_movemask_ps(_mm_castsi128_ps(old_high)),
-            )
+            let bytes = _mm_packs_epi16(_mm_packs_epi32(old_low, old_high), zero);
+            let sum = _mm_sad_epu8(_mm_and_si128(bytes, _mm_set1_epi8(1)), zero);
+            _mm_cvtsi128_si32(sum) as u32
         };
-        // One bit per lane in the mask, so the new bits are the lanes whose bit was clear:
-        // 4 minus the set bits of each half's 4-bit movemask, read from a table of nibble
-        // counts (baseline x86-64 has no POPCNT instruction).
-        8 - ones4(old_low) - ones4(old_high)
-    }
-
-    /// The set bits of a 4-bit value: nibble `m` of a table of the sixteen counts.
-    #[inline(always)]
-    fn ones4(m: i32) -> u32 {
-        ((0x4332_3221_3221_2110_u64 >> (4 * (m & 0xf))) & 0xf) as u32
+        8 - old
     }
 }
 
