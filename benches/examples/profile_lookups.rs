@@ -11,8 +11,8 @@
 //! Each `*_lookups` function asks 10^5 member keys and 10^5 absent keys of a filter of 10^5
 //! keys at 1%; its inclusive instruction count divided by 2 * 10^5 is the instructions per
 //! lookup. The `*_str_*` functions do the same with names as keys (and hash them alone), and
-//! the `*_inserts` functions insert 10^5 u64 keys, the `*_str_inserts` 10^5 names (divide
-//! by 10^5).
+//! the `*_inserts` functions insert 10^5 u64 keys (blocked and SIMD block filters, one at a
+//! time and batched), the `*_str_inserts` 10^5 names (divide by 10^5).
 
 use std::hint::black_box;
 
@@ -103,6 +103,16 @@ fn bloomkit_blocked_inserts(f: &mut BlockedBloomFilter<u64>, keys: &[u64]) -> us
 }
 
 #[inline(never)]
+fn bloomkit_simd_batch_inserts(f: &mut SimdBlockFilter<u64>, keys: &[u64]) -> usize {
+    f.insert_batch(black_box(keys))
+}
+
+#[inline(never)]
+fn bloomkit_simd_inserts(f: &mut SimdBlockFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.insert(black_box(*k))).count()
+}
+
+#[inline(never)]
 fn sbbf_inserts(f: &mut sbbf_rs_safe::Filter, keys: &[u64]) -> usize {
     let h = bloomkit::core::Xxh3Builder::default();
     keys.iter()
@@ -151,6 +161,13 @@ fn strings_and_inserts() {
         bloomkit_blocked_inserts(&mut blocked, &keys),
         bloomkit_blocked_batch_inserts(&mut batched, &keys),
         sbbf_inserts(&mut sbbf, &keys)
+    );
+    let mut simd = SimdBlockFilter::<u64>::new(N, 0.01).expect("valid");
+    let mut batched = SimdBlockFilter::<u64>::new(N, 0.01).expect("valid");
+    println!(
+        "inserts: SIMD block {} (batched {})",
+        bloomkit_simd_inserts(&mut simd, &keys),
+        bloomkit_simd_batch_inserts(&mut batched, &keys),
     );
 }
 

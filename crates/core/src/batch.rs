@@ -67,28 +67,45 @@ pub fn pipeline_groups<C: ?Sized, K, P: Copy + Default>(
     mut finish: impl FnMut(&mut C, &[P]),
 ) {
     // Two groups in flight: the next group is staged (its lines requested) before the
-    // current one is finished, so no finish waits for lines requested just before it.
+    // current one is finished, so no finish waits for lines requested just before it. One
+    // place stages, so it inlines once, with the key iterator in registers.
     let mut keys = keys.into_iter();
-    let mut fill = |ctx: &C, staged: &mut [P; LANES]| {
-        let mut len = 0;
-        for (slot, key) in staged.iter_mut().zip(keys.by_ref()) {
-            *slot = stage(ctx, key);
-            len += 1;
-        }
-        len
-    };
     let (mut current, mut next) = ([P::default(); LANES], [P::default(); LANES]);
-    let mut len = fill(ctx, &mut current);
-    while len > 0 {
-        let next_len = if len == LANES {
-            fill(ctx, &mut next)
+    let (mut len, mut more) = (0, true);
+    loop {
+        // After a group shorter than LANES the iterator is not asked again (it need not be
+        // fused).
+        let next_len = if more {
+            fill(ctx, &mut next, &mut keys, &mut stage)
         } else {
             0
         };
-        finish(ctx, &current[..len]);
+        more = next_len == LANES;
+        if len > 0 {
+            finish(ctx, &current[..len]);
+        }
+        if next_len == 0 {
+            break;
+        }
         core::mem::swap(&mut current, &mut next);
         len = next_len;
     }
+}
+
+/// Stages keys from `keys` into `staged` until either runs out; returns how many.
+#[inline(always)]
+fn fill<C: ?Sized, K, P>(
+    ctx: &C,
+    staged: &mut [P; LANES],
+    keys: &mut impl Iterator<Item = K>,
+    stage: &mut impl FnMut(&C, K) -> P,
+) -> usize {
+    let mut len = 0;
+    for (slot, key) in staged.iter_mut().zip(keys) {
+        *slot = stage(ctx, key);
+        len += 1;
+    }
+    len
 }
 
 /// [`pipeline`] for inserts: stages every key, then inserts it with `insert`, which says
