@@ -75,8 +75,9 @@
 //!   about 9.6 bits per item at 1%, 4.8 more per 10x lower rate. Its cache-line blocked
 //!   sibling ([`BlockedBloomFilter`]) touches one cache line per lookup for about 3% more
 //!   memory at 1%; the SIMD block filter ([`SimdBlockFilter`]) sets and tests a key's eight
-//!   bits in one AVX2 instruction, the fastest to build and to ask one key at a time, for
-//!   about 6% more memory than the blocked filter at 1% (best between about 0.5% and 2%).
+//!   bits, one per 32-bit word of a 256-bit block, with a few SIMD instructions, the
+//!   fastest to build and to ask one key at a time, for about 6% more memory than the
+//!   blocked filter at 1% (best between about 0.5% and 2%).
 //! - **a `HashSet`**: when the set is small enough to keep exactly, or false positives are
 //!   unacceptable and there is no second check.
 //! - **bitmap** (`Bitmap`, feature `bitmap`): keys are dense integers in a bounded range

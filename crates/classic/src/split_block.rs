@@ -8,7 +8,9 @@ use derive_where::derive_where;
 
 use bloomkit_core::batch::{insert_counting, pipeline_groups, prefetch};
 use bloomkit_core::build::{FromSettings, Settings};
-use bloomkit_core::hash::{split_block_contains, split_block_insert, xxh64};
+use bloomkit_core::hash::{
+    split_block_contains, split_block_contains_inlined, split_block_insert, xxh64,
+};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Lookup, LookupCore, Parameter};
 
@@ -170,7 +172,7 @@ impl<'a> SplitLookup<'a> {
                     out,
                     group,
                     #[inline(always)]
-                    |hash, block| split_block_contains(self.block(block), hash as u32),
+                    |hash, block| split_block_contains_inlined(self.block(block), hash as u32),
                 );
             },
         );

@@ -1,6 +1,6 @@
-//! The only `unsafe` code in bloomkit, fenced in this module: a software prefetch, the SSE2
+//! The only `unsafe` code in bloomkit, fenced in this module: a software prefetch, the SIMD
 //! test and insert of a split-block filter's block, and the AVX2 test of a blocked filter's
-//! block, chosen at run time.
+//! block, chosen for the CPU at run time.
 //!
 //! Batched lookups ([`crate::batch`]) hash a group of keys, ask the memory system for each
 //! key's cache lines, then probe: the misses overlap instead of being paid one after another.
@@ -9,14 +9,15 @@
 //! batched calls still give the right answers.
 //!
 //! A split-block filter's block test and insert ([`split_block_contains`],
-//! [`split_block_insert`]) are eight multiplications, shifts and bit tests: four lanes per
-//! SSE2 instruction, two halves of the block. SSE2 is part of every x86-64 CPU, so there is
-//! nothing to detect: the test inlines into every lookup and insert, with no feature test
-//! and no call. (An AVX2 version, one instruction for all eight lanes, measured slower one
-//! key at a time: code built for baseline x86-64 cannot inline it, so each key paid a call
-//! and a feature test; see `docs/performance.md`.) Elsewhere, and under miri, the portable
-//! path runs. Both give the same answers, bit for bit (tested here, on every key of a
-//! sweep).
+//! [`split_block_insert`]) are eight multiplications, shifts and bit tests: one AVX2
+//! instruction each for all eight lanes, or two SSE2 instructions (four lanes each) on an
+//! x86-64 CPU without AVX2. The build targets baseline x86-64 (no `target-cpu=native`
+//! needed), so code built for it cannot inline an AVX2 function: the test is chosen once,
+//! on the first call, and kept as a function pointer, so a key pays a load and an indirect
+//! call, not a feature test and a call. Inside a [`with_simd`] loop,
+//! [`split_block_contains_inlined`] inlines the AVX2 test instead. Elsewhere, and under miri,
+//! the portable path runs. All give the same answers, bit for bit (tested here, on every key
+//! of a sweep).
 //!
 //! A blocked filter's 512-bit block test ([`block_contains_fast`]) tests k positions spread
 //! over eight 64-bit words: seven positions per round, one 32-bit lane each, the lane's word
@@ -72,11 +73,34 @@ pub fn split_block_mask(x: u32) -> [u32; 8] {
     mask
 }
 
-/// Whether every bit of `x`'s mask is set in `block`, with no branch on any of them.
+/// Whether every bit of `x`'s mask is set in `block`, with no branch on any of them: one
+/// key, through the test chosen for this CPU the first time one is asked (AVX2 where the CPU
+/// has it, else SSE2; no feature test per call). In a loop inside [`with_simd`], call
+/// [`split_block_contains_inlined`] instead: there the AVX2 test inlines into the loop.
 #[inline(always)]
 pub fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
+        chosen::split_block_contains(block, x)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        portable_split_block_contains(block, x)
+    }
+}
+
+/// [`split_block_contains`] written to inline into a loop compiled with AVX2 (inside
+/// [`with_simd`]): there the CPU's AVX2 is a cached flag tested per key, and the AVX2 test
+/// is inlined. Outside such a scope each key would pay that test and a call, so
+/// [`split_block_contains`] is the faster choice there.
+#[inline(always)]
+pub fn split_block_contains_inlined(block: &[u32; 8], x: u32) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        if avx2::available() {
+            // SAFETY: the CPU has AVX2 (just checked), all the function needs.
+            return unsafe { avx2::split_block_contains(block, x) };
+        }
         sse2::split_block_contains(block, x)
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
@@ -86,16 +110,78 @@ pub fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
 }
 
 /// Sets `x`'s bits in `block`; returns the number of them that were clear before (0 when the
-/// key was already "maybe").
+/// key was already "maybe"). Through the insert chosen for this CPU the first time one is
+/// made (AVX2 with POPCNT where the CPU has them, else SSE2; no feature test per call).
 #[inline(always)]
 pub fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
-        sse2::split_block_insert(block, x)
+        chosen::split_block_insert(block, x)
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     {
         portable_split_block_insert(block, x)
+    }
+}
+
+/// The split-block test and insert chosen once for this CPU: each is a function pointer,
+/// set on the first call (AVX2 where the CPU has it, else SSE2) and called through from then
+/// on, so a key pays one load and an indirect call instead of a feature test and a direct
+/// call. Measured against that (the code before this), one key at a time: 0.91-0.95x the
+/// time of lookups and 0.65-0.96x of inserts, at 128 KB, 1.3 MB and 13 MB of blocks (see
+/// `docs/performance.md`).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod chosen {
+    use core::sync::atomic::{AtomicPtr, Ordering};
+
+    type Contains = unsafe fn(&[u32; 8], u32) -> bool;
+    type Insert = unsafe fn(&mut [u32; 8], u32) -> u32;
+
+    /// A [`Contains`]: [`first_contains`] until the first call, then the chosen test.
+    static CONTAINS: AtomicPtr<()> = AtomicPtr::new(first_contains as Contains as *mut ());
+    /// An [`Insert`]: [`first_insert`] until the first call, then the chosen insert.
+    static INSERT: AtomicPtr<()> = AtomicPtr::new(first_insert as Insert as *mut ());
+
+    /// Chooses the test, keeps it for later calls, and answers this one.
+    unsafe fn first_contains(block: &[u32; 8], x: u32) -> bool {
+        let chosen: Contains = if super::avx2::available() {
+            super::avx2::split_block_contains
+        } else {
+            super::sse2::split_block_contains
+        };
+        CONTAINS.store(chosen as *mut (), Ordering::Relaxed);
+        // SAFETY: `chosen` needs AVX2 only when the CPU has it (just checked).
+        unsafe { chosen(block, x) }
+    }
+
+    /// Chooses the insert, keeps it for later calls, and makes this one.
+    unsafe fn first_insert(block: &mut [u32; 8], x: u32) -> u32 {
+        let chosen: Insert = if super::avx2::available_with_popcnt() {
+            super::avx2::split_block_insert
+        } else {
+            super::sse2::split_block_insert
+        };
+        INSERT.store(chosen as *mut (), Ordering::Relaxed);
+        // SAFETY: `chosen` needs AVX2 and POPCNT only when the CPU has them (just checked).
+        unsafe { chosen(block, x) }
+    }
+
+    #[inline(always)]
+    pub(super) fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
+        let f = CONTAINS.load(Ordering::Relaxed);
+        // SAFETY: `CONTAINS` only ever holds a `Contains` (its initial value and the stores
+        // in `first_contains`), so the pointer is that function's; each function it can
+        // hold runs on this CPU (`first_contains` is safe anywhere, the AVX2 test is stored
+        // only when the CPU has AVX2). A race between two first calls stores the same choice.
+        unsafe { core::mem::transmute::<*mut (), Contains>(f)(block, x) }
+    }
+
+    #[inline(always)]
+    pub(super) fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
+        let f = INSERT.load(Ordering::Relaxed);
+        // SAFETY: as in `split_block_contains`: `INSERT` only ever holds an `Insert` that
+        // runs on this CPU.
+        unsafe { core::mem::transmute::<*mut (), Insert>(f)(block, x) }
     }
 }
 
@@ -121,23 +207,24 @@ fn portable_block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
     crate::hash::block_contains_all(block, hash, k)
 }
 
-/// Runs `f` compiled with AVX2 enabled when the CPU has it, so that the blocked filter's
-/// block test it calls ([`block_contains_fast`]) is inlined into its loop instead of being
-/// called once per key (and the split-block tests it calls are VEX-encoded). Without AVX2
-/// (or under miri) `f` runs as it is; the answers are the same either way.
+/// Runs `f` compiled with AVX2 enabled when the CPU has it, so that the SIMD block tests it
+/// calls ([`block_contains_fast`], [`split_block_contains_inlined`]) are inlined into its
+/// loop instead of being called once per key. Without AVX2 (or under miri) `f` runs as it
+/// is; the answers are the same either way.
 ///
 /// A single AVX2 test cannot be inlined into code built for baseline x86-64: each lookup
-/// then pays a call. The blocked filter's batched lookups pay it once per group of
-/// [`LANES`](crate::batch::LANES) keys through this scope.
+/// then pays a call. The blocked and split-block filters' batched lookups pay it once per
+/// group of [`LANES`](crate::batch::LANES) keys through this scope.
 ///
 /// # Examples
 ///
 /// ```
 /// use bloomkit_core::batch::with_simd;
-/// use bloomkit_core::hash::split_block_contains;
+/// use bloomkit_core::hash::split_block_contains_inlined;
 ///
 /// let block = [!0u32; 8];
-/// let found = with_simd(|| (0..100u32).filter(|&x| split_block_contains(&block, x)).count());
+/// let found =
+///     with_simd(|| (0..100u32).filter(|&x| split_block_contains_inlined(&block, x)).count());
 /// assert_eq!(found, 100);
 /// ```
 #[inline]
@@ -207,10 +294,10 @@ pub fn portable_split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
     added
 }
 
-/// The split-block test and insert in SSE2, part of every x86-64 CPU's baseline: nothing to
-/// detect, so they inline into every lookup and insert with no feature test and no call.
-/// One key at a time they measured faster than the AVX2 functions they replaced (a call and
-/// a feature test per key), on lookups and inserts: see `docs/performance.md`.
+/// The split-block test and insert in SSE2, part of every x86-64 CPU's baseline: what an
+/// x86-64 CPU without AVX2 runs. (Inlined into every lookup, they measured slower than the
+/// AVX2 functions chosen once, and faster than those tested for per call, depending on the
+/// filter's size: see `docs/performance.md`.)
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[allow(unused_unsafe)]
 mod sse2 {
@@ -312,13 +399,16 @@ mod sse2 {
 mod avx2 {
     use core::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_blendv_ps, _mm256_castps_si256,
-        _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_or_si256, _mm256_permutevar8x32_epi32,
-        _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_setr_epi64x, _mm256_shuffle_ps,
-        _mm256_slli_epi32, _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_srlv_epi64,
-        _mm256_testz_si256,
+        _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_loadu_si256, _mm256_movemask_ps,
+        _mm256_mullo_epi32, _mm256_or_si256, _mm256_permutevar8x32_epi32, _mm256_set1_epi32,
+        _mm256_set1_epi64x, _mm256_setr_epi32, _mm256_setr_epi64x, _mm256_setzero_si256,
+        _mm256_shuffle_ps, _mm256_slli_epi32, _mm256_sllv_epi32, _mm256_srli_epi32,
+        _mm256_srlv_epi64, _mm256_storeu_si256, _mm256_testc_si256, _mm256_testz_si256,
     };
 
     use crate::hash::block_word;
+
+    use super::SPLIT_BLOCK_SALT as SALT;
 
     /// Whether the CPU has AVX2: fixed at compile time when the build enables it, otherwise
     /// asked once and cached by the standard library (a load and a bit test per call).
@@ -334,6 +424,20 @@ mod avx2 {
         }
     }
 
+    /// Whether the CPU has AVX2 and POPCNT (every AVX2 CPU has it; asked all the same), for
+    /// the split-block insert, which counts with both.
+    #[inline(always)]
+    pub(super) fn available_with_popcnt() -> bool {
+        #[cfg(all(target_feature = "avx2", target_feature = "popcnt"))]
+        {
+            true
+        }
+        #[cfg(not(all(target_feature = "avx2", target_feature = "popcnt")))]
+        {
+            available() && std::arch::is_x86_feature_detected!("popcnt")
+        }
+    }
+
     /// Runs `f` in a function compiled with AVX2, so the AVX2 functions it calls can be
     /// inlined into it.
     ///
@@ -344,6 +448,41 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
         f()
+    }
+
+    /// The key's mask in one register: lane i is `1 << ((x * SALT[i]) >> 27)`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn mask(x: u32) -> __m256i {
+        // SAFETY: register-only AVX2 arithmetic on constants and `x`; the caller guarantees
+        // AVX2. (The salts are a constant the compiler loads from read-only data.)
+        unsafe {
+            let salt = _mm256_setr_epi32(
+                SALT[0] as i32,
+                SALT[1] as i32,
+                SALT[2] as i32,
+                SALT[3] as i32,
+                SALT[4] as i32,
+                SALT[5] as i32,
+                SALT[6] as i32,
+                SALT[7] as i32,
+            );
+            let product = _mm256_mullo_epi32(salt, _mm256_set1_epi32(x as i32));
+            _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32::<27>(product))
+        }
+    }
+
+    /// [`super::split_block_contains`] in AVX2.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
+        // SAFETY: `block` is 32 readable bytes (a `&[u32; 8]`); `loadu` needs no alignment.
+        let words = unsafe { _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()) };
+        // SAFETY: AVX2 arithmetic on registers; the caller guarantees AVX2.
+        unsafe { _mm256_testc_si256(words, mask(x)) != 0 }
     }
 
     /// [`super::block_contains_fast`] in AVX2.
@@ -432,6 +571,35 @@ mod avx2 {
             _mm256_andnot_si256(words, bit)
         }
     }
+
+    /// [`super::split_block_insert`] in AVX2 (with POPCNT).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and POPCNT.
+    #[inline]
+    #[target_feature(enable = "avx2,popcnt")]
+    pub(super) unsafe fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
+        let ptr = block.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: `block` is 32 readable bytes; `loadu` needs no alignment.
+        let words = unsafe { _mm256_loadu_si256(ptr) };
+        // SAFETY: register arithmetic; the caller guarantees AVX2.
+        let (m, new) = unsafe {
+            let m = mask(x);
+            (m, _mm256_andnot_si256(words, m))
+        };
+        // SAFETY: `block` is 32 writable bytes, borrowed mutably; no alignment needed.
+        unsafe { _mm256_storeu_si256(ptr, _mm256_or_si256(words, m)) };
+        // One bit per lane in the mask, so the new bits are the lanes of `new` that are not
+        // zero: one compare, one movemask and one popcount.
+        // SAFETY: register arithmetic; the caller guarantees AVX2 and POPCNT.
+        let zero_lanes = unsafe {
+            _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
+                new,
+                _mm256_setzero_si256(),
+            )))
+        };
+        8 - (zero_lanes as u32).count_ones()
+    }
 }
 
 #[cfg(test)]
@@ -450,9 +618,10 @@ mod tests {
         }
     }
 
-    /// The dispatched block tests (AVX2 where the CPU has it) agree with the portable ones
-    /// on blocks from empty to full, and an inserted key is always found. Under miri both
-    /// sides are portable; the test still checks insert-then-contains.
+    /// The split-block tests and inserts (the chosen ones, the inlined one in and out of a
+    /// SIMD scope, the SSE2 ones) agree with the portable ones on blocks from empty to full,
+    /// and an inserted key is always found. Under miri every side is portable; the test still
+    /// checks insert-then-contains.
     #[test]
     fn arch_split_block_paths_agree() {
         let mut next = stream(7);
@@ -484,6 +653,22 @@ mod tests {
                 expected,
                 "{block:x?} {x:#x}"
             );
+            assert_eq!(split_block_contains_inlined(&block, x), expected);
+            assert_eq!(
+                with_simd(|| split_block_contains_inlined(&block, x)),
+                expected
+            );
+            // The SSE2 paths too, which this CPU may not choose (it has AVX2).
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            {
+                assert_eq!(sse2::split_block_contains(&block, x), expected);
+                let (mut a, mut b) = (block, block);
+                assert_eq!(
+                    sse2::split_block_insert(&mut a, x),
+                    portable_split_block_insert(&mut b, x)
+                );
+                assert_eq!(a, b);
+            }
             if expected {
                 yes += 1;
             } else {
