@@ -8,7 +8,9 @@ use derive_where::derive_where;
 
 use bloomkit_core::batch::{pipeline_groups, prefetch, with_simd};
 use bloomkit_core::build::{FromSettings, Settings};
-use bloomkit_core::hash::{block_contains_fast, block_positions, reduce, BlockProbe, BLOCK_BITS};
+use bloomkit_core::hash::{
+    block_contains_fast, block_contains_inlined, block_positions, reduce, BlockProbe, BLOCK_BITS,
+};
 use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{check_same_shape, EmptyLike, Error, Parameter, PortableHasher, Xxh3Builder};
 
@@ -68,7 +70,7 @@ impl<'a> BlockLookup<'a> {
                     out,
                     group,
                     #[inline(always)]
-                    |hash, block| block_contains_fast(&self.blocks[block], hash, self.hashes),
+                    |hash, block| block_contains_inlined(&self.blocks[block], hash, self.hashes),
                 );
             },
         );

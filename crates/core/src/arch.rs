@@ -124,7 +124,8 @@ pub fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
     }
 }
 
-/// The split-block test and insert chosen once for this CPU: each is a function pointer,
+/// The split-block test and insert, and the blocked filter's test, chosen once for this CPU:
+/// each is a function pointer,
 /// set on the first call (AVX2 where the CPU has it, else SSE2) and called through from then
 /// on, so a key pays one load and an indirect call instead of a feature test and a direct
 /// call. Measured against that (the code before this), one key at a time: 0.91-0.95x the
@@ -136,11 +137,37 @@ mod chosen {
 
     type Contains = unsafe fn(&[u32; 8], u32) -> bool;
     type Insert = unsafe fn(&mut [u32; 8], u32) -> u32;
+    type BlockContains = unsafe fn(&[u64; 8], u64, u32) -> bool;
 
     /// A [`Contains`]: [`first_contains`] until the first call, then the chosen test.
     static CONTAINS: AtomicPtr<()> = AtomicPtr::new(first_contains as Contains as *mut ());
     /// An [`Insert`]: [`first_insert`] until the first call, then the chosen insert.
     static INSERT: AtomicPtr<()> = AtomicPtr::new(first_insert as Insert as *mut ());
+
+    /// A [`BlockContains`]: [`first_block_contains`] until the first call, then the chosen
+    /// blocked-filter test.
+    static BLOCK_CONTAINS: AtomicPtr<()> =
+        AtomicPtr::new(first_block_contains as BlockContains as *mut ());
+
+    /// Chooses the blocked filter's test, keeps it for later calls, and answers this one.
+    unsafe fn first_block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
+        let chosen: BlockContains = if super::avx2::available() {
+            super::avx2::block_contains
+        } else {
+            super::portable_block_contains
+        };
+        BLOCK_CONTAINS.store(chosen as *mut (), Ordering::Relaxed);
+        // SAFETY: `chosen` needs AVX2 only when the CPU has it (just checked).
+        unsafe { chosen(block, hash, k) }
+    }
+
+    #[inline(always)]
+    pub(super) fn block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
+        let f = BLOCK_CONTAINS.load(Ordering::Relaxed);
+        // SAFETY: as in `split_block_contains`: `BLOCK_CONTAINS` only ever holds a
+        // `BlockContains` that runs on this CPU.
+        unsafe { core::mem::transmute::<*mut (), BlockContains>(f)(block, hash, k) }
+    }
 
     /// Chooses the test, keeps it for later calls, and answers this one.
     unsafe fn first_contains(block: &[u32; 8], x: u32) -> bool {
@@ -189,9 +216,26 @@ mod chosen {
 /// a blocked filter): [`block_contains_all`](crate::hash::block_contains_all)'s answer, with
 /// no branch on any bit, in AVX2 when the CPU has it (seven positions per round of about
 /// fifteen instructions: the positions as eight 32-bit lanes, each lane's word fetched from
-/// the block's two registers by `vpermd`, its bit tested with `vptest`).
-#[inline]
+/// the block's two registers by `vpermd`, its bit tested with `vptest`). One key: through the
+/// test chosen for this CPU on the first call (no feature test per call). In a loop inside
+/// [`with_simd`], call [`block_contains_inlined`] instead.
+#[inline(always)]
 pub fn block_contains_fast(block: &[u64; 8], hash: u64, k: u32) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        chosen::block_contains(block, hash, k)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        portable_block_contains(block, hash, k)
+    }
+}
+
+/// [`block_contains_fast`] written to inline into a loop compiled with AVX2 (inside
+/// [`with_simd`]): the CPU's AVX2 is a cached flag tested per key, and the AVX2 test is
+/// inlined.
+#[inline]
+pub fn block_contains_inlined(block: &[u64; 8], hash: u64, k: u32) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     if avx2::available() {
         // SAFETY: the CPU has AVX2 (just checked), all the function needs.
@@ -200,15 +244,15 @@ pub fn block_contains_fast(block: &[u64; 8], hash: u64, k: u32) -> bool {
     portable_block_contains(block, hash, k)
 }
 
-/// [`block_contains_fast`]'s path without AVX2, out of line: kept out of the function so
-/// that the dispatch itself is small enough to inline into every lookup.
+/// [`block_contains_fast`]'s path without AVX2, out of line: kept out of
+/// [`block_contains_inlined`] so that it inlines into every loop.
 #[inline(never)]
 fn portable_block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
     crate::hash::block_contains_all(block, hash, k)
 }
 
 /// Runs `f` compiled with AVX2 enabled when the CPU has it, so that the SIMD block tests it
-/// calls ([`block_contains_fast`], [`split_block_contains_inlined`]) are inlined into its
+/// calls ([`block_contains_inlined`], [`split_block_contains_inlined`]) are inlined into its
 /// loop instead of being called once per key. Without AVX2 (or under miri) `f` runs as it
 /// is; the answers are the same either way.
 ///
@@ -719,6 +763,11 @@ mod tests {
                     block_contains_fast(&block, hash, k),
                     expected,
                     "k {k}, hash {hash:#x}, {block:x?}"
+                );
+                assert_eq!(block_contains_inlined(&block, hash, k), expected);
+                assert_eq!(
+                    with_simd(|| block_contains_inlined(&block, hash, k)),
+                    expected
                 );
                 if expected {
                     yes += 1;

@@ -57,9 +57,9 @@ macro_rules! little_endian_writes {
 }
 
 pub use crate::arch::{
-    block_contains_fast, portable_split_block_contains, portable_split_block_insert,
-    split_block_contains, split_block_contains_inlined, split_block_insert, split_block_mask,
-    SPLIT_BLOCK_SALT,
+    block_contains_fast, block_contains_inlined, portable_split_block_contains,
+    portable_split_block_insert, split_block_contains, split_block_contains_inlined,
+    split_block_insert, split_block_mask, SPLIT_BLOCK_SALT,
 };
 
 /// A [`BuildHasher`] whose output depends only on the key and a recorded seed, never on the
