@@ -245,8 +245,8 @@ pub(crate) fn insert_split(
 /// Impala, Kudu and then the Parquet spec fixed it): 256-bit blocks of eight 32-bit words; a
 /// value's hash (XXH64, seed 0, of its plain encoding: [`ParquetValue`]) picks a block with
 /// its upper 32 bits and one bit in each of the eight words with its lower 32 bits, through
-/// eight fixed odd multipliers. A lookup reads 32 bytes and tests eight bits at once (SSE2,
-/// part of every x86-64 CPU, inlined into the lookup; a portable test elsewhere).
+/// eight fixed odd multipliers. A lookup reads 32 bytes and tests eight bits at once (AVX2
+/// where the CPU has it, chosen once per process; SSE2 or a portable test elsewhere).
 ///
 /// Its bytes are the bitset every Parquet reader and writer exchanges (parquet-rs,
 /// parquet-java, DataFusion, Spark, Impala): [`to_parquet_bytes`](Self::to_parquet_bytes)
