@@ -20,9 +20,9 @@ use crate::{MAX_SPLIT_BLOCKS, SPLIT_BLOCK_BYTES};
 ///
 /// A key's 64-bit hash picks its block with the upper 32 bits and its bit in each word with
 /// the lower 32 bits, through eight fixed odd multipliers. A lookup reads 32 bytes and tests
-/// the eight bits in one AVX2 instruction, an insert sets them in one (the AVX2 functions
-/// chosen once per process on a CPU that has it, SSE2 on one that does not, a portable path
-/// elsewhere: all give the same answers).
+/// the eight bits in one AVX2 instruction, an insert sets them in one (one key at a time,
+/// the AVX2 functions are chosen once per process on a CPU that has it, SSE2 on one that
+/// does not, a portable path elsewhere: all give the same answers).
 ///
 /// Compared with [`BlockedBloomFilter`](crate::BlockedBloomFilter) (k bits anywhere in a
 /// 512-bit block): builds about twice as fast and lookups of string keys a little faster, at

@@ -10,14 +10,16 @@
 //!
 //! A split-block filter's block test and insert ([`split_block_contains`],
 //! [`split_block_insert`]) are eight multiplications, shifts and bit tests: one AVX2
-//! instruction each for all eight lanes, or two SSE2 instructions (four lanes each) on an
-//! x86-64 CPU without AVX2. The build targets baseline x86-64 (no `target-cpu=native`
-//! needed), so code built for it cannot inline an AVX2 function: the test is chosen once,
-//! on the first call, and kept as a function pointer, so a key pays a load and an indirect
-//! call, not a feature test and a call. Inside a [`with_simd`] loop,
-//! [`split_block_contains_inlined`] inlines the AVX2 test instead. Elsewhere, and under miri,
-//! the portable path runs. All give the same answers, bit for bit (tested here, on every key
-//! of a sweep).
+//! instruction each for all eight lanes, or a short SSE2 sequence (four lanes at a time,
+//! with the multiplications and the shifts done another way: SSE2 has no 32-bit lane
+//! multiply and no per-lane shift) on an x86-64 CPU without AVX2. The build targets baseline
+//! x86-64 (no `target-cpu=native` needed), so code built for it cannot inline an AVX2
+//! function: one key at a time, the test is chosen once, on the first call, and kept as a
+//! function pointer, so a key pays a load and an indirect call, not a feature test and a
+//! call. Inside a [`with_simd`] loop, [`split_block_contains_inlined`] tests the cached flag
+//! and inlines the AVX2 test instead; a build with AVX2 enabled inlines it everywhere.
+//! Elsewhere, and under miri, the portable path runs. All give the same answers, bit for
+//! bit (tested here, on every key of a sweep).
 //!
 //! A blocked filter's 512-bit block test ([`block_contains_fast`]) tests k positions spread
 //! over eight 64-bit words: seven positions per round, one 32-bit lane each, the lane's word
@@ -28,7 +30,10 @@
 //! [`with_simd`] runs a closure in a function compiled with AVX2 (when the CPU has it), so
 //! those tests inline into a batch's loop instead of being called once per key.
 //!
-//! Tested under miri (`cargo +nightly miri test -p bloomkit-core --lib -- arch batch`).
+//! Tested under miri (`cargo +nightly miri test -p bloomkit-core --lib -- arch batch`):
+//! the prefetch and the portable paths. The x86-64 SIMD code (the AVX2 and SSE2 functions
+//! and the function pointers that choose between them) is compiled out under miri; it is
+//! tested against the portable paths in every native test run instead.
 #![allow(unsafe_code)]
 
 /// Asks for the cache line holding `value` to be brought into every cache level, without
@@ -125,10 +130,10 @@ pub fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
 }
 
 /// The split-block test and insert, and the blocked filter's test, chosen once for this CPU:
-/// each is a function pointer,
-/// set on the first call (AVX2 where the CPU has it, else SSE2) and called through from then
-/// on, so a key pays one load and an indirect call instead of a feature test and a direct
-/// call. Measured against that (the code before this), one key at a time: 0.91-0.95x the
+/// each is a function pointer, set on the first call (AVX2 where the CPU has it, else SSE2
+/// for the split-block ones and the portable test for the blocked one) and called through
+/// from then on, so a key pays one load and an indirect call instead of a feature test and a
+/// direct call (a build with AVX2 enabled calls the AVX2 functions directly, inlined). Measured against that (the code before this), one key at a time: 0.91-0.95x the
 /// time of lookups and 0.65-0.96x of inserts, at 128 KB, 1.3 MB and 13 MB of blocks (see
 /// `docs/performance.md`).
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -163,6 +168,10 @@ mod chosen {
 
     #[inline(always)]
     pub(super) fn block_contains(block: &[u64; 8], hash: u64, k: u32) -> bool {
+        if cfg!(target_feature = "avx2") {
+            // SAFETY: the build enables AVX2, so every CPU it runs on has it.
+            return unsafe { super::avx2::block_contains(block, hash, k) };
+        }
         let f = BLOCK_CONTAINS.load(Ordering::Relaxed);
         // SAFETY: as in `split_block_contains`: `BLOCK_CONTAINS` only ever holds a
         // `BlockContains` that runs on this CPU.
@@ -195,6 +204,11 @@ mod chosen {
 
     #[inline(always)]
     pub(super) fn split_block_contains(block: &[u32; 8], x: u32) -> bool {
+        if cfg!(target_feature = "avx2") {
+            // SAFETY: the build enables AVX2, so every CPU it runs on has it; the caller is
+            // compiled with AVX2 too, so the test inlines.
+            return unsafe { super::avx2::split_block_contains(block, x) };
+        }
         let f = CONTAINS.load(Ordering::Relaxed);
         // SAFETY: `CONTAINS` only ever holds a `Contains` (its initial value and the stores
         // in `first_contains`), so the pointer is that function's; each function it can
@@ -205,6 +219,10 @@ mod chosen {
 
     #[inline(always)]
     pub(super) fn split_block_insert(block: &mut [u32; 8], x: u32) -> u32 {
+        if cfg!(all(target_feature = "avx2", target_feature = "popcnt")) {
+            // SAFETY: the build enables AVX2 and POPCNT, so every CPU it runs on has them.
+            return unsafe { super::avx2::split_block_insert(block, x) };
+        }
         let f = INSERT.load(Ordering::Relaxed);
         // SAFETY: as in `split_block_contains`: `INSERT` only ever holds an `Insert` that
         // runs on this CPU.
@@ -370,7 +388,9 @@ mod sse2 {
         }
     }
 
-    /// Four lanes of the mask. `_mm_mul_epu32` multiplies lanes 0 and 2 into 64-bit
+    /// Four lanes of the mask. (For n = 31 the conversion also sets MXCSR's sticky "invalid"
+    /// flag, which Rust's default floating-point environment never reads.) `_mm_mul_epu32`
+    /// multiplies lanes 0 and 2 into 64-bit
     /// products, whose low halves are the 32-bit products: salts 0 and 1 in one multiply,
     /// 2 and 3 in the other, and one shuffle puts the four products in order. The top five
     /// bits of each are the lane's bit position, and `1 << n` is 2^n read as a float

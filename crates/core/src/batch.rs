@@ -173,6 +173,41 @@ mod tests {
     }
 
     /// `pipeline_groups` hands over full groups in order, then the remainder.
+    /// After a group shorter than `LANES` the keys are not asked again: an iterator that is
+    /// not fused (here one that panics if asked after its end) is safe to pass.
+    #[test]
+    fn a_short_group_ends_the_keys() {
+        struct Once {
+            left: usize,
+            ended: bool,
+        }
+        impl Iterator for Once {
+            type Item = usize;
+            fn next(&mut self) -> Option<usize> {
+                assert!(!self.ended, "asked again after its end");
+                if self.left == 0 {
+                    self.ended = true;
+                    return None;
+                }
+                self.left -= 1;
+                Some(self.left)
+            }
+        }
+        for n in [0, 1, LANES - 1, LANES, LANES + 1, 2 * LANES, 3 * LANES + 5] {
+            let mut count = 0;
+            pipeline(
+                &mut count,
+                Once {
+                    left: n,
+                    ended: false,
+                },
+                |_, k| k,
+                |c: &mut usize, _| *c += 1,
+            );
+            assert_eq!(count, n);
+        }
+    }
+
     #[test]
     fn groups_are_full_but_the_last() {
         for n in [0, 1, LANES, LANES + 1, 3 * LANES + 5] {
