@@ -172,7 +172,6 @@ mod tests {
         }
     }
 
-    /// `pipeline_groups` hands over full groups in order, then the remainder.
     /// After a group shorter than `LANES` the keys are not asked again: an iterator that is
     /// not fused (here one that panics if asked after its end) is safe to pass.
     #[test]
@@ -208,6 +207,7 @@ mod tests {
         }
     }
 
+    /// `pipeline_groups` hands over full groups in order, then the remainder.
     #[test]
     fn groups_are_full_but_the_last() {
         for n in [0, 1, LANES, LANES + 1, 3 * LANES + 5] {
