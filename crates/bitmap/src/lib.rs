@@ -441,7 +441,8 @@ fn from_ordinal<K: Key>(o: u128) -> Option<K> {
 fn too_large<K: Key>(lo: K, hi: K) -> Error {
     let span = ordinal(lo).zip(ordinal(hi)).map(|(l, h)| (h - l) as f64);
     Error::TooLarge {
-        bits: span.map_or(f64::INFINITY, |s| s + 1.0),
+        what: bloomkit_core::Unit::Bits,
+        size: span.map_or(f64::INFINITY, |s| s + 1.0),
         max: MAX_BITS,
     }
 }

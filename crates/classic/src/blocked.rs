@@ -306,8 +306,9 @@ pub(crate) fn zeroed_blocks(blocks: u64) -> Result<Vec<Block>, Error> {
     let max = bloomkit_core::bits::MAX_BITS / BLOCK_BITS;
     if blocks > max {
         return Err(Error::TooLarge {
-            bits: blocks as f64 * BLOCK_BITS as f64,
-            max: bloomkit_core::bits::MAX_BITS,
+            what: bloomkit_core::Unit::Bits,
+            size: blocks as f64 * BLOCK_BITS as f64,
+            max: max * BLOCK_BITS,
         });
     }
     bloomkit_core::bits::filled_vec(blocks, Block::default)

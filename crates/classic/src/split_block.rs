@@ -301,7 +301,8 @@ pub(crate) fn zeroed(blocks: u64) -> Result<Vec<SplitBlock>, Error> {
     }
     if blocks > MAX_SPLIT_BLOCKS {
         return Err(Error::TooLarge {
-            bits: blocks as f64 * 256.0,
+            what: bloomkit_core::Unit::Bits,
+            size: blocks as f64 * 256.0,
             max: MAX_SPLIT_BLOCKS * 256,
         });
     }
@@ -319,7 +320,8 @@ pub(crate) fn checked_parts(
     }
     if blocks as u64 > MAX_SPLIT_BLOCKS {
         return Err(Error::TooLarge {
-            bits: blocks as f64 * 256.0,
+            what: bloomkit_core::Unit::Bits,
+            size: blocks as f64 * 256.0,
             max: MAX_SPLIT_BLOCKS * 256,
         });
     }

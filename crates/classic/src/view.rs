@@ -424,7 +424,8 @@ impl<'a, K: ?Sized, S: PortableHasher> SimdBlockFilterRef<'a, K, S> {
             }
             if blocks.len() as u64 > crate::MAX_SPLIT_BLOCKS {
                 return Err(Error::TooLarge {
-                    bits: blocks.len() as f64 * 256.0,
+                    what: bloomkit_core::Unit::Bits,
+                    size: blocks.len() as f64 * 256.0,
                     max: crate::MAX_SPLIT_BLOCKS * 256,
                 });
             }

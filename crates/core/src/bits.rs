@@ -34,7 +34,8 @@ pub const fn words_for(bits: u64) -> u64 {
 pub fn zeroed_words(bits: u64) -> Result<Vec<u64>, Error> {
     if bits > MAX_BITS {
         return Err(Error::TooLarge {
-            bits: bits as f64,
+            what: crate::Unit::Bits,
+            size: bits as f64,
             max: MAX_BITS,
         });
     }
@@ -74,7 +75,8 @@ impl<'a> BitSlice<'a> {
     pub fn new(words: &'a [u64], len: u64) -> Result<BitSlice<'a>, Error> {
         if len > MAX_BITS {
             return Err(Error::TooLarge {
-                bits: len as f64,
+                what: crate::Unit::Bits,
+                size: len as f64,
                 max: MAX_BITS,
             });
         }

@@ -58,13 +58,28 @@ pub enum Error {
         /// The largest count bloomkit supports.
         max: u32,
     },
-    /// More bits than this platform can address (see [`crate::bits::MAX_BITS`]).
-    #[error("a filter of {} bits is larger than the maximum of {max} bits on this platform", Num(*.bits))]
+    /// A filter larger than its layout or this platform allows (bits past
+    /// [`crate::bits::MAX_BITS`], home slots past a quotient table's 2^40 or past what the
+    /// hash's 64 bits can address, items past `u64`): the message names the unit and the
+    /// limit that was passed.
+    #[error("a filter of {} {what} is larger than the maximum of {max} {what}", Past(*.size, *.max))]
     TooLarge {
-        /// The number of bits asked for (a float because it may exceed `u64`).
-        bits: f64,
-        /// The largest number of bits supported.
+        /// What the size counts.
+        what: Unit,
+        /// The size asked for (a float because it may exceed `u64`; infinite when it
+        /// overflows).
+        size: f64,
+        /// The largest size supported, in the same unit.
         max: u64,
+    },
+    /// A resize the filter cannot make: the layout's limit, named in `reason`; nothing
+    /// was changed.
+    #[error("cannot {op} the filter: {reason}")]
+    CannotResize {
+        /// The resize asked for (`"resize"`, `"shrink"`).
+        op: &'static str,
+        /// Why not, with the limit.
+        reason: String,
     },
     /// A false-positive rate no filter can reach for this many items, because two of them
     /// share their whole 64-bit hash with probability `items / 2^64`.
@@ -374,6 +389,44 @@ impl Setting {
             Setting::InitialCapacity => "initial capacities",
             Setting::Growth => "growth factors",
             Setting::Tightening => "tightening ratios",
+        }
+    }
+}
+
+/// What the size of [`Error::TooLarge`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Unit {
+    /// Bits of a bit array or of blocks.
+    Bits,
+    /// Home slots of a quotient table.
+    HomeSlots,
+    /// Counters of a counting filter.
+    Counters,
+    /// Items a filter is sized for.
+    Items,
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Unit::Bits => "bits",
+            Unit::HomeSlots => "home slots",
+            Unit::Counters => "counters",
+            Unit::Items => "items",
+        })
+    }
+}
+
+/// A size past a maximum: the number, or "more than" the maximum when it overflowed.
+struct Past(f64, u64);
+
+impl fmt::Display for Past {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_finite() {
+            Num(self.0).fmt(f)
+        } else {
+            write!(f, "more than {}", self.1)
         }
     }
 }

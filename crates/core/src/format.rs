@@ -475,6 +475,35 @@ impl AlignedBytes {
     pub fn as_bytes(&self) -> &[u8] {
         &bytemuck::cast_slice::<Line, u8>(&self.lines)[..self.len]
     }
+
+    /// Up to `len` bytes read from `input` (fewer when it ends first) into an aligned
+    /// buffer, with no second copy: how a file of known length is read for a view. The
+    /// buffer is asked of the allocator fallibly.
+    ///
+    /// # Errors
+    /// The first error of `input` (reads interrupted by a signal are retried);
+    /// [`io::ErrorKind::OutOfMemory`] when the buffer cannot be had.
+    pub fn read_from(input: &mut dyn Read, len: u64) -> io::Result<AlignedBytes> {
+        let refused = || io::Error::new(io::ErrorKind::OutOfMemory, format!("{len} bytes"));
+        let len = usize::try_from(len).map_err(|_| refused())?;
+        let mut lines = Vec::new();
+        lines
+            .try_reserve_exact(len.div_ceil(ALIGN))
+            .map_err(|_| refused())?;
+        lines.resize(len.div_ceil(ALIGN), Line([0; ALIGN]));
+        let buf = &mut bytemuck::cast_slice_mut::<Line, u8>(&mut lines)[..len];
+        let mut got = 0;
+        while got < len {
+            match input.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        lines.truncate(got.div_ceil(ALIGN));
+        Ok(AlignedBytes { lines, len: got })
+    }
 }
 
 impl core::ops::Deref for AlignedBytes {
@@ -621,6 +650,61 @@ pub fn peek(bytes: &[u8]) -> Result<Header, DecodeError> {
         });
     }
     read_start(bytes).map(|(_, header)| header)
+}
+
+/// The whole length of the serialized filter whose first bytes are `start`, as its header
+/// declares it (version 1: 24 bytes of header, version 2 and later: 32), without reading or
+/// checking anything past the header: how a tool reads a filter from a pipe or a device
+/// (which has no length of its own) up to its end and no further. The declared length is
+/// the writer's word, checked by the checksums only once the bytes are read.
+///
+/// # Errors
+/// As [`peek`], [`DecodeError::Truncated`] when `start` ends inside the header, and
+/// [`DecodeError::Invalid`] for lengths whose sum passes `u64`.
+///
+/// # Examples
+/// ```
+/// use bloomkit_classic::BlockedBloomFilter;
+/// use bloomkit_core::format;
+///
+/// let bytes = BlockedBloomFilter::<u64>::new(1_000, 0.01)?.to_bytes();
+/// assert_eq!(format::declared_len(&bytes[..32])?, bytes.len() as u64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn declared_len(start: &[u8]) -> Result<u64, DecodeError> {
+    let (version, _) = {
+        check_magic(start)?;
+        if start.len() < START_LEN {
+            return Err(DecodeError::Truncated {
+                needed: START_LEN as u64,
+                available: start.len() as u64,
+            });
+        }
+        read_start(start)?
+    };
+    let header = if version == 1 {
+        V1_HEADER_LEN
+    } else {
+        HEADER_LEN
+    };
+    if start.len() < header {
+        return Err(DecodeError::Truncated {
+            needed: header as u64,
+            available: start.len() as u64,
+        });
+    }
+    let overflow = || DecodeError::Invalid("declared lengths pass 2^64 bytes".to_owned());
+    if version == 1 {
+        // Header, body, checksum.
+        return read_u64(start, 16)
+            .checked_add((V1_HEADER_LEN + CHECKSUM_LEN) as u64)
+            .ok_or_else(overflow);
+    }
+    // Header, meta block, its checksum, the data region, its checksum.
+    read_u64(start, 16)
+        .checked_add(read_u64(start, 24))
+        .and_then(|n| n.checked_add((HEADER_LEN + 2 * CHECKSUM_LEN) as u64))
+        .ok_or_else(overflow)
 }
 
 /// Reads the fixed start of the header: version, variant, hasher; returns the version too.

@@ -1027,7 +1027,8 @@ impl Probes {
         match m {
             0 => Err(crate::Error::ZeroBits),
             m if m > 1 << 63 => Err(crate::Error::TooLarge {
-                bits: m as f64,
+                what: crate::Unit::Bits,
+                size: m as f64,
                 max: 1 << 63,
             }),
             m => Ok(Probes::new(hash, m, k)),

@@ -80,7 +80,7 @@ pub mod sizing;
 mod xxh3;
 
 pub use build::Builder;
-pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Variant};
+pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Unit, Variant};
 pub use filter::{
     check_same_probes, check_same_shape, unified, EmptyLike, Filter, FilterCore, Intersection,
     Lookup, LookupCore, Remove, Unified, Union,

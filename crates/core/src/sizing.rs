@@ -80,7 +80,8 @@ fn check_bits(m: u64) -> Result<u64, Error> {
         Err(Error::ZeroBits)
     } else if m > MAX_BITS {
         Err(Error::TooLarge {
-            bits: m as f64,
+            what: crate::Unit::Bits,
+            size: m as f64,
             max: MAX_BITS,
         })
     } else {
@@ -148,7 +149,8 @@ fn bits_from_f64(m: f64) -> Result<u64, Error> {
     // Also catches NaN.
     if m.is_nan() || m > MAX_BITS as f64 {
         return Err(Error::TooLarge {
-            bits: m,
+            what: crate::Unit::Bits,
+            size: m,
             max: MAX_BITS,
         });
     }
@@ -457,7 +459,8 @@ fn best_over_k(
     }
     best.ok_or_else(|| {
         last_err.unwrap_or(Error::TooLarge {
-            bits: f64::INFINITY,
+            what: crate::Unit::Bits,
+            size: f64::INFINITY,
             max: MAX_BITS,
         })
     })
@@ -487,8 +490,9 @@ fn smallest_satisfying(
     while !ok(hi)? {
         if hi >= max {
             return Err(Error::TooLarge {
-                bits: hi as f64 * 2.0 * unit_bits as f64,
-                max: MAX_BITS,
+                what: crate::Unit::Bits,
+                size: hi as f64 * 2.0 * unit_bits as f64,
+                max: max.saturating_mul(unit_bits),
             });
         }
         lo = hi;

@@ -107,7 +107,8 @@ impl<K: ?Sized, C: Counter, S> AtomicCountingBloomFilter<K, C, S> {
         hasher: S,
     ) -> Result<Self, Error> {
         let words = u64::try_from(words_for::<C>(counters)).map_err(|_| Error::TooLarge {
-            bits: counters as f64,
+            what: bloomkit_core::Unit::Counters,
+            size: counters as f64,
             max: bloomkit_core::bits::MAX_BITS,
         })?;
         Ok(AtomicCountingBloomFilter {

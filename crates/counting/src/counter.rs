@@ -122,7 +122,8 @@ pub(crate) fn packed_bits<C: Counter>(counters: u64) -> u128 {
 /// Bytes for `len` counters of `bits` bits, or the reason they cannot be had.
 fn checked_bytes(len: u64, bits: u32) -> Result<usize, Error> {
     let too_large = || Error::TooLarge {
-        bits: len as f64,
+        what: bloomkit_core::Unit::Counters,
+        size: len as f64,
         max: MAX_BITS,
     };
     if len > MAX_BITS {

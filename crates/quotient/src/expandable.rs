@@ -101,6 +101,13 @@ pub struct ExpandableFilter<K: ?Sized, S = Xxh3Builder> {
     copies: u64,
     /// Doublings so far.
     doublings: u32,
+    /// The most heap bytes the filter may grow to ([`Builder::max_bytes`]); `None`, no limit
+    /// but the hash's bits and 2^40 home slots. Not part of the byte format: a decoded filter
+    /// has none until [`set_max_bytes`](Self::set_max_bytes).
+    ///
+    /// [`Builder::max_bytes`]: bloomkit_core::build::Builder::max_bytes
+    #[derive_where(skip)]
+    max_bytes: Option<u64>,
     hasher: S,
     key: PhantomData<fn(&K)>,
 }
@@ -118,15 +125,17 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
         let blocks = (design.capacity as f64 / MAX_LOAD / 64.0).ceil();
         if blocks * 64.0 > MAX_HOME_SLOTS as f64 {
             return Err(Error::TooLarge {
-                bits: blocks * 64.0,
+                what: bloomkit_core::Unit::HomeSlots,
+                size: blocks * 64.0,
                 max: MAX_HOME_SLOTS as u64,
             });
         }
         let home = blocks as usize * 64;
-        // 2^-F * 0.475 * (horizon + 2) <= fpr.
+        // 2^-F * 0.475 * (horizon + 2) <= fpr, in floats until F is known to fit: a rate
+        // near the smallest positive f64 makes `need` infinite.
         let need = 0.5 * MAX_LOAD * f64::from(GROWTH_HORIZON + 2) / design.fpr;
-        let fingerprint_bits = (need.log2().ceil() as u32).max(1);
-        if fingerprint_bits + 1 > max_width(home) {
+        let bits = need.log2().ceil().max(1.0);
+        if !(bits < f64::from(max_width(home))) {
             return Err(Error::FprBelowMinimum {
                 fpr: design.fpr,
                 min: 0.5
@@ -136,14 +145,15 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
                 variant: bloomkit_core::Variant::Expandable,
             });
         }
-        let width = fingerprint_bits + 1;
-        settings.check_bytes(Table::heap_bytes_for(home, width))?;
+        let width = bits as u32 + 1;
+        settings.check_bytes(heap_bytes_of(Table::heap_bytes_for(home, width), width))?;
         Ok(ExpandableFilter {
             table: Table::with_home_slots(home, width)?,
             target_fpr: design.fpr,
             by_bits: vec![0; width as usize],
             copies: 0,
             doublings: 0,
+            max_bytes: settings.max_bytes,
             hasher,
             key: PhantomData,
         })
@@ -152,6 +162,47 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
 
 /// The most home slots: 2^40.
 const MAX_HOME_SLOTS: usize = 1 << MAX_QUOTIENT_BITS;
+
+/// The heap bytes of a filter whose table takes `table` bytes, with slots `width` bits wide
+/// (the table and the count of entries by fingerprint bits).
+fn heap_bytes_of(table: u64, width: u32) -> u64 {
+    table + u64::from(width) * 8
+}
+
+/// Adds `value` to the run of `x` in `table`, adding blocks after the table's last when the
+/// runs reach its end (many copies of one key, or keys hashed near the top: their runs
+/// cannot wrap around), within `max_bytes` of heap with `other` bytes held beside the table.
+///
+/// # Errors
+/// [`Error::LimitReached`] past `max_bytes`, [`Error::AllocationFailed`]; nothing is
+/// changed then.
+fn push_growing(
+    table: &mut Table,
+    x: usize,
+    value: u64,
+    max_bytes: Option<u64>,
+    other: u64,
+) -> Result<(), Error> {
+    loop {
+        if table.push_raw(x, value, u64::MAX).is_some() {
+            return Ok(());
+        }
+        // A table of `max_slots` slots holds every run (see `Table::max_slots`); a push
+        // that fails short of it grows the tail.
+        let slots = table.next_tail().ok_or(Error::Full {
+            items: table.used,
+            slots: table.quotients as u64,
+        })?;
+        let bytes = Table::heap_bytes_with(slots, table.remainder_bits) + other;
+        if let Some(limit) = max_bytes.filter(|&limit| bytes > limit) {
+            return Err(Error::LimitReached {
+                what: bloomkit_core::Limit::Bytes,
+                limit,
+            });
+        }
+        table.grow_tail(slots)?;
+    }
+}
 
 /// The widest slots for `home` home slots: the hash's 64 bits less those the home slot
 /// takes, so that a fingerprint bit is always a bit of the hash.
@@ -195,36 +246,39 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// Adds a copy of the key whose hash is `hash`, doubling the table first when it is at
     /// [`MAX_LOAD`]; `Ok(true)` when no entry matched it before (the key is certainly new).
     ///
+    /// Copies of one key each take a slot, as distinct keys do: many copies make the table
+    /// double as many keys would (and add slots after its last home slot when their run
+    /// reaches it).
+    ///
     /// # Errors
     /// [`Error::TooLarge`] when the table cannot double again (2^40 home slots, or the hash's
-    /// 64 bits spent); [`Error::AllocationFailed`]; nothing is changed then.
-    /// [`Error::Full`] when the runs reach the table's end, which only a table decoded from
-    /// crafted bytes can do: the key is not added (the table may have doubled first, with
-    /// every key it held).
+    /// 64 bits spent); [`Error::LimitReached`] when growing would pass the builder's
+    /// [`max_bytes`](bloomkit_core::build::Builder::max_bytes);
+    /// [`Error::AllocationFailed`]. Nothing is changed then, but a doubling that succeeded
+    /// before the error (the key is not added).
     pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         if self.table.used >= room(self.table.quotients) {
             self.double()?;
         }
         let (x, f) = self.split(hash);
         self.table.prefetch(x);
-        with_popcnt(
+        let value = (f << 1) | 1;
+        let (new, pushed) = with_popcnt(
             #[inline(always)]
             || {
-                let w = self.width();
                 let new = !self.table.run_back(x).any(|(_, v)| matches(v, f));
-                // Room is left (under 95% load): the push only fails when runs reach the
-                // table's end, which the extra blocks past the home slots make unreachable.
-                self.table
-                    .push_raw(x, (f << 1) | 1, u64::MAX)
-                    .ok_or(Error::Full {
-                        items: self.table.used,
-                        slots: self.table.quotients as u64,
-                    })?;
-                self.by_bits[(w - 1) as usize] += 1;
-                self.copies += 1;
-                Ok(new)
+                (new, self.table.push_raw(x, value, u64::MAX).is_some())
             },
-        )
+        );
+        if !pushed {
+            // The runs reached the table's last slot: rare, so out of the fast path.
+            let other = self.by_bits.len() as u64 * 8;
+            push_growing(&mut self.table, x, value, self.max_bytes, other)?;
+        }
+        let newest = (self.width() - 1) as usize;
+        self.by_bits[newest] += 1;
+        self.copies += 1;
+        Ok(new)
     }
 
     /// Removes a copy of the key whose hash is `hash`: the matching entry with the longest
@@ -273,12 +327,15 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// longer fingerprints to keep the rate under the target.
     fn double(&mut self) -> Result<(), Error> {
         let (quotients, w) = (self.table.quotients * 2, self.width());
-        let too_large = || Error::TooLarge {
-            bits: quotients as f64,
-            max: MAX_HOME_SLOTS as u64,
+        // The most home slots: 2^40, and fewer when slots of `width` bits leave the home
+        // slot fewer of the hash's 64 bits.
+        let too_large = |width: u32| Error::TooLarge {
+            what: bloomkit_core::Unit::HomeSlots,
+            size: quotients as f64,
+            max: (MAX_HOME_SLOTS as u64).min(1u64 << (64 - width).min(63)),
         };
         if quotients > MAX_HOME_SLOTS {
-            return Err(too_large());
+            return Err(too_large(w));
         }
         // The narrowest slots (at least today's) under which a full new generation keeps the
         // rate under the target: the rate held is the same after doubling.
@@ -294,31 +351,31 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         }
         let wide = fingerprint_bits + 1;
         if wide > widest {
-            return Err(too_large());
+            return Err(too_large(wide));
+        }
+        let other = u64::from(wide) * 8;
+        let needed = heap_bytes_of(Table::heap_bytes_for(quotients, wide), wide);
+        if let Some(limit) = self.max_bytes.filter(|&limit| needed > limit) {
+            return Err(Error::LimitReached {
+                what: bloomkit_core::Limit::Bytes,
+                limit,
+            });
         }
         let mut table = Table::with_home_slots(quotients, wide)?;
         let mut by_bits = vec![0u64; wide as usize];
         let void = 1u64 << (wide - 1);
         let widen = wide - w;
         let mask = u64::MAX >> (64 - wide);
-        let full = || Error::Full {
-            items: self.table.used,
-            slots: quotients as u64,
-        };
         for (x, v) in self.table.iter_raw() {
             if bits_held(v, w) == 0 {
                 for half in 0..2 {
-                    table
-                        .push_raw(x << 1 | half, void, u64::MAX)
-                        .ok_or_else(full)?;
+                    push_growing(&mut table, x << 1 | half, void, self.max_bytes, other)?;
                 }
                 by_bits[0] += 2;
             } else {
                 let first = (v >> (w - 1)) as usize;
                 let rest = (v << (1 + widen)) & mask;
-                table
-                    .push_raw(x << 1 | first, rest, u64::MAX)
-                    .ok_or_else(full)?;
+                push_growing(&mut table, x << 1 | first, rest, self.max_bytes, other)?;
                 by_bits[bits_held(rest, wide) as usize] += 1;
             }
         }
@@ -429,6 +486,19 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// The rate the filter keeps under.
     pub fn target_fpr(&self) -> f64 {
         self.target_fpr
+    }
+
+    /// The most heap bytes the filter may grow to: the builder's
+    /// [`max_bytes`](bloomkit_core::build::Builder::max_bytes), `None` for no limit.
+    pub fn max_bytes(&self) -> Option<u64> {
+        self.max_bytes
+    }
+
+    /// Sets the most heap bytes the filter may grow to (a decoded filter has no limit: the
+    /// byte format does not carry one). A doubling that would pass it is
+    /// [`Error::LimitReached`]; the filter already held is kept whatever its size.
+    pub fn set_max_bytes(&mut self, max_bytes: Option<u64>) {
+        self.max_bytes = max_bytes;
     }
 }
 
@@ -605,6 +675,7 @@ mod codec {
                 by_bits,
                 copies: p.copies,
                 doublings: p.doublings,
+                max_bytes: None,
                 hasher,
                 key: PhantomData,
             })

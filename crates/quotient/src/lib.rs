@@ -144,7 +144,8 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for QuotientFilter<K, S> {
         let quotient_bits = (slots.log2().ceil() as u32).max(MIN_QUOTIENT_BITS);
         if quotient_bits > MAX_QUOTIENT_BITS {
             return Err(Error::TooLarge {
-                bits: slots,
+                what: bloomkit_core::Unit::HomeSlots,
+                size: slots,
                 max: 1 << MAX_QUOTIENT_BITS,
             });
         }
@@ -219,16 +220,27 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// the fingerprints keep their `q + r` bits. A filter of 2-bit remainders cannot grow.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] past 2^40 home slots or with 2-bit remainders;
+    /// [`Error::TooLarge`] past 2^40 home slots; [`Error::CannotResize`] with 2-bit
+    /// remainders (the shortest the table keeps);
     /// [`Error::Full`] when counted copies need more slots with one bit less of remainder
     /// (a key held many times whose shorter remainder is among the two largest, which keep
     /// a slot a copy); [`Error::AllocationFailed`]. Nothing is changed on an error.
     pub fn resize(&mut self) -> Result<(), Error> {
         let r = self.table.remainder_bits;
-        if r <= MIN_REMAINDER_BITS || self.quotient_bits >= MAX_QUOTIENT_BITS {
+        if self.quotient_bits >= MAX_QUOTIENT_BITS {
             return Err(Error::TooLarge {
-                bits: (self.table.quotients * 2) as f64,
+                what: bloomkit_core::Unit::HomeSlots,
+                size: (self.table.quotients * 2) as f64,
                 max: 1 << MAX_QUOTIENT_BITS,
+            });
+        }
+        if r <= MIN_REMAINDER_BITS {
+            return Err(Error::CannotResize {
+                op: "resize",
+                reason: format!(
+                    "its remainders have {r} bits, the fewest a quotient filter keeps \
+                     (a resize gives one to the home slot)"
+                ),
             });
         }
         // In order: each fingerprint lands after the ones before it, with nothing to move.
@@ -248,14 +260,27 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     ///
     /// # Errors
     /// [`Error::Full`] when the keys held need more slots than the smaller filter takes
-    /// (nothing is changed); [`Error::TooLarge`] at the fewest home slots (64) or with
-    /// remainders that would pass 64 bits; [`Error::AllocationFailed`].
+    /// (nothing is changed); [`Error::CannotResize`] at the fewest home slots (64) or with
+    /// remainders that would pass 57 bits; [`Error::AllocationFailed`].
     pub fn shrink(&mut self) -> Result<(), Error> {
         let r = self.table.remainder_bits;
-        if self.quotient_bits <= MIN_QUOTIENT_BITS || r >= 57 {
-            return Err(Error::TooLarge {
-                bits: (self.table.quotients / 2) as f64,
-                max: 1 << MIN_QUOTIENT_BITS,
+        if self.quotient_bits <= MIN_QUOTIENT_BITS {
+            return Err(Error::CannotResize {
+                op: "shrink",
+                reason: format!(
+                    "it has {} home slots, the fewest a quotient filter has",
+                    self.table.quotients
+                ),
+            });
+        }
+        if r >= 57 {
+            return Err(Error::CannotResize {
+                op: "shrink",
+                reason: format!(
+                    "its remainders have {r} bits: a shrink would give them {}, past the 57 \
+                     a quotient filter keeps",
+                    r + 1
+                ),
             });
         }
         let half = self.table.quotients / 2;

@@ -513,6 +513,50 @@ impl Table {
         Some(())
     }
 
+    /// Raw mode: the most slots a table of `quotients` home slots may have once runs pushed
+    /// past its last home slot made it add blocks ([`grow_tail`](Self::grow_tail)): a run
+    /// that starts at a home slot ends within the slots in use past it, and at most
+    /// [`room`](crate::room) of them are in use.
+    pub(crate) fn max_slots(quotients: usize) -> usize {
+        (quotients + crate::room(quotients) as usize + 1).next_multiple_of(BLOCK)
+    }
+
+    /// The heap bytes of a table of `quotients` home slots, `remainder_bits` wide, with
+    /// `slots` slots in all (home and extra, whole blocks).
+    pub(crate) fn heap_bytes_with(slots: usize, remainder_bits: u32) -> u64 {
+        (slots.div_ceil(BLOCK) * (HEAD + remainder_bits as usize)) as u64 * 8
+    }
+
+    /// Raw mode: the slots to grow to when a push found no empty slot after its run: twice
+    /// the extra slots (so that a long run of one key's copies grows the table a logarithmic
+    /// number of times), and at least enough for any run ([`max_slots`](Self::max_slots)
+    /// caps it). `None` when the table already has that many: then no push can fail.
+    pub(crate) fn next_tail(&self) -> Option<usize> {
+        let cap = Table::max_slots(self.quotients);
+        let slots = self.slots();
+        (slots < cap).then(|| (slots + (slots - self.quotients).max(BLOCK)).min(cap))
+    }
+
+    /// Raw mode: adds empty blocks after the last one so that the table has at least
+    /// `slots` slots. No run reaches past the old end (a push that found no empty slot
+    /// changed nothing), so every new block's spill count is zero, as it is written.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`]; nothing is changed then.
+    pub(crate) fn grow_tail(&mut self, slots: usize) -> Result<(), Error> {
+        let blocks = slots.div_ceil(BLOCK).max(self.blocks);
+        let words = blocks * self.stride();
+        let more = words - self.words.len();
+        self.words
+            .try_reserve_exact(more)
+            .map_err(|_| Error::AllocationFailed {
+                bytes: words as u64 * 8,
+            })?;
+        self.words.resize(words, 0);
+        self.blocks = blocks;
+        Ok(())
+    }
+
     /// Raw mode: removes slot `at` of the run of `x`.
     pub(crate) fn remove_raw(&mut self, x: usize, at: usize) {
         let end = self.run_end(x);
@@ -599,9 +643,19 @@ impl<W: AsRef<[u64]>> Table<W> {
         let len = len.unwrap_or(0);
         let (quotients, blocks, want) = shape_of(quotients, remainder_bits);
         let got = words.as_ref().len();
-        if got != want {
+        // Raw mode: blocks added past the shape's for runs that reached its end, up to the
+        // most any run can need (`max_slots`).
+        let stride = HEAD + remainder_bits as usize;
+        let most = Table::max_slots(quotients).div_ceil(BLOCK).max(blocks) * stride;
+        let blocks = if got == want || (raw && got > want && got <= most && got % stride == 0) {
+            got / stride
+        } else if raw {
+            return Err(format!(
+                "{got} words, expected {want} to {most} in blocks of {stride}"
+            ));
+        } else {
             return Err(format!("{got} words, expected {want}"));
-        }
+        };
         let mut t = Table {
             remainder_bits,
             quotients,

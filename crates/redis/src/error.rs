@@ -45,9 +45,10 @@ pub enum Error {
         name: String,
     },
 
-    /// A filter larger than the client accepts ([`Options::max_bytes`](crate::Options::max_bytes)),
-    /// asked for or reported by the server: refused before anything is allocated.
-    #[error("filter {name}: {bits} bits is over this client's limit of {max_bytes} bytes (Options::max_bytes)")]
+    /// A filter larger than the client accepts ([`Options::max_bytes`](crate::Options::max_bytes),
+    /// or a local chain's [`max_bytes`](crate::RedisBloomChain::with_max_bytes)), asked for,
+    /// reported by the server or declared by a dump: refused before anything is allocated.
+    #[error("filter {name}: {} bytes ({bits} bits) is over the limit of {max_bytes} bytes", bits.div_ceil(8))]
     TooLarge {
         /// The filter.
         name: String,

@@ -119,7 +119,8 @@ impl<K: Hash + ?Sized, S: PortableHasher + Clone> SharedLayout for BlockedBloomF
             .bits
             .checked_mul(BLOCK_BITS)
             .ok_or(bloomkit_core::Error::TooLarge {
-                bits: plan.bits as f64 * BLOCK_BITS as f64,
+                what: bloomkit_core::Unit::Bits,
+                size: plan.bits as f64 * BLOCK_BITS as f64,
                 max: bloomkit_core::bits::MAX_BITS,
             })?;
         Ok((bits, plan.hashes))

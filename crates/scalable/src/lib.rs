@@ -192,8 +192,9 @@ impl Config {
             .checked_pow(i)
             .and_then(|g| g.checked_mul(self.initial_capacity))
             .ok_or(Error::TooLarge {
-                bits: f64::INFINITY,
-                max: bloomkit_core::bits::MAX_BITS,
+                what: bloomkit_core::Unit::Items,
+                size: f64::INFINITY,
+                max: u64::MAX,
             })?;
         Ok((capacity, self.slice_fpr(i)))
     }

@@ -110,7 +110,8 @@ impl FuseLayout {
         let slots = (segment_count + 2.0) * f64::from(segment_length);
         if slots > MAX_SLOTS as f64 {
             return Err(Error::TooLarge {
-                bits: slots * f64::from(bits),
+                what: bloomkit_core::Unit::Bits,
+                size: slots * f64::from(bits),
                 max: MAX_SLOTS * u64::from(bits),
             });
         }

@@ -89,7 +89,8 @@ impl RibbonLayout {
             let max_rows = (isize::MAX as u64) / 20;
             if blocks * W as f64 > max_rows as f64 {
                 return Err(Error::TooLarge {
-                    bits: blocks * W as f64 * f64::from(upper),
+                    what: bloomkit_core::Unit::Bits,
+                    size: blocks * W as f64 * f64::from(upper),
                     max: max_rows * u64::from(upper),
                 });
             }

@@ -41,21 +41,41 @@ where
             "({items}, {fpr}): a limit of {} bytes gave {under:?}",
             heap - 1
         )
-    })
+    })?;
+    // The smallest limits: nothing fits in one byte (or none).
+    for limit in [0, 1] {
+        let tiny = Builder::<F>::new(items, fpr).max_bytes(limit).build();
+        ensure(
+            matches!(tiny, Err(Error::OverLimit { needed, .. }) if needed == heap),
+            || format!("({items}, {fpr}): a limit of {limit} bytes gave {tiny:?}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// The rates the builder sweeps: 0.5 down to 1e-7, the smallest the format's floats hold
+/// (the smallest normal, a subnormal, the smallest positive), and two invalid ones.
+fn hostile_rate(r: u8) -> f64 {
+    match r % 20 {
+        14 => f64::NAN,
+        15 => 1.5,
+        16 => f64::MIN_POSITIVE,
+        17 => f64::MIN_POSITIVE / 4.0,
+        18 => 5e-324,
+        19 => 1e-300,
+        r => 0.5 / 3f64.powi(i32::from(r)),
+    }
 }
 
 #[test]
 fn a_byte_limit_is_exact_for_every_variant() {
     forall(200, |&(items, rate): &(u16, u8)| {
-        // Items 0..65535 (0 is an error), rates from 0.5 down to 1e-7 and two invalid ones.
+        // Items 0..65535 (0 is an error).
         let items = u64::from(items);
-        let fpr = match rate % 16 {
-            14 => f64::NAN,
-            15 => 1.5,
-            r => 0.5 / 3f64.powi(i32::from(r)),
-        };
+        let fpr = hostile_rate(rate);
         check_byte_limit::<BloomFilter<u64>>(items, fpr)?;
         check_byte_limit::<BlockedBloomFilter<u64>>(items, fpr)?;
+        check_byte_limit::<SimdBlockFilter<u64>>(items, fpr)?;
         check_byte_limit::<CountingBloomFilter<u64>>(items, fpr)?;
         check_byte_limit::<CountingBloomFilter<u64, u8>>(items, fpr)?;
         check_byte_limit::<CountingBloomFilter<u64, u32>>(items, fpr)?;
@@ -63,7 +83,58 @@ fn a_byte_limit_is_exact_for_every_variant() {
         check_byte_limit::<AtomicBloomFilter<u64>>(items, fpr)?;
         check_byte_limit::<AtomicBlockedBloomFilter<u64>>(items, fpr)?;
         check_byte_limit::<AtomicCountingBloomFilter<u64>>(items, fpr)?;
-        check_byte_limit::<ScalableBloomFilter<u64>>(items, fpr)
+        check_byte_limit::<ScalableBloomFilter<u64>>(items, fpr)?;
+        check_byte_limit::<QuotientFilter<u64>>(items, fpr)?;
+        check_byte_limit::<ExpandableFilter<u64>>(items, fpr)
+    });
+}
+
+/// Hashes 0 and `u64::MAX` (the first and last home slot or block) and one key, each
+/// inserted `copies` times: every insert that succeeds leaves the key present, and a
+/// filter that can grow (`grows`) never refuses one.
+fn check_repeats<F>(items: u64, fpr: f64, copies: u32, grows: bool) -> Outcome
+where
+    F: FromSettings + FilterCore,
+    F::Hasher: Default,
+{
+    let Ok(mut f) = Builder::<F>::new(items, fpr).build() else {
+        return Ok(()); // invalid settings: the byte-limit property covers their errors
+    };
+    for hash in [0, u64::MAX, 0x9e37_79b9_7f4a_7c15] {
+        for copy in 0..copies {
+            match f.try_insert_hash(hash) {
+                Ok(_) => {}
+                Err(_) if !grows => break, // a fixed size may be full: typed, not a panic
+                Err(e) => {
+                    return Err(format!(
+                        "({items}, {fpr}): copy {copy} of hash {hash:#x} refused: {e}"
+                    ))
+                }
+            }
+            ensure(f.contains_hash(hash), || {
+                format!("({items}, {fpr}): hash {hash:#x} lost after copy {copy}")
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn repeated_keys_and_extreme_hashes_are_kept_by_every_variant() {
+    forall(60, |&(items, rate, copies): &(u8, u8, u16)| {
+        let items = u64::from(items) + 1;
+        let fpr = hostile_rate(rate);
+        // Up to 4,096 copies: many times the size asked for, so growth and full tables
+        // are reached.
+        let copies = u32::from(copies % 4_096) + 1;
+        check_repeats::<BloomFilter<u64>>(items, fpr, copies, true)?;
+        check_repeats::<BlockedBloomFilter<u64>>(items, fpr, copies, true)?;
+        check_repeats::<SimdBlockFilter<u64>>(items, fpr, copies, true)?;
+        check_repeats::<SplitBlockFilter<u64>>(items, fpr, copies, true)?;
+        check_repeats::<CountingBloomFilter<u64>>(items, fpr, copies, true)?;
+        check_repeats::<ScalableBloomFilter<u64>>(items, fpr, copies, true)?;
+        check_repeats::<QuotientFilter<u64>>(items, fpr, copies, false)?;
+        check_repeats::<ExpandableFilter<u64>>(items, fpr, copies, true)
     });
 }
 
@@ -219,33 +290,48 @@ fn over_limit_says_what_it_needed() {
     );
 }
 
-#[test]
-fn a_growing_filter_never_holds_more_than_its_byte_limit() {
-    forall(40, |&(start, limit): &(u8, u16)| {
-        let start = u64::from(start) + 1;
-        // Up to 16 KiB: a dozen slices at most, and a few thousand inserts a case.
-        let limit = u64::from(limit % 2048) * 8;
-        let Ok(mut f) = ScalableBloomFilter::builder(start, 0.01)
-            .max_bytes(limit)
-            .build()
-        else {
-            return Ok(()); // the first slice alone is over the limit
-        };
-        for i in 0u64.. {
-            match f.try_insert(&i) {
+/// A growing filter built with a limit of `limit` bytes (from `start` items), filled with
+/// `0..` (each key `repeat` times) until it refuses: it never holds more than the limit, the
+/// refusal is `LimitReached`, and every key inserted is still found.
+fn check_growth_limit<F>(start: u64, limit: u64, repeat: u64) -> Outcome
+where
+    F: FromSettings<Hasher = Xxh3Builder> + Filter<Key = u64>,
+    F::InsertError: Into<Error>,
+{
+    let Ok(mut f) = Builder::<F>::new(start, 0.01).max_bytes(limit).build() else {
+        return Ok(()); // the filter alone is over the limit
+    };
+    let mut inserted = 0u64;
+    'fill: for i in 0u64.. {
+        for _ in 0..repeat {
+            match f.try_insert(&i).map_err(Into::into) {
                 Ok(_) => {}
                 Err(Error::LimitReached {
                     what: Limit::Bytes, ..
-                }) => break,
+                }) => break 'fill,
                 Err(e) => return Err(format!("unexpected error {e}")),
             }
             ensure(f.heap_bytes() as u64 <= limit, || {
                 format!("{} bytes held under a limit of {limit}", f.heap_bytes())
             })?;
         }
-        // Refused: every member is still found.
-        ensure((0..f.len()).all(|i| f.contains(&i)), || {
-            "a member was lost".into()
-        })
+        inserted = i + 1;
+    }
+    // Refused: every member is still found.
+    ensure((0..inserted).all(|i| f.contains(&i)), || {
+        "a member was lost".into()
+    })
+}
+
+#[test]
+fn a_growing_filter_never_holds_more_than_its_byte_limit() {
+    forall(40, |&(start, limit, repeat): &(u8, u16, u8)| {
+        let start = u64::from(start) + 1;
+        // Up to 16 KiB: a dozen slices or doublings at most, and a few thousand inserts a
+        // case; a limit of 1 byte too.
+        let limit = (u64::from(limit % 2048) * 8).max(1);
+        let repeat = u64::from(repeat % 4) + 1;
+        check_growth_limit::<ScalableBloomFilter<u64>>(start, limit, repeat)?;
+        check_growth_limit::<ExpandableFilter<u64>>(start, limit, repeat)
     });
 }

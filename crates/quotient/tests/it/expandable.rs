@@ -170,6 +170,125 @@ fn bad_parameters_are_typed_errors() {
         ExpandableFilter::<u64>::new(10, 1e-30),
         Err(Error::FprBelowMinimum { .. })
     ));
+    // Rates whose fingerprint length overflows (regression: an add overflow in debug, a
+    // filter with 0-bit slots that panicked on its first insert in release).
+    for fpr in [5e-324, f64::MIN_POSITIVE / 4.0, f64::MIN_POSITIVE, 1e-300] {
+        let e = ExpandableFilter::<u64>::new(10, fpr).unwrap_err();
+        assert!(matches!(e, Error::FprBelowMinimum { .. }), "{fpr}: {e}");
+        assert!(e.to_string().contains("below the minimum"), "{e}");
+    }
+}
+
+/// Many copies of one key, or of the hashes at the table's two ends, are kept: the table
+/// grows (regression: `Full` at 81-93% load, since the copies' run reached the last slot).
+#[test]
+fn repeated_keys_make_it_grow_never_full() {
+    let mut f = ExpandableFilter::<str>::new(10, 0.01).unwrap();
+    for _ in 0..2_000 {
+        f.insert("same").unwrap();
+    }
+    assert_eq!(f.len(), 2_000);
+    assert!(f.count("same") >= 2_000);
+    let g = ExpandableFilter::<str>::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(f, g);
+    let mut f = ExpandableFilter::<u64>::new(1_000, 0.01).unwrap();
+    for i in 0..5_000u64 {
+        assert!(f.insert_hash(u64::MAX).is_ok(), "copy {i} of u64::MAX");
+        assert!(f.insert_hash(0).is_ok(), "copy {i} of 0");
+        f.insert(&member(i)).unwrap();
+    }
+    assert_eq!((f.count_hash(0), f.count_hash(u64::MAX)), (5_000, 5_000));
+    let mut g = ExpandableFilter::<u64>::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(f, g);
+    for _ in 0..5_000 {
+        g.remove_hash(u64::MAX).unwrap();
+        g.remove_hash(0).unwrap();
+    }
+    assert!((0..5_000).all(|i| g.contains(&member(i))));
+    assert_eq!(g.len(), 5_000);
+}
+
+/// Any sequence of inserts and removes over a handful of keys and the extreme hashes: the
+/// counts never fall below the model's, and no insert fails.
+#[test]
+fn follows_a_model_with_heavy_repeats() {
+    forall(200, |ops: &Vec<(u8, u8)>| {
+        let mut f = ExpandableFilter::<u64>::new(1, 0.01).unwrap();
+        let mut model: HashMap<u64, u64> = HashMap::new();
+        for (i, &(op, k)) in ops.iter().cycle().take(ops.len() * 20).enumerate() {
+            let hash = match k % 4 {
+                0 => 0,
+                1 => u64::MAX,
+                2 => u64::MAX / 2,
+                _ => u64::from(k),
+            };
+            if op % 5 == 0 && model.get(&hash).is_some_and(|&c| c > 0) {
+                f.remove_hash(hash)
+                    .map_err(|e| format!("step {i}: remove: {e}"))?;
+                *model.get_mut(&hash).unwrap() -= 1;
+            } else {
+                f.insert_hash(hash)
+                    .map_err(|e| format!("step {i}: insert of {hash:#x}: {e}"))?;
+                *model.entry(hash).or_default() += 1;
+            }
+            for (&h, &c) in &model {
+                ensure(f.count_hash(h) >= c, || {
+                    format!("step {i}: {h:#x} counted {} < {c}", f.count_hash(h))
+                })?;
+            }
+        }
+        let g = ExpandableFilter::<u64>::from_bytes(&f.to_bytes())
+            .map_err(|e| format!("round trip: {e}"))?;
+        ensure(g == f, || "round trip changed the filter".into())
+    });
+}
+
+/// The builder's byte limit holds through growth (regression: 233,048 bytes after 10^5
+/// inserts under a limit of 4,096): the doubling that would pass it is `LimitReached`, and
+/// every key inserted before is kept.
+#[test]
+fn a_byte_limit_bounds_every_doubling() {
+    let limit = 4_096;
+    let mut f = ExpandableFilter::<u64>::builder(10, 0.01)
+        .max_bytes(limit)
+        .build()
+        .unwrap();
+    assert_eq!(f.max_bytes(), Some(limit));
+    let mut inserted = 0;
+    for i in 0..100_000u64 {
+        match f.insert(&i) {
+            Ok(_) => inserted = i + 1,
+            Err(e) => {
+                assert_eq!(
+                    e,
+                    Error::LimitReached {
+                        what: bloomkit_core::Limit::Bytes,
+                        limit
+                    }
+                );
+                break;
+            }
+        }
+        assert!(f.heap_bytes() as u64 <= limit, "{} bytes", f.heap_bytes());
+    }
+    assert!(inserted > 100 && inserted < 100_000, "{inserted}");
+    assert!((0..inserted).all(|i| f.contains(&i)));
+    // Copies of one key under a limit: the same bound, while the run grows the tail.
+    let mut f = ExpandableFilter::<str>::builder(10, 0.01)
+        .max_bytes(limit)
+        .build()
+        .unwrap();
+    let refused = (0..100_000).find_map(|_| f.insert("same").err());
+    assert!(
+        matches!(refused, Some(Error::LimitReached { .. })),
+        "{refused:?}"
+    );
+    assert!(f.heap_bytes() as u64 <= limit && f.contains("same"));
+    // A decoded filter has no limit until one is set.
+    let mut g = ExpandableFilter::<str>::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(g.max_bytes(), None);
+    g.set_max_bytes(Some(limit));
+    assert!(matches!(g.insert("same"), Err(Error::LimitReached { .. })));
 }
 
 /// The byte format: round trips (through doublings, as the keys outgrow a filter made for

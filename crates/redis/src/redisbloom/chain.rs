@@ -194,10 +194,7 @@ impl RedisBloomLink {
     /// A sub-filter for `entries` keys at `error`, sized as the module sizes it (no rounding
     /// to a power of two: RedisBloom 2.x creates every filter so).
     fn new(entries: u64, error: f64) -> Result<RedisBloomLink, Error> {
-        let bpe = (-(error.ln() / LN2_SQUARED)).abs();
-        // `(uint64_t)(entries * bpe)`: a cast that saturates; a filter past memory is refused.
-        let bits = ((entries as f64 * bpe) as u64).max(1);
-        let bytes = bits.div_ceil(64) * 8;
+        let (bpe, bytes) = RedisBloomLink::sized(entries, error);
         let v = zeroed(bytes)?;
         Ok(RedisBloomLink {
             bytes: v,
@@ -210,6 +207,15 @@ impl RedisBloomLink {
             entries,
             n2: 0,
         })
+    }
+
+    /// Bits per entry and bytes of a sub-filter for `entries` keys at `error`, as the module
+    /// sizes it, without allocating: the bytes checked against a limit first.
+    fn sized(entries: u64, error: f64) -> (f64, u64) {
+        let bpe = (-(error.ln() / LN2_SQUARED)).abs();
+        // `(uint64_t)(entries * bpe)`: a cast that saturates (and the bytes with it).
+        let bits = ((entries as f64 * bpe) as u64).max(1);
+        (bpe, bits.div_ceil(64).saturating_mul(8))
     }
 
     /// The bit positions of a key with hashes `(a, b)`, as the module computes them.
@@ -310,12 +316,45 @@ pub(crate) struct Piece {
 /// assert_eq!(copy, chain);
 /// # Ok::<(), bloomkit_redis::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// # Memory
+///
+/// A chain never holds more than its [`max_bytes`](Self::max_bytes) of sub-filter bytes
+/// ([`DEFAULT_MAX_BYTES`](crate::DEFAULT_MAX_BYTES) unless
+/// [`with_max_bytes`](Self::with_max_bytes) says otherwise): a header that declares more, or
+/// a growth that would pass it (a dump's growth factor can be any `u32`), is
+/// [`Error::TooLarge`] before anything is allocated.
+#[derive(Debug, Clone)]
 pub struct RedisBloomChain {
     links: Vec<RedisBloomLink>,
+    /// Where each sub-filter's bytes start among all sub-filters' bytes in order: a chunk
+    /// finds its sub-filter by binary search.
+    starts: Vec<u64>,
     size: u64,
     options: u32,
     growth: u32,
+    max_bytes: u64,
+}
+
+/// Chains are equal when they hold the same sub-filters and header fields (the memory
+/// limit is this process's setting, not the filter's).
+impl PartialEq for RedisBloomChain {
+    fn eq(&self, other: &RedisBloomChain) -> bool {
+        (&self.links, self.size, self.options, self.growth)
+            == (&other.links, other.size, other.options, other.growth)
+    }
+}
+
+/// The name errors of a local chain give.
+const LOCAL: &str = "local RedisBloom chain";
+
+/// [`Error::TooLarge`] for a local chain of `bytes` bytes of sub-filters.
+fn too_large(bytes: u64, max_bytes: u64) -> Error {
+    Error::TooLarge {
+        name: LOCAL.to_owned(),
+        bits: bytes.saturating_mul(8),
+        max_bytes,
+    }
 }
 
 /// Checks sizing as `BF.RESERVE` does.
@@ -383,12 +422,39 @@ impl RedisBloomChain {
         check_sizing(capacity, error_rate, expansion)?;
         let tightening = if expansion.is_some() { 0.5 } else { 1.0 };
         let options = NOROUND | FORCE64 | if expansion.is_none() { NO_SCALING } else { 0 };
+        let (_, bytes) = RedisBloomLink::sized(capacity, error_rate * tightening);
+        if bytes > crate::DEFAULT_MAX_BYTES {
+            return Err(too_large(bytes, crate::DEFAULT_MAX_BYTES));
+        }
         Ok(RedisBloomChain {
             links: vec![RedisBloomLink::new(capacity, error_rate * tightening)?],
+            starts: vec![0],
             size: 0,
             options,
             growth: expansion.unwrap_or(DEFAULT_EXPANSION),
+            max_bytes: crate::DEFAULT_MAX_BYTES,
         })
+    }
+
+    /// The chain with a memory limit of `max_bytes` bytes of sub-filters in place of
+    /// [`DEFAULT_MAX_BYTES`](crate::DEFAULT_MAX_BYTES): an insert whose growth would pass it
+    /// is [`Error::TooLarge`] (the chain is kept whatever it holds now).
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> RedisBloomChain {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// The most bytes of sub-filters this chain may hold (see
+    /// [`with_max_bytes`](Self::with_max_bytes)).
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// Bytes of sub-filters held.
+    fn held_bytes(&self) -> u64 {
+        self.starts.last().copied().unwrap_or(0)
+            + self.links.last().map_or(0, |l| l.bytes.len() as u64)
     }
 
     /// Whether `key` may be in the filter: what `BF.EXISTS` answers.
@@ -490,15 +556,18 @@ impl RedisBloomChain {
                         .to_owned(),
                 });
             }
-            let entries = last
-                .entries
-                .checked_mul(u64::from(self.growth))
-                .ok_or(Error::Filter(bloomkit_core::Error::TooLarge {
-                    bits: f64::INFINITY,
-                    max: u64::MAX,
-                }))?;
-            let link = RedisBloomLink::new(entries, last.error * 0.5)?;
-            self.links.push(link);
+            // The new sub-filter's bytes against the limit before anything is allocated:
+            // a dump's growth factor can be any `u32`.
+            let held = self.held_bytes();
+            let entries = last.entries.saturating_mul(u64::from(self.growth));
+            let error = last.error * 0.5;
+            let (_, bytes) = RedisBloomLink::sized(entries, error);
+            let total = held.saturating_add(bytes);
+            if total > self.max_bytes {
+                return Err(too_large(total, self.max_bytes));
+            }
+            self.links.push(RedisBloomLink::new(entries, error)?);
+            self.starts.push(held);
         }
         let size = self.size.checked_add(1).ok_or_else(|| Error::Full {
             name: "local RedisBloom chain".to_owned(),
@@ -603,13 +672,27 @@ impl RedisBloomChain {
     /// checked as the module checks it and more (sizes consistent, nothing that would make a
     /// lookup read past the bits); fill it with [`load_chunk`](Self::load_chunk). It
     /// allocates the bytes the header declares: check [`declared_bytes`](Self::declared_bytes)
-    /// first for a header from elsewhere ([`from_bytes`](Self::from_bytes) and
-    /// [`from_dump`](Self::from_dump) allocate no more than their input holds).
+    /// first for a header from elsewhere
+    /// ([`from_bytes`](Self::from_bytes) and
+    /// [`from_dump`](Self::from_dump) allocate no more than their input holds). A header that
+    /// declares more than [`DEFAULT_MAX_BYTES`](crate::DEFAULT_MAX_BYTES) is refused before
+    /// anything is allocated ([`from_header_within`](Self::from_header_within) takes another
+    /// limit).
     ///
     /// # Errors
-    /// [`Error::Corrupt`] for a header the module would refuse or that cannot be, and
-    /// [`Error::Filter`] when its bits cannot be allocated.
+    /// [`Error::Corrupt`] for a header the module would refuse or that cannot be,
+    /// [`Error::TooLarge`] past the limit, and [`Error::Filter`] when its bits cannot be
+    /// allocated.
     pub fn from_header(header: &[u8]) -> Result<RedisBloomChain, Error> {
+        RedisBloomChain::from_header_within(header, crate::DEFAULT_MAX_BYTES)
+    }
+
+    /// [`from_header`](Self::from_header) with a limit of `max_bytes` bytes of sub-filters,
+    /// which the chain keeps ([`with_max_bytes`](Self::with_max_bytes)).
+    ///
+    /// # Errors
+    /// As [`from_header`](Self::from_header).
+    pub fn from_header_within(header: &[u8], max_bytes: u64) -> Result<RedisBloomChain, Error> {
         if header.len() < HEADER {
             return Err(bad(format!("a header of {} bytes", header.len())));
         }
@@ -633,7 +716,13 @@ impl RedisBloomChain {
         if growth == 0 && options & NO_SCALING == 0 {
             return Err(bad("a growing chain with growth 0"));
         }
+        let declared = RedisBloomChain::declared_bytes(header).unwrap_or(u64::MAX);
+        if declared > max_bytes {
+            return Err(too_large(declared, max_bytes));
+        }
         let mut links = Vec::with_capacity(count as usize);
+        let mut starts = Vec::with_capacity(count as usize);
+        let mut start = 0u64;
         let mut total = 0u64;
         for i in 0..count {
             let bytes = r.u64();
@@ -668,6 +757,8 @@ impl RedisBloomChain {
                 .checked_add(items)
                 .ok_or_else(|| bad("the sub-filters' items overflow"))?;
             let v = zeroed(bytes)?;
+            starts.push(start);
+            start += bytes;
             links.push(RedisBloomLink {
                 bytes: v,
                 bits,
@@ -687,9 +778,11 @@ impl RedisBloomChain {
         }
         Ok(RedisBloomChain {
             links,
+            starts,
             size,
             options,
             growth,
+            max_bytes,
         })
     }
 
@@ -767,26 +860,30 @@ impl RedisBloomChain {
     /// its sub-filter (nothing is copied).
     pub fn load_chunk(&mut self, iterator: u64, chunk: &[u8]) -> Result<(), Error> {
         let len = chunk.len() as u64;
-        let mut start = iterator
+        let start = iterator
             .checked_sub(len + 1)
             .filter(|_| len > 0)
             .ok_or_else(|| bad(format!("a chunk of {len} bytes at iterator {iterator}")))?;
-        for l in &mut self.links {
-            let n = l.bytes.len() as u64;
-            if start < n {
-                if len > n - start {
-                    return Err(bad(format!(
-                        "a chunk of {len} bytes at iterator {iterator} crosses a sub-filter's end"
-                    )));
-                }
-                l.bytes[start as usize..(start + len) as usize].copy_from_slice(chunk);
-                return Ok(());
-            }
-            start -= n;
+        // The last sub-filter starting at or before `start`: a binary search, so a dump's
+        // chunks load in time linear in the dump whatever its number of sub-filters.
+        let link = self
+            .starts
+            .partition_point(|&s| s <= start)
+            .saturating_sub(1);
+        let (l, at) = (&mut self.links[link], start - self.starts[link]);
+        let n = l.bytes.len() as u64;
+        if at >= n {
+            return Err(bad(format!(
+                "iterator {iterator} is past the last sub-filter"
+            )));
         }
-        Err(bad(format!(
-            "iterator {iterator} is past the last sub-filter"
-        )))
+        if len > n - at {
+            return Err(bad(format!(
+                "a chunk of {len} bytes at iterator {iterator} crosses a sub-filter's end"
+            )));
+        }
+        l.bytes[at as usize..(at + len) as usize].copy_from_slice(chunk);
+        Ok(())
     }
 
     /// A chain from a whole dump: `(iterator, bytes)` pairs as `BF.SCANDUMP` answers them

@@ -716,7 +716,7 @@ impl RbCore {
                     max_bytes: self.max_bytes,
                 });
             }
-            let mut chain = RedisBloomChain::from_header(&header)?;
+            let mut chain = RedisBloomChain::from_header_within(&header, self.max_bytes)?;
             let pieces: Vec<(u64, usize)> = chain.pieces().map(|p| (p.start, p.len)).collect();
             for round_pieces in rounds(&pieces, |&(_, len)| len) {
                 let mut batch = Batch::new();

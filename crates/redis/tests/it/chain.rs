@@ -221,3 +221,117 @@ fn a_dump_of_the_real_module_reads_and_equals_a_local_build() {
     longer.push(0);
     assert!(RedisBloomChain::from_bytes(&longer).is_err());
 }
+
+/// Regression dumps (found on 7f262d2, `tests/data/regressions/`): each decodes to a chain
+/// whose next steps stay within its memory limit, or is refused before allocating.
+mod regressions {
+    use super::*;
+
+    /// A valid dump at the 65,536-sub-filter maximum (3.5 MB): `from_dump` took 3.6 s (5.1 s
+    /// in 1-byte chunks) against 16 ms for `from_bytes`, each chunk searching the sub-filters
+    /// from the first. Now each chunk finds its sub-filter by binary search; the chunks,
+    /// in any size, read back to the same chain. (`cargo test -p bloomkit-redis --test it
+    /// --release -- chain::regressions --nocapture` prints the times.)
+    #[test]
+    fn a_dump_of_the_most_links_loads_in_linear_time() {
+        let bytes = include_bytes!("../data/regressions/redis-65536-links-3.5MB.dump");
+        let started = std::time::Instant::now();
+        let whole = RedisBloomChain::from_bytes(bytes).unwrap();
+        let from_bytes = started.elapsed();
+        assert_eq!(whole.links().len(), 65_536);
+        // As `BF.SCANDUMP` sends them (a sub-filter a chunk here), and a byte at a time.
+        let started = std::time::Instant::now();
+        let chain = RedisBloomChain::from_dump(whole.chunks()).unwrap();
+        let in_chunks = started.elapsed();
+        assert_eq!(chain, whole);
+        let header = whole.header();
+        let mut pieces = vec![(1u64, &header[..])];
+        let mut at = 0u64;
+        pieces.extend(bytes[header.len()..].chunks(1).map(|c| {
+            at += 1;
+            (at + 1, c)
+        }));
+        let started = std::time::Instant::now();
+        let chain = RedisBloomChain::from_dump(pieces).unwrap();
+        println!(
+            "65,536 sub-filters: from_bytes {from_bytes:?}, from_dump {in_chunks:?} in its \
+             chunks, {:?} in 1-byte chunks",
+            started.elapsed()
+        );
+        assert_eq!(chain, whole);
+    }
+
+    /// Growth `u32::MAX` with a full last sub-filter (89 bytes): the first insert asked the
+    /// allocator for 59 GB (2^61 bytes for the other file). Now the new sub-filter's size is
+    /// checked against the chain's limit first: `TooLarge`, and nothing changed.
+    #[test]
+    fn a_growth_past_the_limit_is_refused_before_allocating() {
+        for bytes in [
+            &include_bytes!("../data/regressions/redis-growth-umax-full-89B.dump")[..],
+            &include_bytes!("../data/regressions/redis-growth-umax-cap1e9-full-89B.dump")[..],
+        ] {
+            let mut chain = RedisBloomChain::from_bytes(bytes).unwrap();
+            assert_eq!(chain.max_bytes(), bloomkit_redis::DEFAULT_MAX_BYTES);
+            let before = chain.clone();
+            let refused = (0..1_000)
+                .map(|i| chain.insert(format!("new key {i}")))
+                .find_map(Result::err);
+            match refused {
+                Some(Error::TooLarge {
+                    bits, max_bytes, ..
+                }) => {
+                    assert_eq!(max_bytes, bloomkit_redis::DEFAULT_MAX_BYTES);
+                    assert!(bits / 8 > max_bytes, "{bits} bits");
+                }
+                other => panic!("expected TooLarge, got {other:?}"),
+            }
+            assert_eq!(chain.links().len(), before.links().len());
+            // A smaller limit is honoured the same way.
+            let mut small = RedisBloomChain::from_bytes(bytes)
+                .unwrap()
+                .with_max_bytes(1 << 10);
+            let refused = (0..1_000)
+                .map(|i| small.insert(format!("new key {i}")))
+                .find_map(Result::err);
+            assert!(
+                matches!(
+                    refused,
+                    Some(Error::TooLarge {
+                        max_bytes: 1024,
+                        ..
+                    })
+                ),
+                "{refused:?}"
+            );
+        }
+    }
+
+    /// A 73-byte header that declares 2^40 bytes: `from_header` asked for 1 TiB before any
+    /// chunk arrived. Now a header past the limit is refused, the message naming it.
+    #[test]
+    fn a_header_past_the_limit_is_refused() {
+        let header = include_bytes!("../data/regressions/redis-header-declares-2pow40-73B.bin");
+        assert_eq!(RedisBloomChain::declared_bytes(header), Some(1 << 40));
+        let e = RedisBloomChain::from_header(header).unwrap_err();
+        assert!(matches!(e, Error::TooLarge { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "filter local RedisBloom chain: 1099511627776 bytes (8796093022208 bits) is \
+                 over the limit of {} bytes",
+                bloomkit_redis::DEFAULT_MAX_BYTES
+            )
+        );
+        let e = RedisBloomChain::from_header_within(header, 1 << 20).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::TooLarge {
+                    max_bytes: 1_048_576,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}
