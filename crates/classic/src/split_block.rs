@@ -414,6 +414,27 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         Self::from_bitset(&bytes[header..])
     }
 
+    /// The length of Parquet's filter bytes (the Thrift header and the bitset) whose first
+    /// bytes are `start`, as the header declares it: how a tool reads such bytes from a pipe
+    /// up to their end and no further. Nothing past the header is read or checked.
+    ///
+    /// # Errors
+    /// As [`from_parquet_bytes`](Self::from_parquet_bytes) for the header: `start` must hold
+    /// all of it.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkit_classic::SplitBlockFilter;
+    ///
+    /// let bytes = SplitBlockFilter::<u64>::new(1_000, 0.01)?.to_parquet_bytes();
+    /// assert_eq!(SplitBlockFilter::<u64>::parquet_len(&bytes[..32])?, bytes.len() as u64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn parquet_len(start: &[u8]) -> Result<u64, DecodeError> {
+        let (len, header) = thrift::read_header(start)?;
+        Ok(header as u64 + len)
+    }
+
     /// A filter over a bitset alone (the bytes after the header): whole 32-byte blocks of
     /// eight little-endian 32-bit words.
     ///

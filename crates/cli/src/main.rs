@@ -8,6 +8,26 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Any panic left is a bug: one `error:` line and exit 2, as every other failure, not a
+    // backtrace (whatever RUST_BACKTRACE says).
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: internal error: {}{at} (a file changed under --mmap, or a bug in bloomkit: \
+             please report it)",
+            what.replace('\n', " ")
+        );
+        std::process::exit(2);
+    }));
     match bloomkit_cli::commands::Cli::try_parse() {
         Ok(cli) => bloomkit_cli::commands::main(&cli),
         // --help and --version print as clap prints them (help for a bare `bloomkit` too).

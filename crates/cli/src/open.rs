@@ -1,12 +1,18 @@
-//! Opening a filter file: map it (or read it into an aligned buffer), read its header, and
-//! hand back the variant it holds, as a zero-copy view where the variant has one.
+//! Opening a filter file: read it into an aligned buffer (or map it, with `--mmap`), read
+//! its header, and hand back the variant it holds, as a zero-copy view where the variant has
+//! one.
 //!
-//! This is the crate's one module with `unsafe`: mapping a file. A map is sound as long as
-//! no one truncates or rewrites the file while it is mapped (then the process may see the
-//! new bytes or die of `SIGBUS`); `--no-mmap` reads the file instead.
+//! Files are read, not mapped, unless asked: a read is a snapshot, so a file that another
+//! process truncates or rewrites meanwhile gives a consistent answer or a one-line error (a
+//! truncated read fails the checksum or the length checks), where a mapped one could kill the
+//! process (`SIGBUS`) or change under a view. Reading costs one pass over the file; `--mmap`
+//! saves it for large files nothing else writes.
+//!
+//! This is the crate's one module with `unsafe`: mapping a file.
 #![allow(unsafe_code)]
 
 use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use bloomkit::counting::U4;
@@ -23,7 +29,7 @@ use crate::CliError;
 /// How a file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// Map the file (the default) or read it into memory.
+    /// Map the file, or read it into memory (the default; see the module docs).
     pub mmap: bool,
     /// Check the payload's checksum before answering (the default: reads the whole file
     /// once); the header and parameters' checksum is always checked.
@@ -33,7 +39,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Options {
         Options {
-            mmap: true,
+            mmap: false,
             verify: true,
         }
     }
@@ -98,28 +104,37 @@ impl FilterFile {
     /// bloomkit's format nor Parquet's filter bytes.
     pub fn read(path: &Path, options: Options) -> Result<FilterFile, CliError> {
         let name = path.display();
-        let meta = std::fs::metadata(path).map_err(|e| CliError::at(&name, e))?;
+        let mut file = File::open(path).map_err(|e| CliError::at(&name, e))?;
+        // The opened file's metadata: what is read is what was checked.
+        let meta = file.metadata().map_err(|e| CliError::at(&name, e))?;
         if meta.is_dir() {
             return Err(CliError::at(&name, "is a directory, not a filter file"));
         }
-        // A pipe or a process substitution (`<(...)`) has no length to trust: read it.
+        // A pipe, a device or a process substitution (`<(...)`) has no length of its own:
+        // read up to the length its header declares, and no further (`/dev/zero` is not
+        // read to the end of memory).
         if !meta.is_file() {
-            let data = std::fs::read(path).map_err(|e| CliError::at(&name, e))?;
+            let data = read_declared(&mut file).map_err(|e| CliError::at(&name, e))?;
             return Self::from_bytes(&name.to_string(), &data, options);
         }
         if meta.len() == 0 {
             return Err(CliError::at(&name, "is empty, not a filter file"));
         }
-        let file = File::open(path).map_err(|e| CliError::at(&name, e))?;
         let bytes = if options.mmap {
             // SAFETY: the map is read-only and lives in `FilterFile`, which every view
             // borrows; the file must not be truncated or rewritten while it is mapped (the
-            // documented condition of `bloomkit query` and `info`; `--no-mmap` avoids it).
+            // condition `--mmap` states in `--help`; without it the file is read).
             let map = unsafe { Mmap::map(&file) }.map_err(|e| CliError::at(&name, e))?;
             Bytes::Map(map)
         } else {
-            let data = std::fs::read(path).map_err(|e| CliError::at(&name, e))?;
-            Bytes::Owned(AlignedBytes::copy_from(&data))
+            // At most the length seen at open: a file that grows meanwhile is read as it
+            // was, one that shrinks reads short and fails its checks.
+            let data = AlignedBytes::read_from(&mut file, meta.len())
+                .map_err(|e| CliError::at(&name, e))?;
+            if data.is_empty() {
+                return Err(CliError::at(&name, "is empty, not a filter file"));
+            }
+            Bytes::Owned(data)
         };
         Self::classify(path.to_path_buf(), bytes, options)
     }
@@ -141,6 +156,7 @@ impl FilterFile {
     }
 
     fn classify(path: PathBuf, bytes: Bytes, options: Options) -> Result<FilterFile, CliError> {
+        // (A view checks its bytes as it opens them; a file read short fails there.)
         let kind = if bytes.starts_with(&format::MAGIC) {
             Kind::Bloomkit(format::peek(&bytes).map_err(|e| CliError::at(path.display(), e))?)
         } else {
@@ -511,4 +527,36 @@ fn counting_details(counters: u64, hashes: u32, width: u32) -> Vec<(&'static str
         ("counters", format!("{counters} of {width} bits")),
         ("hashes (k)", hashes.to_string()),
     ]
+}
+
+/// The bytes of a filter from a stream without a length (a pipe, a device): the first
+/// bytes, then as many more as the header declares (bloomkit's format or Parquet's filter
+/// bytes), never more; memory grows only with what arrives.
+///
+/// # Errors
+/// A read error, or first bytes that are neither format (their own error).
+fn read_declared(input: &mut File) -> std::io::Result<Vec<u8>> {
+    let invalid = |e: DecodeError| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+    // Enough for either header (a Parquet header may carry fields it skips).
+    let mut data = Vec::with_capacity(4096);
+    input.by_ref().take(4096).read_to_end(&mut data)?;
+    if data.is_empty() {
+        return Ok(data);
+    }
+    let declared = if data.starts_with(&format::MAGIC) {
+        format::declared_len(&data).map_err(invalid)?
+    } else {
+        SplitBlockFilter::<[u8]>::parquet_len(&data).map_err(|e| {
+            invalid(DecodeError::Invalid(format!(
+                "not a bloomkit filter (no \"BLMK\") nor Parquet's filter bytes ({e})"
+            )))
+        })?
+    };
+    let held = data.len() as u64;
+    if declared <= held {
+        data.truncate(declared as usize);
+    } else {
+        input.take(declared - held).read_to_end(&mut data)?;
+    }
+    Ok(data)
 }

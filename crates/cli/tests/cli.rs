@@ -623,3 +623,300 @@ fn no_false_negative_through_the_command() {
         })
     });
 }
+
+/// The command never destroys a file it did not make (found by trying, on 7f262d2): an
+/// output that is an input, through any name or on stdin, is refused before anything is
+/// read; an existing file that holds no filter is replaced only with `--force`; a filter is
+/// rebuilt in place.
+#[test]
+fn no_command_writes_over_an_input_or_a_file_it_did_not_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = keys_file(d, "keys.txt", 0..100);
+    let original = std::fs::read(&keys).unwrap();
+    let unchanged = || assert_eq!(std::fs::read(&keys).unwrap(), original, "keys.txt changed");
+    // The output is the input: as given, with --items, with --force, through a link.
+    bad(&["build", s(&keys), "-o", s(&keys)], None, "is the input");
+    unchanged();
+    bad(
+        &["build", s(&keys), "-o", s(&keys), "--items", "100"],
+        None,
+        "is the input",
+    );
+    bad(
+        &["build", s(&keys), "-o", s(&keys), "--force"],
+        None,
+        "is the input",
+    );
+    let link = d.join("link.blmk");
+    std::os::unix::fs::symlink(&keys, &link).unwrap();
+    bad(&["build", s(&keys), "-o", s(&link)], None, "is the input");
+    unchanged();
+    // Keys on stdin from the output file itself.
+    for extra in [&[][..], &["--items", "100"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+            .args(["build", "-o", s(&keys)])
+            .args(extra)
+            .stdin(std::fs::File::open(&keys).unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("standard input"), "{stderr}");
+        unchanged();
+    }
+    // Another file that holds no filter: refused, unless --force.
+    let notes = d.join("notes.txt");
+    std::fs::write(&notes, "my notes\n").unwrap();
+    bad(&["build", s(&keys), "-o", s(&notes)], None, "--force");
+    assert_eq!(std::fs::read(&notes).unwrap(), b"my notes\n");
+    let forced = bloomkit(&["build", s(&keys), "-o", s(&notes), "--force"], None);
+    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    // A filter file is rebuilt in place; merge and convert check their outputs alike.
+    let f = d.join("f.blmk");
+    for _ in 0..2 {
+        let r = bloomkit(&["build", s(&keys), "-o", s(&f)], None);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+    }
+    bad(
+        &["merge", s(&f), s(&notes), "-o", s(&f)],
+        None,
+        "is the input",
+    );
+    bad(
+        &["merge", s(&f), s(&notes), "-o", s(&keys)],
+        None,
+        "--force",
+    );
+    bad(
+        &["convert", s(&f), "-o", s(&f), "--to", "parquet"],
+        None,
+        "is the input",
+    );
+    bad(
+        &["convert", s(&f), "-o", s(&keys), "--to", "parquet"],
+        None,
+        "--force",
+    );
+    unchanged();
+}
+
+/// A link planted at a temporary name the command could use is never followed (the old
+/// name was `.NAME.tmp-PID`, and the PID of an `exec` is the shell's): its target keeps its
+/// bytes, and the output is a new regular file of the user's usual mode.
+#[test]
+fn a_planted_link_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = keys_file(d, "keys.txt", 0..100);
+    let victim = d.join("victim.txt");
+    std::fs::write(&victim, "victim content\n").unwrap();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(r#"ln -s "$1" "$2/.out.blmk.tmp-$$" && exec "$3" build "$4" -o "$2/out.blmk""#)
+        .arg("bash")
+        .arg(&victim)
+        .arg(d)
+        .arg(env!("CARGO_BIN_EXE_bloomkit"))
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"victim content\n");
+    let meta = std::fs::symlink_metadata(d.join("out.blmk")).unwrap();
+    assert!(meta.file_type().is_file(), "out.blmk is not a regular file");
+    use std::os::unix::fs::PermissionsExt;
+    assert_ne!(
+        meta.permissions().mode() & 0o044,
+        0,
+        "not readable as a new file is"
+    );
+    // Nothing else is left beside it.
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with(".out.blmk.tmp-"))
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}"); // keys.txt, victim.txt, out.blmk
+}
+
+/// A file truncated or rewritten in place while `query` runs (found: SIGBUS, exit 135, for
+/// every view over a mapped file; a panic in the quotient view): the file is read once, so
+/// every key gets an answer from the bytes as they were, or the command says in one line
+/// that they could not be read. With `--mmap` (whose hazard `--help` states) a panic, if the
+/// view meets one, is still one line and exit 2.
+#[test]
+fn a_file_that_changes_under_a_query_gives_answers_or_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = keys_file(d, "keys.txt", 0..5_000);
+    let probes: String = (0..40_000).map(|i| key(i * 7) + "\n").collect();
+    for variant in [
+        "classic",
+        "blocked",
+        "simd-block",
+        "quotient",
+        "binary-fuse8",
+    ] {
+        for (change, mmap) in [("truncate", false), ("rewrite", false), ("rewrite", true)] {
+            let f = d.join(format!("{variant}.blmk"));
+            let r = bloomkit(
+                &[
+                    "build",
+                    s(&keys),
+                    "-o",
+                    s(&f),
+                    "--variant",
+                    variant,
+                    "--items",
+                    "500000",
+                ],
+                None,
+            );
+            assert_eq!(r.code, Some(0), "{}", r.stderr);
+            let mut args = vec!["query", s(&f)];
+            if mmap {
+                args.push("--mmap");
+            }
+            let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+                .args(&args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // Keys written by a thread (the pipes would fill both ways otherwise): a quarter,
+            // then the rest once the file has changed.
+            let mut stdin = child.stdin.take().unwrap();
+            let (changed, wait) = std::sync::mpsc::channel::<()>();
+            let writer = {
+                let probes = probes.clone();
+                std::thread::spawn(move || {
+                    let (first, rest) = probes.split_at(probes.len() / 4);
+                    let _ = stdin.write_all(first.as_bytes());
+                    let _ = wait.recv();
+                    let _ = stdin.write_all(rest.as_bytes());
+                })
+            };
+            // The first answers out: the file is open and being answered from.
+            let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut stdout, &mut line);
+            let len = std::fs::metadata(&f).unwrap().len();
+            let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+            match change {
+                "truncate" => file.set_len(4096.min(len / 2)).unwrap(),
+                _ => std::os::unix::fs::FileExt::write_all_at(
+                    &file,
+                    &vec![0xff; len as usize - 200],
+                    100,
+                )
+                .unwrap(),
+            }
+            drop(file);
+            let _ = changed.send(());
+            let mut out = String::new();
+            let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+            let answers = usize::from(!line.is_empty()) + out.lines().count();
+            writer.join().unwrap();
+            let status = child.wait().unwrap();
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr);
+            let case = format!("{variant}, {change}, mmap {mmap}: {status:?} {stderr}");
+            match status.code() {
+                Some(0 | 1) => {
+                    assert!(stderr.is_empty(), "{case}");
+                    if !mmap {
+                        assert_eq!(answers, 40_000, "{case}");
+                    }
+                }
+                Some(2) => {
+                    assert_eq!(stderr.lines().count(), 1, "{case}");
+                    assert!(stderr.starts_with("error: "), "{case}");
+                    assert!(
+                        mmap,
+                        "a read file cannot fail after its first answer: {case}"
+                    );
+                }
+                _ => panic!("killed or panicked: {case}"),
+            }
+        }
+    }
+}
+
+/// Inputs without a length (a device, a pipe) are read up to the length their header
+/// declares (found: `info /dev/zero` read 2.1 GB before failing).
+#[test]
+fn endless_inputs_are_read_no_further_than_their_header() {
+    bad(&["info", "/dev/zero"], None, "not a bloomkit filter");
+    bad(&["info", "/dev/urandom"], None, "not a bloomkit filter");
+    bad(&["query", "/dev/zero", "k"], None, "not a bloomkit filter");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = keys_file(d, "keys.txt", 0..1_000);
+    let f = d.join("f.blmk");
+    assert_eq!(
+        bloomkit(&["build", s(&keys), "-o", s(&f)], None).code,
+        Some(0)
+    );
+    let p = d.join("f.parquet");
+    assert_eq!(
+        bloomkit(
+            &["build", s(&keys), "-o", s(&f), "--variant", "split-block"],
+            None
+        )
+        .code,
+        Some(0)
+    );
+    assert_eq!(
+        bloomkit(&["convert", s(&f), "-o", s(&p), "--to", "parquet"], None).code,
+        Some(0)
+    );
+    // A filter followed by endless zeros, through a process substitution: the filter is
+    // read, the zeros are not.
+    for file in [&f, &p] {
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(r#""$1" query <(cat "$2"; cat /dev/zero) "$3""#)
+            .arg("bash")
+            .arg(env!("CARGO_BIN_EXE_bloomkit"))
+            .arg(file)
+            .arg(key(3))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", file.display());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("present\t{}\n", key(3))
+        );
+    }
+}
+
+/// A build sized far too small suggests a size it can be built with (found: `--items
+/// 18446744073709551615`, which then failed).
+#[test]
+fn an_overfull_build_suggests_a_size_that_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = keys_file(d, "keys.txt", 0..20_000);
+    let f = d.join("f.blmk");
+    let r = bloomkit(&["build", s(&keys), "-o", s(&f), "--items", "1"], None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let suggested: u64 = r
+        .stderr
+        .split("--items ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no suggestion in {}", r.stderr));
+    assert!((1..=20_000).contains(&suggested), "{}", r.stderr);
+    let n = suggested.to_string();
+    let r = bloomkit(&["build", s(&keys), "-o", s(&f), "--items", &n], None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}

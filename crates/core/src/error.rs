@@ -35,7 +35,7 @@ pub enum Error {
     },
     /// A false-positive rate below the smallest a structure supports (a ribbon filter
     /// compares at most 32 bits per key: 2^-32).
-    #[error("false-positive rate {} is below the minimum of {} for a {variant}", Num(*.fpr), Num(*.min))]
+    #[error("false-positive rate {} is below the minimum of {} for {}", Num(*.fpr), Num(*.min), variant.with_article())]
     FprBelowMinimum {
         /// The rate asked for.
         fpr: f64,
@@ -666,6 +666,17 @@ impl Variant {
             Variant::Expandable => "expandable quotient filter",
             Variant::SplitBlock => "split-block Bloom filter (Parquet)",
         }
+    }
+
+    /// The name with its indefinite article, for messages ("an expandable quotient filter").
+    fn with_article(self) -> String {
+        let name = self.name();
+        let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {name}")
     }
 }
 

@@ -10,7 +10,7 @@ use bloomkit::prelude::*;
 use bloomkit::{Codec, Error, FilterCore, LookupCore};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{check_fpr, human_bytes, thousands, write_atomically};
+use super::{check_fpr, check_output, human_bytes, thousands, write_atomically};
 use crate::keys::{Lines, CHUNK};
 use crate::CliError;
 
@@ -49,7 +49,8 @@ pub enum BuildVariant {
     after_help = "Without --items, fixed-size variants read every key first (8 bytes of \
                         memory a key) to count the distinct ones, then size the filter for them. \
                         The file is written beside OUTPUT and renamed over it when complete: a \
-                        failure leaves no file.\n\nExamples:\n  bloomkit build urls.txt -o \
+                        failure leaves no file. OUTPUT is never an input, and an existing file \
+                        is replaced only when it holds a filter (or with --force).\n\nExamples:\n  bloomkit build urls.txt -o \
                         seen.blmk\n  zcat keys.gz | bloomkit build -o keys.blmk --variant \
                         binary-fuse8\n  bloomkit build ids.txt -o ids.blmk --variant split-block \
                         --items 1000000 --fpr 0.001"
@@ -60,6 +61,9 @@ pub struct Args {
     /// The filter file to write.
     #[arg(short, long, value_name = "OUTPUT")]
     pub output: PathBuf,
+    /// Replace OUTPUT even when it exists and holds no filter (an input is never replaced).
+    #[arg(long)]
+    pub force: bool,
     /// Which filter.
     #[arg(long, value_enum, default_value_t = BuildVariant::Blocked)]
     pub variant: BuildVariant,
@@ -103,6 +107,8 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     if args.items == Some(0) {
         return Err(CliError::new("--items must be at least 1"));
     }
+    let stdin = args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-");
+    check_output(&args.output, &args.files, stdin, args.force)?;
     let started = Instant::now();
     let mut input = Input::new(&args.files);
     let built = match args.variant {
@@ -163,7 +169,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         "{}: {} keys ({} distinct, estimated), {}, in {:.2} s",
         args.output.display(),
         thousands(built.keys),
-        thousands(built.estimated.round() as u64),
+        distinct(built.estimated),
         human_bytes(built.bytes),
         started.elapsed().as_secs_f64()
     );
@@ -175,11 +181,32 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
             "; note: sized for {} keys, so its rate is above --fpr: rebuild with --items {} \
              (or without --items)",
             thousands(n),
-            built.estimated.ceil() as u64
+            suggested_items(built.estimated, built.keys)
         ));
     }
     eprintln!("{line}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// An estimate of distinct keys for people: "more than any filter of this size holds" when
+/// the filter is saturated (the estimate is infinite).
+fn distinct(estimated: f64) -> String {
+    if estimated.is_finite() {
+        thousands(estimated.round() as u64)
+    } else {
+        "too many to estimate".to_owned()
+    }
+}
+
+/// The `--items` to suggest after a build whose distinct keys were estimated at `estimated`
+/// from `keys` lines: the estimate, but never more than the lines read (an overfull filter
+/// estimates infinity, which no filter can be sized for).
+fn suggested_items(estimated: f64, keys: u64) -> u64 {
+    if estimated.is_finite() && estimated < keys as f64 {
+        estimated.ceil() as u64
+    } else {
+        keys
+    }
 }
 
 /// The keys and a progress bar on stderr (over the files' bytes, or a spinner for stdin),

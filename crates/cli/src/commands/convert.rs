@@ -35,6 +35,9 @@ pub struct Args {
     /// The file to write.
     #[arg(short, long, value_name = "OUTPUT")]
     pub output: PathBuf,
+    /// Replace OUTPUT even when it exists and holds no filter (an input is never replaced).
+    #[arg(long)]
+    pub force: bool,
     /// The format to write.
     #[arg(long, value_enum)]
     pub to: To,
@@ -46,6 +49,12 @@ pub struct Args {
 /// An unreadable or corrupt file, a variant other than the split-block filter, an output
 /// that cannot be written.
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
+    super::check_output(
+        &args.output,
+        std::slice::from_ref(&args.input),
+        false,
+        args.force,
+    )?;
     let file = FilterFile::read(
         &args.input,
         Options {

@@ -28,6 +28,9 @@ pub struct Args {
     /// The merged file to write.
     #[arg(short, long, value_name = "OUTPUT")]
     pub output: PathBuf,
+    /// Replace OUTPUT even when it exists and holds no filter (an input is never replaced).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Merges and writes; exit 0.
@@ -36,6 +39,7 @@ pub struct Args {
 /// An unreadable or corrupt file, files of different variants or incompatible shapes, a
 /// variant without a union, an output that cannot be written.
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
+    super::check_output(&args.output, &args.files, false, args.force)?;
     let files = args
         .files
         .iter()

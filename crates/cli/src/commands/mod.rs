@@ -8,8 +8,8 @@ pub mod merge;
 pub mod query;
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -72,13 +72,100 @@ pub fn main(cli: &Cli) -> ExitCode {
     }
 }
 
-/// Writes `path` through `write` into a temporary file beside it (`.NAME.tmp-PID`), synced
-/// and renamed over `path` only when everything was written: a failure leaves no file (and
-/// no old file half-overwritten); a process killed mid-write leaves that temporary file,
-/// never a partial `path`.
+/// Checks the output `path` of a command before any input is read, so that no command
+/// destroys a file it did not make:
+/// - it is none of the `inputs` (the same file by device and inode, through any link or
+///   other name), nor the standard input when keys come from it (`stdin`);
+/// - an existing file there is replaced only when it holds a filter (bloomkit's format or
+///   Parquet's filter bytes), or when `force` says any file may be.
 ///
 /// # Errors
-/// A directory that does not exist or cannot be written, a full disk, or `write`'s error.
+/// The refusal, naming the file and why.
+pub fn check_output(
+    path: &Path,
+    inputs: &[PathBuf],
+    stdin: bool,
+    force: bool,
+) -> Result<(), CliError> {
+    let name = path.display();
+    let Ok(out) = std::fs::metadata(path) else {
+        return Ok(()); // nothing there yet (or nothing to compare: the write will say)
+    };
+    if out.is_dir() {
+        return Err(CliError::at(&name, "is a directory: give a file name"));
+    }
+    let same = |other: &std::fs::Metadata| same_file(&out, other);
+    for input in inputs {
+        if std::fs::metadata(input).is_ok_and(|m| same(&m)) {
+            return Err(CliError::at(
+                &name,
+                format!(
+                    "is the input {}: refusing to overwrite it (write the filter elsewhere)",
+                    input.display()
+                ),
+            ));
+        }
+    }
+    if stdin && stdin_metadata().is_some_and(|m| same(&m)) {
+        return Err(CliError::at(
+            &name,
+            "is the file on standard input: refusing to overwrite it (write the filter elsewhere)",
+        ));
+    }
+    if !force && out.is_file() && !holds_a_filter(path) {
+        return Err(CliError::at(
+            &name,
+            "exists and is not a filter file: refusing to replace it (remove it, or pass --force)",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether two files are one (device and inode; elsewhere than Unix, never).
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
+}
+
+/// What the standard input is, when it is a file.
+fn stdin_metadata() -> Option<std::fs::Metadata> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+        File::from(fd).metadata().ok()
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// Whether `path` starts as a filter file: bloomkit's magic, or a Parquet filter header.
+fn holds_a_filter(path: &Path) -> bool {
+    let mut start = Vec::with_capacity(4096);
+    let read = File::open(path).and_then(|f| f.take(4096).read_to_end(&mut start));
+    read.is_ok()
+        && (start.starts_with(&bloomkit::format::MAGIC)
+            || bloomkit::SplitBlockFilter::<[u8]>::parquet_len(&start).is_ok())
+}
+
+/// Writes `path` through `write` into a new temporary file beside it (created exclusively
+/// under a random name, `.NAME.XXXXXX.tmp`, so that no link planted in the directory is
+/// followed), synced and renamed over `path` only when everything was written: a failure
+/// leaves no file (and no old file half-overwritten); a process killed mid-write leaves that
+/// temporary file, never a partial `path`.
+///
+/// # Errors
+/// The first error of `write`, of creating the temporary file, of syncing or of renaming.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
@@ -90,31 +177,37 @@ pub fn write_atomically(
     let file_name = path
         .file_name()
         .ok_or_else(|| CliError::at(&name, "is not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(file_name);
+    prefix.push(".");
     let result = (|| -> std::io::Result<()> {
-        let file = File::create(&tmp)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // Readable as a file the user creates (0666 less the umask), not tempfile's 0600.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let tmp = builder.tempfile_in(dir)?;
+        let (file, tmp_path) = tmp.into_parts();
         let mut out = BufWriter::with_capacity(1 << 20, file);
         write(&mut out)?;
         let file = out
             .into_inner()
             .map_err(std::io::IntoInnerError::into_error)?;
         file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
+        // The rename replaces `path` itself (a link there is replaced, not followed).
+        tmp_path.persist(path).map_err(|e| e.error)?;
         // The rename itself, durable: best effort (not every platform opens directories).
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if let Ok(dir) = File::open(dir) {
-                let _ = dir.sync_all();
-            }
+        if let Ok(dir) = File::open(dir) {
+            let _ = dir.sync_all();
         }
         Ok(())
     })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        CliError::at(&name, e)
-    })
+    // On an error the temporary file's path was dropped, which removed it.
+    result.map_err(|e| CliError::at(&name, e))
 }
 
 /// clap's rendering of a usage error folded into one line: its message and hints, without
@@ -154,8 +247,13 @@ pub struct ReadFlags {
     /// and checked in full anyway).
     #[arg(long)]
     pub no_verify: bool,
-    /// Read the file into memory instead of mapping it.
+    /// Map the file instead of reading it into memory: a large file answers sooner, but a
+    /// file truncated by another process while mapped kills this one (SIGBUS), and one
+    /// rewritten in place changes the answers mid-run. Only for files nothing else writes.
     #[arg(long)]
+    pub mmap: bool,
+    /// Read the file into memory (the default; kept for scripts that ask for it).
+    #[arg(long, hide = true, conflicts_with = "mmap")]
     pub no_mmap: bool,
 }
 
@@ -163,7 +261,7 @@ impl ReadFlags {
     /// The options these flags ask for.
     pub fn options(self) -> crate::open::Options {
         crate::open::Options {
-            mmap: !self.no_mmap,
+            mmap: self.mmap,
             verify: !self.no_verify,
         }
     }

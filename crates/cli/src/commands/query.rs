@@ -15,8 +15,8 @@ use crate::CliError;
     after_help = "Prints `present<TAB>KEY` or `absent<TAB>KEY` per key (present means \
                         \"may be in the set\": a filter has false positives, never false \
                         negatives). Exit status: 0 every key present, 1 some key absent, 2 bad \
-                        input.\n\nThe file is memory-mapped: do not rewrite it while a query \
-                        runs (or pass --no-mmap).\n\nExamples:\n  bloomkit query seen.blmk \
+                        input.\n\nThe file is read into memory first (--mmap maps it instead: \
+                        see its hazard).\n\nExamples:\n  bloomkit query seen.blmk \
                         https://example.com/ && echo seen\n  bloomkit query seen.blmk --absent \
                         < today.txt > new.txt"
 )]
