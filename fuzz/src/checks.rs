@@ -323,21 +323,27 @@ pub fn decode_redisbloom(data: &[u8]) {
         .zip(&batched)
         .all(|(k, &b)| chain.contains(k.to_le_bytes()) == b));
     let _ = chain.info();
-    // Inserts, unless the next sub-filter would be large (a hostile capacity or growth).
+    // Inserts within a memory limit: a hostile capacity or growth is refused by the chain
+    // itself (`TooLarge`) before it allocates.
+    let limit = (data.len() as u64).max(1 << 20) * 4;
+    let mut chain = chain.with_max_bytes(limit);
     let mut held = Vec::new();
     for k in PROBES {
-        let last = chain.links().last().expect("a chain has a sub-filter");
-        let growth = u64::from(chain.expansion().unwrap_or(1));
-        if last.len() >= last.capacity() && last.capacity().saturating_mul(growth) > 1 << 20 {
-            break;
-        }
         match chain.insert(k.to_le_bytes()) {
             Ok(_) => held.push(k),
-            Err(RedisError::Full { .. } | RedisError::Filter(_) | RedisError::Corrupt { .. }) => {
-                break
-            }
+            Err(
+                RedisError::Full { .. }
+                | RedisError::Filter(_)
+                | RedisError::Corrupt { .. }
+                | RedisError::TooLarge { .. },
+            ) => break,
             Err(e) => panic!("insert after decoding: {e}"),
         }
+        let bytes: usize = chain.links().iter().map(|l| l.as_bytes().len()).sum();
+        assert!(
+            bytes as u64 <= limit,
+            "{bytes} bytes past a limit of {limit}"
+        );
     }
     for k in held {
         assert!(chain.contains(k.to_le_bytes()), "lost {k}");

@@ -42,8 +42,8 @@ where
             heap - 1
         )
     })?;
-    // The smallest limits: nothing fits in one byte (or none).
-    for limit in [0, 1] {
+    // The smallest limits: nothing fits in none, one byte only a filter of one byte.
+    for limit in [0, 1].into_iter().filter(|&l| l < heap) {
         let tiny = Builder::<F>::new(items, fpr).max_bytes(limit).build();
         ensure(
             matches!(tiny, Err(Error::OverLimit { needed, .. }) if needed == heap),
@@ -334,4 +334,45 @@ fn a_growing_filter_never_holds_more_than_its_byte_limit() {
         check_growth_limit::<ScalableBloomFilter<u64>>(start, limit, repeat)?;
         check_growth_limit::<ExpandableFilter<u64>>(start, limit, repeat)
     });
+}
+
+/// A size refused as too large names a size past the limit it states, in one unit (found:
+/// "34359737856 bits is larger than the maximum of 9223372036854775808", "8192 bits ...
+/// maximum of 1099511627776").
+fn check_too_large<F>(items: u64, fpr: f64) -> Outcome
+where
+    F: FromSettings,
+    F::Hasher: Default,
+{
+    // A limit, so that a size that fits is refused before it is allocated.
+    match Builder::<F>::new(items, fpr).max_bytes(1 << 20).build() {
+        Err(e @ Error::TooLarge { size, max, .. }) => {
+            ensure(size > max as f64, || format!("({items}, {fpr}): {e}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[test]
+fn too_large_errors_state_a_size_past_their_limit() {
+    forall(100, |&(shift, rate): &(u8, u8)| {
+        // Items from 2^32 to 2^64 - 1: past what some layouts hold.
+        let items = u64::MAX >> (shift % 33);
+        let fpr = hostile_rate(rate);
+        check_too_large::<BloomFilter<u64>>(items, fpr)?;
+        check_too_large::<BlockedBloomFilter<u64>>(items, fpr)?;
+        check_too_large::<SimdBlockFilter<u64>>(items, fpr)?;
+        check_too_large::<SplitBlockFilter<u64>>(items, fpr)?;
+        check_too_large::<CountingBloomFilter<u64>>(items, fpr)?;
+        check_too_large::<ScalableBloomFilter<u64>>(items, fpr)?;
+        check_too_large::<QuotientFilter<u64>>(items, fpr)?;
+        check_too_large::<ExpandableFilter<u64>>(items, fpr)
+    });
+    // The quotient filter's home slots, by name.
+    let e = QuotientFilter::<u64>::new(1 << 50, 0.01).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("home slots is larger than the maximum of 1099511627776 home slots"),
+        "{e}"
+    );
 }

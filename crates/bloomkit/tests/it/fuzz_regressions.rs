@@ -25,7 +25,11 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         .map(|d| d.filter_map(|e| Some(e.ok()?.path())).collect())
         .unwrap_or_default();
     found.sort();
+    // Subdirectories' files too (the regression inputs kept beside the golden files).
     found
+        .into_iter()
+        .flat_map(|p| if p.is_dir() { files(&p) } else { vec![p] })
+        .collect()
 }
 
 #[test]
