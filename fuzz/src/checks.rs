@@ -304,7 +304,7 @@ pub fn decode_expandable(data: &[u8]) {
 #[cfg(feature = "redis")]
 pub fn decode_redisbloom(data: &[u8]) {
     use bloomkit::redis::{Error as RedisError, RedisBloomChain};
-    let Ok(mut chain) = RedisBloomChain::from_bytes(data) else {
+    let Ok(chain) = RedisBloomChain::from_bytes(data) else {
         return;
     };
     assert_eq!(

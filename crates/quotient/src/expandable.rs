@@ -135,7 +135,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
         // near the smallest positive f64 makes `need` infinite.
         let need = 0.5 * MAX_LOAD * f64::from(GROWTH_HORIZON + 2) / design.fpr;
         let bits = need.log2().ceil().max(1.0);
-        if !(bits < f64::from(max_width(home))) {
+        if bits >= f64::from(max_width(home)) {
             return Err(Error::FprBelowMinimum {
                 fpr: design.fpr,
                 min: 0.5
