@@ -920,3 +920,45 @@ fn an_overfull_build_suggests_a_size_that_builds() {
     let r = bloomkit(&["build", s(&keys), "-o", s(&f), "--items", &n], None);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
 }
+
+/// The expandable filter from the command (found on 7f262d2): a rate below what it reaches
+/// was a panic (exit 101), and 2,000 copies of one line were `Full` (exit 2).
+#[test]
+fn the_expandable_filter_takes_any_rate_and_repeated_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = keys_file(d, "keys.txt", 0..100);
+    let out = d.join("e.blmk");
+    for fpr in ["5e-324", "2.2250738585072014e-308"] {
+        bad(
+            &[
+                "build",
+                s(&keys),
+                "-o",
+                s(&out),
+                "--variant",
+                "expandable",
+                "--fpr",
+                fpr,
+            ],
+            None,
+            "is below the minimum of",
+        );
+    }
+    let same = "same\n".repeat(2_000);
+    let r = bloomkit(
+        &[
+            "build",
+            "-o",
+            s(&out),
+            "--variant",
+            "expandable",
+            "--items",
+            "10",
+        ],
+        Some(same.as_bytes()),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let r = bloomkit(&["query", s(&out), "same"], None);
+    assert_eq!((r.code, r.stdout.as_str()), (Some(0), "present\tsame\n"));
+}

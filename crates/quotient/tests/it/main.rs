@@ -283,6 +283,29 @@ fn resize_doubles_room_and_rate() {
     assert!(f == before);
 }
 
+/// Resizes the layout cannot make say why, with the limit (found: "8192 bits ... maximum of
+/// 1099511627776", for a resize refused at 2-bit remainders).
+#[test]
+fn impossible_resizes_say_why() {
+    let mut f = QuotientFilter::<u64>::new(100, 0.5).unwrap();
+    assert_eq!(f.remainder_bits(), 2);
+    let before = f.clone();
+    let e = f.resize().unwrap_err();
+    assert!(matches!(e, Error::CannotResize { op: "resize", .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "cannot resize the filter: its remainders have 2 bits, the fewest a quotient filter \
+         keeps (a resize gives one to the home slot)"
+    );
+    assert!(f == before);
+    f.shrink().unwrap(); // 128 home slots to 64, the fewest
+    let e = f.shrink().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot shrink the filter: it has 64 home slots, the fewest a quotient filter has"
+    );
+}
+
 #[test]
 fn unions_of_different_filters_are_refused() {
     let mut a = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
