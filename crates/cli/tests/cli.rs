@@ -490,11 +490,12 @@ fn bad_input_exits_2_with_one_line() {
         "No such file",
     );
     bad(&["build", s(&keys), "-o", s(d)], None, "is a directory");
+    // (Temporary files are `.NAME.XXXXXX.tmp`.)
     assert!(!std::fs::read_dir(d).unwrap().any(|e| e
         .unwrap()
         .file_name()
         .to_string_lossy()
-        .contains(".tmp-")));
+        .ends_with(".tmp")));
 
     // Bad numbers.
     bad(
