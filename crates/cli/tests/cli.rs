@@ -673,6 +673,11 @@ fn no_command_writes_over_an_input_or_a_file_it_did_not_make() {
     assert_eq!(std::fs::read(&notes).unwrap(), b"my notes\n");
     let forced = bloomkit(&["build", s(&keys), "-o", s(&notes), "--force"], None);
     assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    // An empty file (`out=$(mktemp)`) holds nothing to lose.
+    let empty = d.join("empty.blmk");
+    std::fs::write(&empty, "").unwrap();
+    let r = bloomkit(&["build", s(&keys), "-o", s(&empty)], None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
     // A filter file is rebuilt in place; merge and convert check their outputs alike.
     let f = d.join("f.blmk");
     for _ in 0..2 {

@@ -64,9 +64,10 @@ pub const GROWTH_HORIZON: u32 = 10;
 /// thousandfold, [`GROWTH_HORIZON`]) and kept while the projected rate (the rate now plus a
 /// full new generation) stays under the target; past that, each doubling widens the slots
 /// by as many bits as the new generation needs. The filter grows without a limit other than
-/// the hash's 64 bits (`log2(m) + w <= 64`) and 2^40 home slots ([`Error::TooLarge`] past
-/// them), and the rate is under the target at every point: memory grows a bit a slot per
-/// doubling or two beyond the horizon.
+/// the hash's 64 bits (`log2(m) + w <= 64`), 2^40 home slots ([`Error::TooLarge`] past
+/// them) and the builder's [`max_bytes`](bloomkit_core::build::Builder::max_bytes), if set
+/// ([`Error::LimitReached`]), and the rate is under the target at every point: memory grows a
+/// bit a slot per doubling or two beyond the horizon.
 ///
 /// A slot costs `w + 3` bits (as in [`QuotientFilter`](crate::QuotientFilter)), so at 1%
 /// (`F = 10`) a key takes 14.7 bits at 95% load and twice that just after a doubling.

@@ -521,8 +521,8 @@ impl Table {
         (quotients + crate::room(quotients) as usize + 1).next_multiple_of(BLOCK)
     }
 
-    /// The heap bytes of a table of `quotients` home slots, `remainder_bits` wide, with
-    /// `slots` slots in all (home and extra, whole blocks).
+    /// The heap bytes of a table of `slots` slots in all (home and extra, rounded up to whole
+    /// blocks), `remainder_bits` wide.
     pub(crate) fn heap_bytes_with(slots: usize, remainder_bits: u32) -> u64 {
         (slots.div_ceil(BLOCK) * (HEAD + remainder_bits as usize)) as u64 * 8
     }

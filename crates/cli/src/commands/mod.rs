@@ -112,7 +112,8 @@ pub fn check_output(
             "is the file on standard input: refusing to overwrite it (write the filter elsewhere)",
         ));
     }
-    if !force && out.is_file() && !holds_a_filter(path) {
+    // An empty file (`out=$(mktemp)`) holds nothing to lose.
+    if !force && out.is_file() && out.len() > 0 && !holds_a_filter(path)? {
         return Err(CliError::at(
             &name,
             "exists and is not a filter file: refusing to replace it (remove it, or pass --force)",
@@ -150,12 +151,16 @@ fn stdin_metadata() -> Option<std::fs::Metadata> {
 }
 
 /// Whether `path` starts as a filter file: bloomkit's magic, or a Parquet filter header.
-fn holds_a_filter(path: &Path) -> bool {
+///
+/// # Errors
+/// The file cannot be read (said as such, not as "not a filter").
+fn holds_a_filter(path: &Path) -> Result<bool, CliError> {
     let mut start = Vec::with_capacity(4096);
-    let read = File::open(path).and_then(|f| f.take(4096).read_to_end(&mut start));
-    read.is_ok()
-        && (start.starts_with(&bloomkit::format::MAGIC)
-            || bloomkit::SplitBlockFilter::<[u8]>::parquet_len(&start).is_ok())
+    File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut start))
+        .map_err(|e| CliError::at(path.display(), e))?;
+    Ok(start.starts_with(&bloomkit::format::MAGIC)
+        || bloomkit::SplitBlockFilter::<[u8]>::parquet_len(&start).is_ok())
 }
 
 /// Writes `path` through `write` into a new temporary file beside it (created exclusively

@@ -411,20 +411,38 @@ impl RedisBloomChain {
     /// creates it: `expansion` `None` is `NONSCALING`. The first sub-filter gets half the
     /// error rate (each later one half of the one before) unless the chain never grows.
     ///
+    /// Its memory limit is [`DEFAULT_MAX_BYTES`](crate::DEFAULT_MAX_BYTES)
+    /// ([`new_within`](Self::new_within) takes another).
+    ///
     /// # Errors
     /// [`Error::Filter`] for capacity 0, a rate outside (0, 1), expansion 0, or a size that
-    /// cannot be allocated.
+    /// cannot be allocated; [`Error::TooLarge`] when the first sub-filter alone passes the
+    /// limit.
     pub fn new(
         capacity: u64,
         error_rate: f64,
         expansion: Option<u32>,
     ) -> Result<RedisBloomChain, Error> {
+        RedisBloomChain::new_within(capacity, error_rate, expansion, crate::DEFAULT_MAX_BYTES)
+    }
+
+    /// [`new`](Self::new) with a limit of `max_bytes` bytes of sub-filters, which the chain
+    /// keeps ([`with_max_bytes`](Self::with_max_bytes)).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn new_within(
+        capacity: u64,
+        error_rate: f64,
+        expansion: Option<u32>,
+        max_bytes: u64,
+    ) -> Result<RedisBloomChain, Error> {
         check_sizing(capacity, error_rate, expansion)?;
         let tightening = if expansion.is_some() { 0.5 } else { 1.0 };
         let options = NOROUND | FORCE64 | if expansion.is_none() { NO_SCALING } else { 0 };
         let (_, bytes) = RedisBloomLink::sized(capacity, error_rate * tightening);
-        if bytes > crate::DEFAULT_MAX_BYTES {
-            return Err(too_large(bytes, crate::DEFAULT_MAX_BYTES));
+        if bytes > max_bytes {
+            return Err(too_large(bytes, max_bytes));
         }
         Ok(RedisBloomChain {
             links: vec![RedisBloomLink::new(capacity, error_rate * tightening)?],
@@ -432,7 +450,7 @@ impl RedisBloomChain {
             size: 0,
             options,
             growth: expansion.unwrap_or(DEFAULT_EXPANSION),
-            max_bytes: crate::DEFAULT_MAX_BYTES,
+            max_bytes,
         })
     }
 
@@ -469,8 +487,9 @@ impl RedisBloomChain {
     ///
     /// # Errors
     /// [`Error::Full`] when the chain never grows (`NONSCALING`) and is full: nothing
-    /// changed. [`Error::Filter`] when a new sub-filter cannot be allocated or its size
-    /// overflows.
+    /// changed. [`Error::TooLarge`] when the new sub-filter would take the chain past its
+    /// [`max_bytes`](Self::max_bytes), [`Error::Filter`] when it cannot be allocated: nothing
+    /// changed either.
     pub fn insert(&mut self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
         self.insert_hashed(hashes_of(key.as_ref(), self.options))
     }
@@ -797,7 +816,9 @@ impl RedisBloomChain {
     }
 
     /// A chain from [`to_bytes`](Self::to_bytes)'s buffer: the header (its length from its
-    /// count of sub-filters), then exactly the bytes it declares.
+    /// count of sub-filters), then exactly the bytes it declares. It allocates no more than
+    /// the buffer holds, whatever its size; its limit for growing after is
+    /// [`DEFAULT_MAX_BYTES`](crate::DEFAULT_MAX_BYTES) ([`with_max_bytes`](Self::with_max_bytes)).
     ///
     /// # Errors
     /// As [`from_header`](Self::from_header); a buffer shorter or longer than its header
@@ -827,7 +848,10 @@ impl RedisBloomChain {
                 body.len()
             )));
         }
-        let mut chain = RedisBloomChain::from_header(head)?;
+        // The bytes are in hand (declared == held): no limit on reading them; the default
+        // one on growing past them.
+        let mut chain = RedisBloomChain::from_header_within(head, u64::MAX)?
+            .with_max_bytes(crate::DEFAULT_MAX_BYTES);
         let mut at = 0;
         for l in &mut chain.links {
             let n = l.bytes.len();
@@ -914,7 +938,10 @@ impl RedisBloomChain {
         if total != held {
             return Err(bad(format!("{held} bytes in the dump, {total} declared")));
         }
-        let mut chain = RedisBloomChain::from_header(header)?;
+        // Every chunk is in hand (checked above): no limit on reading them; the default one
+        // on growing past them.
+        let mut chain = RedisBloomChain::from_header_within(header, u64::MAX)?
+            .with_max_bytes(crate::DEFAULT_MAX_BYTES);
         let mut filled = 0u64;
         for (iterator, chunk) in chunks.drain(1..) {
             let chunk = chunk.as_ref();
