@@ -333,5 +333,15 @@ mod regressions {
             ),
             "{e}"
         );
+        // A new chain too: its first sub-filter within the limit it is given.
+        assert!(matches!(
+            RedisBloomChain::new_within(1_000_000, 0.01, Some(2), 1 << 10),
+            Err(Error::TooLarge {
+                max_bytes: 1024,
+                ..
+            })
+        ));
+        let chain = RedisBloomChain::new_within(1_000, 0.01, Some(2), 1 << 20).unwrap();
+        assert_eq!(chain.max_bytes(), 1 << 20);
     }
 }
