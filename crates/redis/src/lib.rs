@@ -77,7 +77,9 @@
 //! # Redis Cluster and size
 //!
 //! Keys carry hash tags (`bloomkit:{name#shard}:cfg` and `bloomkit:{name#shard}:bits`, see
-//! [`RedisFilter::keys`]), so a shard's bits and configuration share a slot. A blocked filter can be split at creation into S shards by
+//! [`RedisFilter::keys`]), so a shard's bits and configuration share a slot. Keys starting
+//! `bloomkit:{` are this crate's: a RedisBloom filter may not be named so
+//! ([`Error::InvalidName`]), so the two backends' keys never meet. A blocked filter can be split at creation into S shards by
 //! block index ([`Options::shards`]); by default it gets as few as keep every shard within
 //! Redis's 512 MiB string limit. Batches group keys by shard, and a cluster connection
 //! pipelines them per node. Use a [`redis::cluster::ClusterConnection`] as the connection.

@@ -148,9 +148,13 @@ pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// What every key of a module-free filter starts with (`bloomkit:{name#shard}:...`):
+/// reserved, so that no RedisBloom filter of this crate is named like one.
+pub(crate) const KEY_PREFIX: &str = "bloomkit:{";
+
 /// The key prefix of shard `s` of `name`: the hash tag keeps a shard's keys in one slot.
 fn shard_tag(name: &str, s: u32) -> String {
-    format!("bloomkit:{{{name}#{s}}}")
+    format!("{KEY_PREFIX}{name}#{s}}}")
 }
 
 /// The bits key of the shard with tag `tag`: fixed in format 3, named after the creation

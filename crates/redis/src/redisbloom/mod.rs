@@ -200,6 +200,14 @@ impl RbCore {
                 reason: "a RedisBloom filter's key is 1 to 1024 bytes",
             });
         }
+        // The module-free backend's keys all start so (`bloomkit:{name#shard}:...`): a
+        // RedisBloom filter there would be written over by, or write over, one of them.
+        if name.starts_with(crate::shared::KEY_PREFIX) {
+            return Err(Error::InvalidName {
+                name: name.to_owned(),
+                reason: "names starting with `bloomkit:{` are the keys of bloomkit's module-free filters",
+            });
+        }
         Ok(RbCore {
             name: name.to_owned(),
             id_key: side_key(name, "id")?,

@@ -273,6 +273,16 @@ fn a_lost_or_re_created_filter_is_a_typed_error_and_an_insert_never_creates_one(
     // Names of the keys kept next to a filter are refused.
     let err = RedisBloomFilter::open(con(&server), "x:bloomkit-id").unwrap_err();
     assert!(matches!(err, Error::InvalidName { .. }), "{err:?}");
+    // And the module-free filters' keys (found: a RedisBloom filter named
+    // `bloomkit:{mf3#0}:delta` was deleted by an insert into the module-free filter `mf3`).
+    for name in [
+        "bloomkit:{mf3#0}:delta",
+        "bloomkit:{mf3#0}:shelter",
+        "bloomkit:{x}",
+    ] {
+        let err = RedisBloomFilter::reserve(con(&server), name, &options).unwrap_err();
+        assert!(matches!(err, Error::InvalidName { .. }), "{name}: {err:?}");
+    }
 
     // Deleted: both keys go.
     f.try_insert("y").unwrap();
