@@ -673,6 +673,21 @@ fn no_command_writes_over_an_input_or_a_file_it_did_not_make() {
     assert_eq!(std::fs::read(&notes).unwrap(), b"my notes\n");
     let forced = bloomkit(&["build", s(&keys), "-o", s(&notes), "--force"], None);
     assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    // A pipe (or a device) is never replaced by the renamed file.
+    let fifo = d.join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    bad(
+        &["build", s(&keys), "-o", s(&fifo), "--force"],
+        None,
+        "not a regular file",
+    );
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+        &std::fs::symlink_metadata(&fifo).unwrap().file_type()
+    ));
     // An empty file (`out=$(mktemp)`) holds nothing to lose.
     let empty = d.join("empty.blmk");
     std::fs::write(&empty, "").unwrap();
@@ -684,26 +699,14 @@ fn no_command_writes_over_an_input_or_a_file_it_did_not_make() {
         let r = bloomkit(&["build", s(&keys), "-o", s(&f)], None);
         assert_eq!(r.code, Some(0), "{}", r.stderr);
     }
-    bad(
-        &["merge", s(&f), s(&notes), "-o", s(&f)],
-        None,
-        "is the input",
-    );
-    bad(
-        &["merge", s(&f), s(&notes), "-o", s(&keys)],
-        None,
-        "--force",
-    );
-    bad(
-        &["convert", s(&f), "-o", s(&f), "--to", "parquet"],
-        None,
-        "is the input",
-    );
-    bad(
-        &["convert", s(&f), "-o", s(&keys), "--to", "parquet"],
-        None,
-        "--force",
-    );
+    for (output, refusal) in [(&f, "is the input"), (&keys, "--force")] {
+        bad(&["merge", s(&f), s(&notes), "-o", s(output)], None, refusal);
+        bad(
+            &["convert", s(&f), "-o", s(output), "--to", "parquet"],
+            None,
+            refusal,
+        );
+    }
     unchanged();
 }
 

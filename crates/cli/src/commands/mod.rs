@@ -94,6 +94,13 @@ pub fn check_output(
     if out.is_dir() {
         return Err(CliError::at(&name, "is a directory: give a file name"));
     }
+    // The rename at the end would replace a device, a pipe or a socket with a file.
+    if !out.is_file() {
+        return Err(CliError::at(
+            &name,
+            "is not a regular file (a device, pipe or socket): give a file name",
+        ));
+    }
     let same = |other: &std::fs::Metadata| same_file(&out, other);
     for input in inputs {
         if std::fs::metadata(input).is_ok_and(|m| same(&m)) {
@@ -113,7 +120,7 @@ pub fn check_output(
         ));
     }
     // An empty file (`out=$(mktemp)`) holds nothing to lose.
-    if !force && out.is_file() && out.len() > 0 && !holds_a_filter(path)? {
+    if !force && out.len() > 0 && !holds_a_filter(path)? {
         return Err(CliError::at(
             &name,
             "exists and is not a filter file: refusing to replace it (remove it, or pass --force)",
