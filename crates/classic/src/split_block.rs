@@ -360,6 +360,7 @@ impl<K: ?Sized> SplitBlockFilter<K> {
 
     /// A filter over decoded blocks, checked as [`with_blocks`](Self::with_blocks) checks
     /// a size (the byte format's decoder).
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn from_blocks(
         blocks: Vec<SplitBlock>,
         design: Option<Design>,
@@ -481,6 +482,7 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         }
     }
 
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn blocks(&self) -> &[SplitBlock] {
         &self.blocks
     }

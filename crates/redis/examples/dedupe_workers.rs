@@ -77,7 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let workers: u64 = args.get(2).map_or(Ok(4), |w| w.parse())?;
     // A fresh filter for this run.
     let mut con = redis::Client::open(url.as_str())?.get_connection()?;
-    RedisFilter::<BlockedBloomFilter<str>>::destroy(&mut con, "crawler:seen", None)?;
+    RedisFilter::<BlockedBloomFilter<str>, _>::destroy(&mut con, "crawler:seen", None)?;
     let started = std::time::Instant::now();
     let children: Vec<_> = (0..workers)
         .map(|w| {

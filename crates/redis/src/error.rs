@@ -203,6 +203,31 @@ pub enum Error {
         detail: String,
     },
 
+    /// A reply larger than the connection reads
+    /// ([`RespConnection::max_reply_bytes`](crate::RespConnection::max_reply_bytes)): a
+    /// broken proxy or server. The connection is retired ([`Error::Retired`] from then on).
+    #[error("filter {name}: a reply of {size} bytes or more, over the limit of {max} bytes")]
+    ReplyTooLarge {
+        /// The filter.
+        name: String,
+        /// Bytes the reply has or declares, at least.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+
+    /// The filter's connection can no longer be trusted: an earlier call was cut by its
+    /// deadline in the middle of a command, or its replies did not match its commands (a
+    /// proxy that replays, drops or reorders replies), or were too large. Give the filter a
+    /// new connection (`replace_connection`).
+    #[error("filter {name}: the connection was retired ({detail}); give the filter a new connection with replace_connection")]
+    Retired {
+        /// The filter.
+        name: String,
+        /// Why.
+        detail: String,
+    },
+
     /// Anything else from the connection or the server: I/O errors, a server stopped, a
     /// refused connection.
     #[error("redis: {0}")]

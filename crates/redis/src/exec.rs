@@ -209,6 +209,106 @@ impl Batch {
         self.end_command();
     }
 
+    /// This batch with `ECHO marker` appended to each group that has commands: the marker's
+    /// echo, last in each group's replies, shows that the replies before it answer this
+    /// group's commands (see [`Self::unmark`]).
+    pub(crate) fn marked(&self, marker: &[u8]) -> Batch {
+        let mut out = Batch {
+            packed: Vec::with_capacity(self.packed.len() + self.sizes.len() * (marker.len() + 24)),
+            ends: Vec::with_capacity(self.ends.len() + self.sizes.len()),
+            sizes: Vec::with_capacity(self.sizes.len()),
+        };
+        for (bytes, n) in self.group_ranges() {
+            out.group();
+            let base = out.packed.len() - bytes.start;
+            out.packed.extend_from_slice(&self.packed[bytes.clone()]);
+            for c in self.commands_in(bytes.clone()) {
+                out.ends.push(c + base);
+            }
+            *out.sizes.last_mut().expect("a group was started") += n;
+            if n > 0 {
+                echo(&mut out, marker);
+            }
+        }
+        out
+    }
+
+    /// The ends of the commands whose bytes lie in `bytes` (a group's range).
+    fn commands_in(&self, bytes: std::ops::Range<usize>) -> impl Iterator<Item = usize> + '_ {
+        let from = self.ends.partition_point(|&e| e <= bytes.start);
+        self.ends[from..]
+            .iter()
+            .copied()
+            .take_while(move |&e| e <= bytes.end)
+    }
+
+    /// Checks the replies of a [`Self::marked`] batch against this (unmarked) batch and takes
+    /// the markers' echoes off: each answered group must end with the marker, and a
+    /// transaction's `EXEC` must answer as many commands as it queued. `Err` says what did
+    /// not match: the replies cannot be trusted, nor the connection they came on.
+    pub(crate) fn unmark(&self, marker: &[u8], replies: &mut Replies) -> Result<(), String> {
+        let mut first = 0;
+        for (g, values) in replies.groups.iter_mut().enumerate() {
+            let n = self.sizes[g];
+            let start = first;
+            first += n;
+            if n == 0 {
+                if !values.is_empty() {
+                    return Err(format!("{} replies to an empty group", values.len()));
+                }
+                continue;
+            }
+            if values.len() != n + 1 {
+                return Err(format!(
+                    "{} replies to a group of {} commands and its marker",
+                    values.len(),
+                    n
+                ));
+            }
+            match values.pop() {
+                Some(Value::BulkString(echo)) if echo == marker => {}
+                // A cluster connection reports a server's error reply to one command of a
+                // group as the error of every command (see its `run`): no answer is taken
+                // from such a group.
+                Some(Value::ServerError(_))
+                    if values.iter().all(|v| matches!(v, Value::ServerError(_))) => {}
+                Some(other) => {
+                    return Err(format!(
+                        "the round's marker came back as {}: replies are out of step",
+                        describe(&other)
+                    ))
+                }
+                None => unreachable!("the length was checked"),
+            }
+            self.check_transaction(start, values)?;
+        }
+        Ok(())
+    }
+
+    /// A transaction (`MULTI` ... `EXEC`) that makes up the group whose first command is
+    /// `first`: `EXEC` must answer every queued command, or none (an error, or nil when a
+    /// `WATCH` aborted it).
+    fn check_transaction(&self, first: usize, values: &[Value]) -> Result<(), String> {
+        let n = values.len();
+        let is = |c: usize, name: &[u8]| {
+            self.command(c)
+                .first()
+                .is_some_and(|a| a.eq_ignore_ascii_case(name))
+        };
+        if n < 2 || !is(first, b"MULTI") || !is(first + n - 1, b"EXEC") {
+            return Ok(());
+        }
+        match &values[n - 1] {
+            Value::Array(items) if items.len() != n - 2 => Err(format!(
+                "EXEC answered {} results for {} queued commands",
+                items.len(),
+                n - 2
+            )),
+            Value::Array(_) | Value::Nil | Value::ServerError(_) => Ok(()),
+            other => Err(format!("EXEC answered {}", describe(other))),
+        }
+    }
+
     /// The groups as [`redis::Cmd`]s, for connections that take only those.
     pub fn to_cmds(&self) -> Vec<Vec<Cmd>> {
         let mut commands = Vec::with_capacity(self.ends.len());
@@ -239,6 +339,46 @@ impl Batch {
             .map(|&n| flat.by_ref().take(n).collect())
             .collect())
     }
+}
+
+/// Appends `ECHO marker` to the current group of `batch`.
+fn echo(batch: &mut Batch, marker: &[u8]) {
+    batch.start(2);
+    batch.arg(b"ECHO");
+    batch.arg(marker);
+    batch.end_command();
+}
+
+/// A short description of a reply for an error message (never the whole of a large one).
+fn describe(v: &Value) -> String {
+    match v {
+        Value::BulkString(b) if b.len() <= 64 => format!("{:?}", String::from_utf8_lossy(b)),
+        Value::BulkString(b) => format!("a string of {} bytes", b.len()),
+        Value::Array(items) => format!("an array of {}", items.len()),
+        other => {
+            let mut text = format!("{other:?}");
+            text.truncate(80);
+            text
+        }
+    }
+}
+
+/// A marker no earlier reply on any connection of this process carries: this process's
+/// random tag and a count.
+pub(crate) fn marker() -> Vec<u8> {
+    use std::hash::BuildHasher;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static TAG: OnceLock<u64> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let tag = *TAG.get_or_init(|| {
+        std::collections::hash_map::RandomState::new().hash_one(std::process::id())
+    });
+    format!(
+        "bloomkit:{tag:016x}:{}",
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+    .into_bytes()
 }
 
 /// `value` in decimal: the digits are `.0[.1..]`.
@@ -412,99 +552,195 @@ impl Connection for redis::Connection {
         batch: &Batch,
         round: &mut Round,
     ) -> impl Future<Output = RedisResult<Replies>> {
-        std::future::ready(run_plain(self, batch, round))
+        std::future::ready(run_wire(&mut PlainWire::new(self), batch, round))
     }
 }
 
-fn run_plain(
-    con: &mut redis::Connection,
+/// How much of a write went out before the deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// All of it.
+    All,
+    /// None: the deadline had passed.
+    None,
+    /// Part: the framing of the connection is lost.
+    Part,
+}
+
+/// One socket to one server, as [`run_wire`] drives it.
+pub(crate) trait Wire {
+    /// Writes `bytes` by the round's deadline.
+    fn send(&mut self, bytes: &[u8], round: &Round) -> RedisResult<Sent>;
+    /// The next reply by the round's deadline; `None` once it passed, and the reply then
+    /// under way is passed over by the wire itself when it comes.
+    fn recv(&mut self, round: &Round) -> RedisResult<Option<Value>>;
+}
+
+/// A [`redis::Connection`] as a [`Wire`]: its socket timeouts kept within 1/32 over the time
+/// left (the redis crate reads a reply for as long as its bytes keep coming).
+struct PlainWire<'a> {
+    con: &'a mut redis::Connection,
+    reads: ReadTimeout,
+}
+
+impl<'a> PlainWire<'a> {
+    fn new(con: &'a mut redis::Connection) -> Self {
+        PlainWire {
+            con,
+            reads: ReadTimeout::default(),
+        }
+    }
+}
+
+impl Wire for PlainWire<'_> {
+    fn send(&mut self, bytes: &[u8], round: &Round) -> RedisResult<Sent> {
+        // Written in pieces, each with the time then left: a socket's send timeout applies
+        // per system call, so one write of a large batch to a stalled server could wait it
+        // out several times.
+        let pieces = if round.deadline.is_some() {
+            WRITE_PIECE
+        } else {
+            bytes.len()
+        };
+        let con = &mut *self.con;
+        for (i, piece) in bytes.chunks(pieces.max(1)).enumerate() {
+            let armed = arm(round, |left| {
+                con.set_read_timeout(left)?;
+                con.set_write_timeout(left)
+            })?;
+            let cut = if i == 0 { Sent::None } else { Sent::Part };
+            if !armed {
+                return Ok(cut);
+            }
+            match con.send_packed_command(piece) {
+                Ok(()) => {}
+                Err(e) if e.is_timeout() => return Ok(Sent::Part),
+                Err(e) => return Err(e),
+            }
+        }
+        // The socket's read timeout was just set with the write's.
+        self.reads.set = None;
+        Ok(Sent::All)
+    }
+
+    fn recv(&mut self, round: &Round) -> RedisResult<Option<Value>> {
+        if !self.reads.arm(round, self.con)? {
+            return Ok(None);
+        }
+        match recv(self.con) {
+            Ok(v) => Ok(Some(v)),
+            // The redis crate passes over a reply whose read timed out when it comes.
+            Err(e) if e.is_timeout() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The error of a round trip on a connection an earlier one left out of step.
+fn retired() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::other(
+        "this connection was retired: an earlier call was cut in the middle of a command by \
+         its deadline, or got replies that did not match its commands; give the filter a new \
+         connection (replace_connection)",
+    ))
+}
+
+/// One round trip on one socket. Replies an earlier round trip left unread come first: when
+/// there may be some, an `ECHO` of a fresh marker goes ahead of the batch, and replies are
+/// passed over until its echo (no more than [`Round::unread`] of them; a connection swapped
+/// in since has none).
+pub(crate) fn run_wire<W: Wire>(
+    con: &mut W,
     batch: &Batch,
     round: &mut Round,
 ) -> RedisResult<Replies> {
-    let timeouts = |con: &redis::Connection, left| {
-        con.set_read_timeout(left)?;
-        con.set_write_timeout(left)
-    };
     if round.broken {
-        return Err(redis::RedisError::from(std::io::Error::other(
-            "this connection was cut in the middle of a command by an earlier deadline; \
-             open the filter again on a new connection",
-        )));
+        return Err(retired());
     }
-    // A reply that times out is skipped by the redis crate itself when it comes; the rest of
-    // a cut round trip are ours to count.
-    while round.unread > 0 {
-        if !arm(round, |left| timeouts(con, left))? {
-            return Ok(Replies::cut(Vec::new()));
-        }
-        round.unread -= 1;
-        match recv(con) {
-            Ok(_) => {}
-            Err(e) if e.is_timeout() => return Ok(Replies::cut(Vec::new())),
-            Err(e) => return Err(e),
-        }
-    }
-    if batch.is_empty() {
-        return Ok(Replies::answered(Vec::new()));
-    }
-    // Written in pieces, each with the time then left: a socket's send timeout applies per
-    // system call, so one write of a large batch to a stalled server could wait it out
-    // several times.
-    let pieces = if round.deadline.is_some() {
-        WRITE_PIECE
-    } else {
-        batch.packed().len()
-    };
-    for (i, piece) in batch.packed().chunks(pieces.max(1)).enumerate() {
-        let armed = arm(round, |left| timeouts(con, left));
-        let sent = match armed {
-            Ok(true) => con.send_packed_command(piece),
-            Ok(false) if i == 0 => return Ok(Replies::cut(Vec::new())),
-            Ok(false) => {
+    let resync = (round.unread > 0).then(marker);
+    if let Some(m) = &resync {
+        let mut head = Batch::new();
+        head.group();
+        echo(&mut head, m);
+        match con.send(head.packed(), round) {
+            Ok(Sent::All) => {}
+            Ok(Sent::None) => return Ok(Replies::cut(Vec::new())),
+            Ok(Sent::Part) => {
                 round.broken = true;
                 return Ok(Replies::cut(Vec::new()));
             }
-            Err(e) => Err(e),
-        };
-        if let Err(e) = sent {
-            // Part of the batch may be with the server: the framing is lost for good.
-            round.broken = true;
-            return if e.is_timeout() {
-                Ok(Replies::cut(Vec::new()))
-            } else {
-                Err(e)
-            };
+            Err(e) => {
+                round.broken = true;
+                return Err(e);
+            }
+        }
+    } else if batch.is_empty() {
+        return Ok(Replies::answered(Vec::new()));
+    }
+    let marked = usize::from(resync.is_some());
+    if !batch.is_empty() {
+        match con.send(batch.packed(), round) {
+            Ok(Sent::All) => {}
+            Ok(Sent::None) => {
+                round.unread += marked;
+                return Ok(Replies::cut(Vec::new()));
+            }
+            Ok(Sent::Part) => {
+                round.broken = true;
+                return Ok(Replies::cut(Vec::new()));
+            }
+            Err(e) => {
+                round.broken = true;
+                return Err(e);
+            }
         }
     }
-    let mut reader = ReadTimeout::default();
-    let mut groups = Vec::with_capacity(batch.sizes.len());
+    // From here on, `round.unread` bounds the replies still due before this round's.
     let mut left_unread = batch.len();
+    if let Some(m) = &resync {
+        loop {
+            match con.recv(round) {
+                Ok(Some(Value::BulkString(b))) if b == *m => break,
+                Ok(Some(_)) if round.unread > 0 => round.unread -= 1,
+                Ok(Some(other)) => {
+                    round.broken = true;
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::UnexpectedReturnType,
+                        "replies out of step with commands",
+                        format!(
+                            "{} came where the echo of this call's marker was due",
+                            describe(&other)
+                        ),
+                    )));
+                }
+                Ok(None) => {
+                    round.unread += 1 + left_unread;
+                    return Ok(Replies::cut(Vec::new()));
+                }
+                Err(e) => {
+                    round.broken = true;
+                    return Err(e);
+                }
+            }
+        }
+        round.unread = 0;
+    }
+    let mut groups = Vec::with_capacity(batch.sizes.len());
     for &n in &batch.sizes {
         let mut values = Vec::with_capacity(n);
         for _ in 0..n {
-            match reader.arm(round, con) {
-                Ok(true) => {}
-                Ok(false) => {
+            match con.recv(round) {
+                Ok(Some(v)) => values.push(v),
+                Ok(None) => {
                     round.unread += left_unread;
                     return Ok(Replies::cut(groups));
                 }
                 Err(e) => {
-                    round.unread += left_unread;
+                    round.broken = true;
                     return Err(e);
                 }
             }
             left_unread -= 1;
-            match recv(con) {
-                Ok(v) => values.push(v),
-                Err(e) if e.is_timeout() => {
-                    round.unread += left_unread;
-                    return Ok(Replies::cut(groups));
-                }
-                Err(e) => {
-                    round.unread += left_unread;
-                    return Err(e);
-                }
-            }
         }
         groups.push(values);
     }

@@ -108,6 +108,7 @@ mod layout;
 mod redisbloom;
 mod scripts;
 mod shared;
+mod wire;
 
 use core::borrow::Borrow;
 use core::fmt;
@@ -125,6 +126,7 @@ pub use redisbloom::{
     DEFAULT_EXPANSION, MAX_CHUNK_BYTES,
 };
 pub use shared::{DEFAULT_MAX_BYTES, MAX_SHARDS, MAX_SHARD_BYTES};
+pub use wire::{RespConnection, DEFAULT_MAX_REPLY_BYTES};
 
 use std::time::Duration;
 
@@ -168,13 +170,21 @@ macro_rules! accessors {
             self.core.set_timeout(timeout);
         }
 
-        /// The connection, for other commands. After a call that ended at its deadline on a
-        /// [`redis::Connection`], the replies it did not read are still on their way: the
-        /// filter's next call reads them first, but a command sent here directly would take
-        /// one of them for its own. Send other commands on another connection, or only after
-        /// a call of the filter has succeeded.
+        /// The connection, for other commands. After a call that ended at its deadline, the
+        /// replies it did not read are still on their way: the filter's next call passes
+        /// over them, but a command sent here directly would take one of them for its own.
+        /// Send other commands on another connection, or only after a call of the filter has
+        /// succeeded. A connection assigned here in place of the old one works (the next
+        /// call finds it has nothing unread), but one the filter retired stays retired: use
+        /// [`replace_connection`](Self::replace_connection).
         pub fn connection(&mut self) -> &mut C {
             &mut self.link.con
+        }
+
+        /// Gives the filter `con` in place of its connection, and returns the old one: the
+        /// way on after [`Error::Retired`] or a call cut by its deadline.
+        pub fn replace_connection(&mut self, con: C) -> C {
+            self.link.replace(con)
         }
     };
 }
@@ -362,7 +372,7 @@ pub struct Info {
 /// Each operation is one round trip (per node, in a cluster) and every error is typed
 /// ([`Error`]). Share a filter between threads by opening it once per thread, each with its
 /// own connection.
-pub struct RedisFilter<F: SharedLayout, C = redis::Connection> {
+pub struct RedisFilter<F: SharedLayout, C = RespConnection> {
     core: Core<F>,
     link: Link<C>,
 }
@@ -373,17 +383,19 @@ impl<F: SharedLayout, C> fmt::Debug for RedisFilter<F, C> {
     }
 }
 
-impl<F: SharedLayout> RedisFilter<F> {
+impl<F: SharedLayout> RedisFilter<F, RespConnection> {
     /// Connects to `url` and opens the existing filter `name` (default [`Limits`]): never
-    /// creates one. `url` is any URL the redis crate accepts:
-    /// `redis://user:password@host:port/db` (a password, an ACL user), `rediss://` with the
-    /// `tls` feature, `unix:///path`.
+    /// creates one. `url` is `redis://[user:password@]host:port[/db]` or `unix:///path`;
+    /// the connection is a [`RespConnection`], which bounds every reply by the deadline and
+    /// in size. Connecting obeys the deadline too. For `rediss://` (TLS), open a
+    /// [`redis::Connection`] and pass it to [`open`](RedisFilter::open).
     ///
     /// # Errors
     /// [`Error::Auth`] for refused credentials, [`Error::Redis`] for a bad URL or a server
-    /// that cannot be reached, and as [`open`](RedisFilter::open).
+    /// that cannot be reached (or does not answer within [`DEFAULT_TIMEOUT`]), and as
+    /// [`open`](RedisFilter::open).
     pub fn connect(url: &str, name: &str) -> Result<Self, Error> {
-        let con = redis::Client::open(url)?.get_connection()?;
+        let con = RespConnection::open(url, Limits::default().timeout)?;
         Self::open(con, name)
     }
 
@@ -394,7 +406,7 @@ impl<F: SharedLayout> RedisFilter<F> {
     /// As [`connect`](RedisFilter::connect) and
     /// [`open_or_create`](RedisFilter::open_or_create).
     pub fn connect_or_create(url: &str, name: &str, options: &Options) -> Result<Self, Error> {
-        let con = redis::Client::open(url)?.get_connection()?;
+        let con = RespConnection::open(url, options.limits.timeout)?;
         Self::open_or_create(con, name, options)
     }
 }

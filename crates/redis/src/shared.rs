@@ -66,12 +66,13 @@ pub(crate) enum KeyOp {
     Contains,
 }
 
-/// A connection and the replies earlier round trips on it left unread (see [`Round`]).
+/// A connection, the replies earlier round trips on it left unread (see [`Round`]), and why
+/// it was retired, if it was.
 #[derive(Debug)]
 pub(crate) struct Link<C> {
     pub(crate) con: C,
     unread: usize,
-    broken: bool,
+    retired: Option<String>,
 }
 
 impl<C> Link<C> {
@@ -79,8 +80,15 @@ impl<C> Link<C> {
         Link {
             con,
             unread: 0,
-            broken: false,
+            retired: None,
         }
+    }
+
+    /// Puts `con` in place of the connection, with a clean slate; returns the old one.
+    pub(crate) fn replace(&mut self, con: C) -> C {
+        self.unread = 0;
+        self.retired = None;
+        std::mem::replace(&mut self.con, con)
     }
 }
 
@@ -280,33 +288,74 @@ pub(crate) async fn round<C: Connection>(
     Ok(replies)
 }
 
+/// One round trip of `batch` on `link`, each group followed by the echo of a fresh marker so
+/// that replies out of step with the commands (a proxy that replays, drops, duplicates or
+/// reorders them) are [`Error::Corrupt`], never answers; a connection that showed it cannot
+/// be trusted is retired ([`Error::Retired`] from then on).
 async fn send<C: Connection>(
     name: &str,
     link: &mut Link<C>,
     batch: &Batch,
     deadline: Option<Instant>,
 ) -> Result<Replies, Error> {
+    if let Some(why) = &link.retired {
+        return Err(Error::Retired {
+            name: name.to_owned(),
+            detail: why.clone(),
+        });
+    }
+    let marker = crate::exec::marker();
+    let marked = batch.marked(&marker);
     let mut state = Round {
         deadline,
         unread: link.unread,
-        broken: link.broken,
+        broken: false,
     };
-    let out = link.con.run(batch, &mut state).await;
+    let out = link.con.run(&marked, &mut state).await;
     link.unread = state.unread;
-    link.broken = state.broken;
-    let out = out.map_err(|e| typed(name, e))?;
+    if state.broken {
+        link.retired = Some(
+            "an earlier call failed part way (cut by its deadline in the middle of a command, \
+             or an I/O error)"
+                .to_owned(),
+        );
+    }
+    let mut out = match out {
+        Ok(out) => out,
+        Err(e) => return Err(retire_on(link, typed(name, e))),
+    };
     // A connection answers a prefix of the groups, all of them unless cut by the deadline.
     let sent = batch.groups();
-    if out.groups.len() > sent || (!out.timed_out && out.groups.len() != sent) {
-        return Err(corrupt(
-            name,
-            format!(
-                "{sent} groups of commands sent, {} answered",
-                out.groups.len()
-            ),
-        ));
+    let detail = if out.groups.len() > sent || (!out.timed_out && out.groups.len() != sent) {
+        Some(format!(
+            "{sent} groups of commands sent, {} answered",
+            out.groups.len()
+        ))
+    } else {
+        batch.unmark(&marker, &mut out).err()
+    };
+    if let Some(detail) = detail {
+        link.retired = Some(format!("replies out of step with commands: {detail}"));
+        return Err(corrupt(name, detail));
     }
     Ok(out)
+}
+
+/// `e`, after retiring `link` if `e` says its replies can no longer be read in step.
+fn retire_on<C>(link: &mut Link<C>, e: Error) -> Error {
+    let why = match &e {
+        Error::Corrupt { detail, .. } => {
+            Some(format!("replies out of step with commands: {detail}"))
+        }
+        Error::ReplyTooLarge { size, max, .. } => {
+            Some(format!("a reply of {size} bytes or more, over {max}"))
+        }
+        _ => None,
+    };
+    if link.retired.is_none() {
+        link.retired = why;
+    }
+    e
 }
 
 /// Sends `cmds` (scripts or plain commands, each naming a shard's key first) in one round
@@ -415,6 +464,16 @@ pub(crate) fn server_error(name: &str, e: &redis::ServerError) -> Error {
 /// The typed error for `e`: the first server error of a pipeline, our scripts' codes, or
 /// the connection's error as it is.
 pub(crate) fn typed(name: &str, e: redis::RedisError) -> Error {
+    if e.kind() == redis::ErrorKind::UnexpectedReturnType {
+        return corrupt(name, e.to_string());
+    }
+    if let Some(limit) = crate::wire::ReplyLimit::from_error(&e) {
+        return Error::ReplyTooLarge {
+            name: name.to_owned(),
+            size: limit.size,
+            max: limit.max,
+        };
+    }
     if let Some(items) = e.clone().into_server_errors() {
         if let Some((_, first)) = items.first() {
             return server_error(name, first);

@@ -949,7 +949,7 @@ impl RbCore {
 /// assert!(local.contains(b"https://example.org/"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct RedisBloomFilter<C = redis::Connection> {
+pub struct RedisBloomFilter<C = crate::RespConnection> {
     core: RbCore,
     link: Link<C>,
 }
@@ -960,13 +960,15 @@ impl<C> std::fmt::Debug for RedisBloomFilter<C> {
     }
 }
 
-impl RedisBloomFilter<redis::Connection> {
-    /// Connects to `url` and opens the filter `name`.
+impl RedisBloomFilter<crate::RespConnection> {
+    /// Connects to `url` and opens the filter `name`, on a [`crate::RespConnection`] (see
+    /// [`RedisFilter::connect`](crate::RedisFilter::connect)); connecting obeys the default
+    /// deadline.
     ///
     /// # Errors
     /// As [`open`](Self::open), and connection errors.
     pub fn connect(url: &str, name: &str) -> Result<Self, Error> {
-        let con = redis::Client::open(url)?.get_connection()?;
+        let con = crate::RespConnection::open(url, Limits::default().timeout)?;
         Self::open(con, name)
     }
 }
@@ -1136,9 +1138,16 @@ impl<C: Connection> RedisBloomFilter<C> {
         self.core.timeout = timeout;
     }
 
-    /// The connection, for commands of the caller's own.
+    /// The connection, for commands of the caller's own (see
+    /// [`RedisFilter::connection`](crate::RedisFilter::connection)).
     pub fn connection(&mut self) -> &mut C {
         &mut self.link.con
+    }
+
+    /// Gives the filter `con` in place of its connection, and returns the old one: the way
+    /// on after [`Error::Retired`] or a call cut by its deadline.
+    pub fn replace_connection(&mut self, con: C) -> C {
+        self.link.replace(con)
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::PortableHasher;
-use bloomkit_redis::{Error, Options, RedisFilter, SharedLayout};
+use bloomkit_redis::{Error, Options, RedisFilter, RespConnection, SharedLayout};
 use bloomkit_testkit::redis_server::RedisServer;
 use bloomkit_testkit::{ensure, forall, Outcome};
 use quickcheck::{Arbitrary, Gen};
@@ -54,10 +54,8 @@ fn fresh_name() -> String {
     format!("conformance:{}", NAMES.fetch_add(1, Ordering::Relaxed))
 }
 
-fn connect(server: &RedisServer) -> redis::Connection {
-    redis::Client::open(server.url())
-        .and_then(|c| c.get_connection())
-        .expect("a connection")
+fn connect(server: &RedisServer) -> RespConnection {
+    RespConnection::open(server.url(), None).expect("a connection")
 }
 
 /// Runs `ops` on a shared filter and a local one of the same parameters (built with

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use bloomkit_classic::BlockedBloomFilter;
-use bloomkit_redis::{Error, Options, RedisFilter};
+use bloomkit_redis::{Error, Options, RedisFilter, RespConnection};
 use bloomkit_testkit::redis_server::RedisServer;
 
 type Shared = RedisFilter<BlockedBloomFilter<str>>;
@@ -43,16 +43,14 @@ fn server_stopped_mid_batch_is_an_error_and_a_restart_and_re_create_works() {
     let (mut f, out) = inserting.join().expect("no panic");
     let err = out.expect_err("the server was stopped mid-batch");
     assert!(matches!(err, Error::Redis(_)), "{err:?}");
+    // The connection failed part way: it is retired, never read again.
     let err = f.contains("url:1").expect_err("the server is gone");
-    assert!(matches!(err, Error::Redis(_)), "{err:?}");
+    assert!(matches!(err, Error::Retired { .. }), "{err:?}");
 
     // Restarted empty: the old filter is gone, which is an error, not "absent".
     server.restart();
     match RedisFilter::<BlockedBloomFilter<str>>::open(
-        redis::Client::open(server.url())
-            .unwrap()
-            .get_connection()
-            .unwrap(),
+        RespConnection::open(server.url(), None).unwrap(),
         "stopped",
     ) {
         Err(Error::NotFound { .. }) => {}
@@ -211,10 +209,7 @@ fn a_key_of_another_type_at_the_filters_name_is_a_typed_error() {
     // A configuration edited by hand: a k no filter has is corrupt, not a panic.
     open(&server, "edited", &Options::new(1_000, 0.01)).unwrap();
     server.command(&["HSET", "bloomkit:{edited#0}:cfg", "hashes", "0"]);
-    let con = redis::Client::open(server.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let con = RespConnection::open(server.url(), None).unwrap();
     let err = RedisFilter::<BlockedBloomFilter<str>>::open(con, "edited").unwrap_err();
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     // Bits of the wrong length.
@@ -260,10 +255,7 @@ fn bad_names_and_options_are_refused_before_any_command() {
     assert!(matches!(err, Error::InvalidShards { .. }), "{err:?}");
     // A layout other than the filter's: named.
     open(&server, "blocked", &Options::new(1_000, 0.01)).unwrap();
-    let con = redis::Client::open(server.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let con = RespConnection::open(server.url(), None).unwrap();
     match RedisFilter::<bloomkit_classic::BloomFilter<str>>::open(con, "blocked") {
         Err(Error::Mismatch {
             field: "layout", ..
@@ -275,8 +267,8 @@ fn bad_names_and_options_are_refused_before_any_command() {
 }
 
 /// A connection that deletes the filter's bits right after the first command of every
-/// pipeline group of several commands: the guard of a lookup has passed, the reads have not
-/// run. What a `DEL`, an eviction or a `FLUSHALL` from elsewhere does at the worst moment.
+/// pipeline group of several commands (past the `ECHO` of the filter's marker that ends
+/// each group): the guard of a lookup has passed, the reads have not run. What a `DEL`, an eviction or a `FLUSHALL` from elsewhere does at the worst moment.
 struct DeleteAfterGuard {
     con: redis::Connection,
     bits: String,
@@ -293,7 +285,7 @@ impl bloomkit_redis::Connection for DeleteAfterGuard {
             .to_cmds()
             .into_iter()
             .map(|mut group| {
-                let inject = group.len() > 1;
+                let inject = group.len() > 2;
                 if inject {
                     let mut del = redis::cmd("DEL");
                     del.arg(&self.bits);
@@ -480,10 +472,7 @@ fn a_server_that_answers_slowly_cannot_stretch_a_call_past_its_deadline() {
     let mut f = open(&real, "slow", &Options::new(10_000_000, 0.01)).unwrap();
     f.try_insert_batch(keys(0..100).iter().map(String::as_str))
         .unwrap();
-    let con = redis::Client::open(proxy.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let con = RespConnection::open(proxy.url(), None).unwrap();
     let mut slow: Shared = RedisFilter::open_with(
         con,
         "slow",
@@ -548,10 +537,7 @@ fn lost_bits_are_a_typed_error_at_open_and_clear_delete_and_destroy_get_out() {
     let f = open(&server, "orphaned", &options).unwrap();
     let bits = f.keys()[1].1.to_owned();
     server.command(&["DEL", &bits]);
-    let mut con = redis::Client::open(server.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let mut con = RespConnection::open(server.url(), None).unwrap();
     assert_eq!(Shared::destroy(&mut con, "orphaned", None).unwrap(), 7);
     assert_eq!(server.command(&["DBSIZE"]), ":0");
     assert_eq!(Shared::destroy(&mut con, "orphaned", None).unwrap(), 0);
@@ -585,10 +571,7 @@ fn a_lost_configuration_leaves_no_stray_bits_and_no_raw_error() {
         }
         other => panic!("{other:?}"),
     }
-    let mut con = redis::Client::open(server.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let mut con = RespConnection::open(server.url(), None).unwrap();
     assert_eq!(Shared::destroy(&mut con, "config-lost", None).unwrap(), 1);
     let mut new = open(&server, "config-lost", &options).unwrap();
     assert_eq!(
@@ -648,22 +631,14 @@ fn after_a_restart_without_persistence_connect_does_not_create_an_empty_filter()
         Err(Error::NotFound { .. }) => {}
         other => panic!("{other:?}"),
     }
-    let con = redis::Client::open(server.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let con = RespConnection::open(server.url(), None).unwrap();
     match Shared::open(con, "volatile") {
         Err(Error::NotFound { .. }) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(server.command(&["DBSIZE"]), ":0", "nothing created");
     // create() makes it on purpose, and refuses a second time.
-    let con = || {
-        redis::Client::open(server.url())
-            .unwrap()
-            .get_connection()
-            .unwrap()
-    };
+    let con = || RespConnection::open(server.url(), None).unwrap();
     Shared::create(con(), "volatile", &Options::new(10_000, 0.01)).unwrap();
     match Shared::create(con(), "volatile", &Options::new(10_000, 0.01)) {
         Err(Error::AlreadyExists { .. }) => {}
@@ -742,12 +717,7 @@ const HUGE: &[(&str, &str)] = &[
 fn a_server_reporting_an_8_tib_filter_cannot_make_the_client_allocate_it() {
     use bloomkit_testkit::resp_server::Reply;
     let server = liar(HUGE, |_| Reply::error("ERR no"));
-    let con = || {
-        redis::Client::open(server.url())
-            .unwrap()
-            .get_connection()
-            .unwrap()
-    };
+    let con = || RespConnection::open(server.url(), None).unwrap();
     match Shared::open(con(), "huge") {
         Err(Error::TooLarge {
             bits, max_bytes, ..
@@ -792,10 +762,7 @@ const CLASSIC: &[(&str, &str)] = &[
 fn a_range_read_as_the_number_7_or_a_short_block_is_corrupt_not_an_answer() {
     use bloomkit_testkit::resp_server::Reply;
     let bits_of_seven = liar(CLASSIC, |_| Reply::int(7));
-    let con = redis::Client::open(bits_of_seven.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let con = RespConnection::open(bits_of_seven.url(), None).unwrap();
     let mut f = RedisFilter::<bloomkit_classic::BloomFilter<str>>::open(con, "seven").unwrap();
     match f.contains("url:1") {
         Err(Error::Corrupt { detail, .. }) => assert!(detail.contains('7'), "{detail}"),
@@ -808,10 +775,7 @@ fn a_range_read_as_the_number_7_or_a_short_block_is_corrupt_not_an_answer() {
     blocked[8] = ("shards", "1");
     let blocked: &'static [(&str, &str)] = Vec::leak(blocked);
     let short_blocks = liar(blocked, |_| Reply::bulk(&[0xff; 63]));
-    let con = redis::Client::open(short_blocks.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let con = RespConnection::open(short_blocks.url(), None).unwrap();
     let mut f = Shared::open(con, "short").unwrap();
     let mut out = Vec::new();
     let err = f.contains_batch(["a", "b"], &mut out).unwrap_err();
@@ -905,10 +869,7 @@ fn push_messages_between_replies_are_not_taken_for_answers() {
         bytes.extend(Reply::bulk(&vec![0xff; len]).to_bytes());
         Reply::Raw(bytes)
     });
-    let con = redis::Client::open(server.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let con = RespConnection::open(server.url(), None).unwrap();
     let mut f = RedisFilter::<bloomkit_classic::BloomFilter<str>>::open(con, "pushed").unwrap();
     let mut out = Vec::new();
     f.contains_batch(["a", "b", "c"], &mut out).unwrap();
