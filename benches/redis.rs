@@ -77,7 +77,7 @@ fn bench(c: &mut Criterion) {
     };
     let client = redis::Client::open(server.url()).expect("url");
     let mut shared: RedisFilter<BlockedBloomFilter<str>> = RedisFilter::open_or_create(
-        client.get_connection().expect("connection"),
+        bloomkit::redis::RespConnection::open(server.url(), None).expect("connection"),
         "bench",
         &Options::new(ITEMS, 0.01),
     )

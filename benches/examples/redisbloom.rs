@@ -158,6 +158,8 @@ fn main() {
     };
     let client = redis::Client::open(server.url()).expect("url");
     let con = || client.get_connection().expect("connection");
+    // The filters on the connection their `connect` opens (every reply bounded).
+    let resp = || bloomkit::redis::RespConnection::open(server.url(), None).expect("connection");
     let _: () = redis::cmd("BF.RESERVE")
         .arg("raw")
         .arg(0.01)
@@ -167,12 +169,12 @@ fn main() {
     let mut all: Vec<Box<dyn Shared>> = vec![
         Box::new(RawRedisBloom { con: con() }),
         Box::new(Backend(
-            RedisBloomFilter::reserve(con(), "backend", &RedisBloomOptions::new(ITEMS, 0.01))
+            RedisBloomFilter::reserve(resp(), "backend", &RedisBloomOptions::new(ITEMS, 0.01))
                 .expect("reserve"),
         )),
         Box::new(ModuleFree(
             RedisFilter::<BlockedBloomFilter<str>>::create(
-                con(),
+                resp(),
                 "blocked",
                 &Options::new(ITEMS, 0.01),
             )
@@ -180,7 +182,7 @@ fn main() {
             "bloomkit-redis blocked (module-free)",
         )),
         Box::new(ModuleFree(
-            RedisFilter::<BloomFilter<str>>::create(con(), "classic", &Options::new(ITEMS, 0.01))
+            RedisFilter::<BloomFilter<str>>::create(resp(), "classic", &Options::new(ITEMS, 0.01))
                 .expect("classic"),
             "bloomkit-redis classic (module-free)",
         )),

@@ -13,10 +13,11 @@
 //! use bloomkit_classic::BlockedBloomFilter;
 //! use bloomkit_redis::{Options, RedisFilter};
 //!
-//! let client = redis::Client::open("redis://127.0.0.1:6379/")?;
 //! let options = Options::new(10_000_000, 0.01).timeout(Some(std::time::Duration::from_secs(2)));
+//! // A connection whose every reply is bounded by the deadline and in size (RespConnection);
+//! // any redis::Connection works too, through `open_or_create`.
 //! let mut seen: RedisFilter<BlockedBloomFilter<str>> =
-//!     RedisFilter::open_or_create(client.get_connection()?, "crawler:seen", &options)?;
+//!     RedisFilter::connect_or_create("redis://127.0.0.1:6379/", "crawler:seen", &options)?;
 //!
 //! // One round trip per batch.
 //! let urls = ["https://example.com/", "https://example.org/"];

@@ -67,6 +67,12 @@ impl ReplyLimit {
                 Self::DESCRIPTION,
                 format!("{} {}", limit.size, limit.max),
             )),
+            // Bytes that are not RESP: the replies cannot be read in step any more.
+            None if e.kind() == io::ErrorKind::InvalidData => redis::RedisError::from((
+                redis::ErrorKind::UnexpectedReturnType,
+                "a reply that is not RESP",
+                e.to_string(),
+            )),
             None => e.into(),
         }
     }

@@ -22,6 +22,7 @@ pub mod fpr;
 pub mod parallel;
 pub mod redis_server;
 pub mod resp;
+pub mod resp_proxy;
 pub mod resp_server;
 
 /// The outcome of one property case: `Err` carries what went wrong.

@@ -47,6 +47,14 @@ pub enum Reply {
         /// The sleep between two bytes.
         gap: Duration,
     },
+    /// Sends `head`, then `fill` again and again until the client goes away or the server
+    /// stops: a reply that never ends (an endless bulk string or array).
+    Endless {
+        /// The reply's start (`$999999999999\r\n`, `*2147483647\r\n`).
+        head: Vec<u8>,
+        /// What follows it, forever.
+        fill: Vec<u8>,
+    },
     /// Closes the connection (nothing is sent; the replies before were).
     Close,
     /// Never answers this command, and goes on reading the next ones.
@@ -133,6 +141,7 @@ impl Reply {
     pub fn to_bytes(&self) -> Vec<u8> {
         match self {
             Reply::Raw(bytes) | Reply::Trickle { bytes, .. } => bytes.clone(),
+            Reply::Endless { head, .. } => head.clone(),
             Reply::Delayed(_, inner) => inner.to_bytes(),
             Reply::Close | Reply::Silent => Vec::new(),
         }
@@ -442,6 +451,17 @@ fn send(stream: &mut TcpStream, reply: &Reply, shared: &Shared) -> io::Result<bo
                 }
                 stream.write_all(std::slice::from_ref(byte))?;
             }
+        }
+        Reply::Endless { head, fill } => {
+            stream.write_all(head)?;
+            let mut chunk = Vec::new();
+            while !fill.is_empty() && chunk.len() < 64 << 10 {
+                chunk.extend_from_slice(fill);
+            }
+            while !chunk.is_empty() && !shared.stop.load(Ordering::SeqCst) {
+                stream.write_all(&chunk)?;
+            }
+            return Ok(chunk.is_empty());
         }
         Reply::Close => return Ok(false),
         Reply::Silent => {}

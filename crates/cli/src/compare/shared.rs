@@ -200,7 +200,7 @@ where
             (n, sizing.fpr)
         };
         measure_remote(name, true, data, || {
-            let con = redis::Client::open(url)?.get_connection()?;
+            let con = bloomkit::redis::RespConnection::open(url, None)?;
             RedisBloomFilter::reserve(
                 con,
                 &unique_name("redisbloom"),

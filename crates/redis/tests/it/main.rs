@@ -7,6 +7,7 @@
 mod chain;
 mod conformance;
 mod faults;
+mod network;
 mod processes;
 mod redisbloom;
 #[cfg(feature = "tokio")]
