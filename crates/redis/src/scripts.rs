@@ -36,6 +36,7 @@ pub(crate) struct Scripts {
     pub(crate) guard_read: Lua,
     pub(crate) guard_write: Lua,
     pub(crate) unshelter: Lua,
+    pub(crate) or_delta: Lua,
     pub(crate) create: Lua,
     pub(crate) check: Lua,
     pub(crate) read_config: Lua,
@@ -94,6 +95,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     guard_read: script(" flags=no-writes", "return 1"),
     guard_write: guard_write(),
     unshelter: unshelter(),
+    or_delta: or_delta(),
     create: create(),
     check: script(" flags=no-writes", "return 1"),
     read_config: read_config(),
@@ -306,6 +308,8 @@ end
 fn clear() -> Lua {
     owned_script(
         r"
+local cfg_ttl = redis.call('PTTL', KEYS[1])
+local bits_ttl = redis.call('PTTL', KEYS[2])
 redis.call('DEL', KEYS[2])
 local made = redis.pcall('SETRANGE', KEYS[2], tonumber(ARGV[2]) - 1, string.char(0))
 if type(made) == 'table' and made['err'] then
@@ -313,8 +317,32 @@ if type(made) == 'table' and made['err'] then
 end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+-- An expiry the user set on the keys outlives the clear.
+if cfg_ttl > 0 then redis.call('PEXPIRE', KEYS[1], cfg_ttl) end
+if bits_ttl > 0 then redis.call('PEXPIRE', KEYS[2], bits_ttl) end
 return 1
 ",
+    )
+}
+
+/// ORs the bytes `ARGV[1]` into the bits `KEYS[1]` through the scratch key `KEYS[2]` (one
+/// `BITOP`), keeping the expiry the bits have (`BITOP` stores a new value, which drops it).
+/// Inside an insert's transaction, after its guard: a tombstone left by a failed guard (a
+/// hash) is left alone, with the `WRONGTYPE` error the native commands would give.
+fn or_delta() -> Lua {
+    Lua::new(
+        r"#!lua
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'string' then
+  return redis.error_reply('WRONGTYPE ' .. KEYS[1] .. ' is not the bits')
+end
+local ttl = redis.call('PTTL', KEYS[1])
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('BITOP', 'OR', KEYS[1], KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[2])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+"
+        .to_owned(),
     )
 }
 
@@ -361,6 +389,8 @@ fn commit_stage() -> Lua {
 if redis.call('STRLEN', KEYS[3]) ~= tonumber(ARGV[2]) then
   return redis.error_reply('BKMISSING the staging key ' .. KEYS[3] .. ' is gone or short')
 end
+-- The bits keep the expiry the user set on them (RENAME and BITOP would drop it).
+local ttl = redis.call('PTTL', KEYS[2])
 if ARGV[3] == 'replace' then
   redis.call('RENAME', KEYS[3], KEYS[2])
   redis.call('PERSIST', KEYS[2])
@@ -368,6 +398,7 @@ else
   redis.call('BITOP', 'OR', KEYS[2], KEYS[2], KEYS[3])
   redis.call('DEL', KEYS[3])
 end
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1
 ",
     )

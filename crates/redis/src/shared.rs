@@ -1102,21 +1102,14 @@ impl<F: SharedLayout> Core<F> {
                     }
                     delta[byte] |= 1 << (bit % 8);
                 }
-                batch.start(3);
-                batch.arg(b"SET");
-                batch.arg(delta_key.as_bytes());
+                script_call(
+                    batch,
+                    &SCRIPTS.or_delta,
+                    true,
+                    &[shard.bits.as_str(), delta_key.as_str()],
+                    1,
+                );
                 batch.arg(&delta);
-                batch.end_command();
-                batch.start(5);
-                batch.arg(b"BITOP");
-                batch.arg(b"OR");
-                batch.arg(shard.bits.as_bytes());
-                batch.arg(shard.bits.as_bytes());
-                batch.arg(delta_key.as_bytes());
-                batch.end_command();
-                batch.start(2);
-                batch.arg(b"DEL");
-                batch.arg(delta_key.as_bytes());
                 batch.end_command();
             } else {
                 // Each SET answers the bit's old value: a key with an old 0 was new.
@@ -1258,12 +1251,14 @@ impl<F: SharedLayout> Core<F> {
                     self.read_ranges(s, positions),
                     &mut results,
                 )?;
-                for (what, v) in ["SET", "BITOP", "DEL"].into_iter().zip(results.by_ref()) {
-                    if let Value::ServerError(e) = v {
-                        return Err(server_error(name, &e));
-                    }
-                    if matches!(v, Value::Nil) {
-                        return Err(corrupt(name, format!("{what} answered nil")));
+                match results.next() {
+                    Some(Value::Int(1)) => {}
+                    Some(Value::ServerError(e)) => return Err(server_error(name, &e)),
+                    other => {
+                        return Err(corrupt(
+                            name,
+                            format!("the OR of the bits answered {other:?}"),
+                        ))
                     }
                 }
                 // In order, each key against the bits as the keys before it left them: the

@@ -454,3 +454,43 @@ fn kill_thread(thread: libc::pthread_t) {
         libc::pthread_kill(thread, libc::SIGUSR1);
     }
 }
+
+/// Row 11: an expiry the user set on a filter's keys outlives every write: sparse and dense
+/// inserts, `upload`, `union_with` and `clear`.
+#[test]
+fn an_expiry_on_the_keys_is_kept_by_every_write() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let mut f =
+        Shared::connect_or_create(&server.url(), "expiring", &Options::new(1_000_000, 0.01))
+            .unwrap();
+    let (cfg, bits) = {
+        let keys = f.keys();
+        (keys[0].0.to_owned(), keys[0].1.to_owned())
+    };
+    for key in [&cfg, &bits] {
+        assert_eq!(server.command(&["PEXPIRE", key, "600000"]), ":1");
+    }
+    let kept = |what: &str| {
+        for key in [&cfg, &bits] {
+            let ttl: i64 = server.command(&["PTTL", key])[1..].parse().unwrap();
+            assert!(ttl > 500_000, "{what}: {key} has PTTL {ttl}");
+        }
+    };
+    f.try_insert("one").unwrap();
+    kept("a sparse insert");
+    let many = keys(0..20_000);
+    f.try_insert_batch(many.iter().map(String::as_str)).unwrap();
+    kept("a dense insert");
+    let mut local = f.download().unwrap();
+    local.insert("local");
+    f.union_with(&local).unwrap();
+    kept("union_with");
+    f.upload(&local).unwrap();
+    kept("upload");
+    assert!(f.contains("local").unwrap() && f.contains("url:7").unwrap());
+    f.clear().unwrap();
+    kept("clear");
+    assert!(!f.contains("url:7").unwrap());
+}
