@@ -547,12 +547,8 @@ fn arm(round: &Round, set: impl Fn(Option<Duration>) -> RedisResult<()>) -> Redi
 impl Connection for redis::Connection {
     /// Writes the batch, then reads reply by reply, within the time left (see the trait's
     /// docs).
-    fn run(
-        &mut self,
-        batch: &Batch,
-        round: &mut Round,
-    ) -> impl Future<Output = RedisResult<Replies>> {
-        std::future::ready(run_wire(&mut PlainWire::new(self), batch, round))
+    async fn run(&mut self, batch: &Batch, round: &mut Round) -> RedisResult<Replies> {
+        run_wire(&mut PlainWire::new(self), batch, round).await
     }
 }
 
@@ -567,13 +563,14 @@ pub(crate) enum Sent {
     Part,
 }
 
-/// One socket to one server, as [`run_wire`] drives it.
+/// One socket to one server, as [`run_wire`] drives it: synchronous ones answer on the
+/// first poll.
 pub(crate) trait Wire {
     /// Writes `bytes` by the round's deadline.
-    fn send(&mut self, bytes: &[u8], round: &Round) -> RedisResult<Sent>;
+    fn send(&mut self, bytes: &[u8], round: &Round) -> impl Future<Output = RedisResult<Sent>>;
     /// The next reply by the round's deadline; `None` once it passed, and the reply then
     /// under way is passed over by the wire itself when it comes.
-    fn recv(&mut self, round: &Round) -> RedisResult<Option<Value>>;
+    fn recv(&mut self, round: &Round) -> impl Future<Output = RedisResult<Option<Value>>>;
 }
 
 /// A [`redis::Connection`] as a [`Wire`]: its socket timeouts kept within 1/32 over the time
@@ -593,7 +590,17 @@ impl<'a> PlainWire<'a> {
 }
 
 impl Wire for PlainWire<'_> {
-    fn send(&mut self, bytes: &[u8], round: &Round) -> RedisResult<Sent> {
+    fn send(&mut self, bytes: &[u8], round: &Round) -> impl Future<Output = RedisResult<Sent>> {
+        std::future::ready(self.send_now(bytes, round))
+    }
+
+    fn recv(&mut self, round: &Round) -> impl Future<Output = RedisResult<Option<Value>>> {
+        std::future::ready(self.recv_now(round))
+    }
+}
+
+impl PlainWire<'_> {
+    fn send_now(&mut self, bytes: &[u8], round: &Round) -> RedisResult<Sent> {
         // Written in pieces, each with the time then left: a socket's send timeout applies
         // per system call, so one write of a large batch to a stalled server could wait it
         // out several times.
@@ -623,7 +630,7 @@ impl Wire for PlainWire<'_> {
         Ok(Sent::All)
     }
 
-    fn recv(&mut self, round: &Round) -> RedisResult<Option<Value>> {
+    fn recv_now(&mut self, round: &Round) -> RedisResult<Option<Value>> {
         if !self.reads.arm(round, self.con)? {
             return Ok(None);
         }
@@ -649,7 +656,7 @@ fn retired() -> redis::RedisError {
 /// there may be some, an `ECHO` of a fresh marker goes ahead of the batch, and replies are
 /// passed over until its echo (no more than [`Round::unread`] of them; a connection swapped
 /// in since has none).
-pub(crate) fn run_wire<W: Wire>(
+pub(crate) async fn run_wire<W: Wire>(
     con: &mut W,
     batch: &Batch,
     round: &mut Round,
@@ -662,7 +669,7 @@ pub(crate) fn run_wire<W: Wire>(
         let mut head = Batch::new();
         head.group();
         echo(&mut head, m);
-        match con.send(head.packed(), round) {
+        match con.send(head.packed(), round).await {
             Ok(Sent::All) => {}
             Ok(Sent::None) => return Ok(Replies::cut(Vec::new())),
             Ok(Sent::Part) => {
@@ -679,7 +686,7 @@ pub(crate) fn run_wire<W: Wire>(
     }
     let marked = usize::from(resync.is_some());
     if !batch.is_empty() {
-        match con.send(batch.packed(), round) {
+        match con.send(batch.packed(), round).await {
             Ok(Sent::All) => {}
             Ok(Sent::None) => {
                 round.unread += marked;
@@ -699,7 +706,7 @@ pub(crate) fn run_wire<W: Wire>(
     let mut left_unread = batch.len();
     if let Some(m) = &resync {
         loop {
-            match con.recv(round) {
+            match con.recv(round).await {
                 Ok(Some(Value::BulkString(b))) if b == *m => break,
                 Ok(Some(_)) if round.unread > 0 => round.unread -= 1,
                 Ok(Some(other)) => {
@@ -729,7 +736,7 @@ pub(crate) fn run_wire<W: Wire>(
     for &n in &batch.sizes {
         let mut values = Vec::with_capacity(n);
         for _ in 0..n {
-            match con.recv(round) {
+            match con.recv(round).await {
                 Ok(Some(v)) => values.push(v),
                 Ok(None) => {
                     round.unread += left_unread;
@@ -878,6 +885,12 @@ mod tokio_impls {
         match round.deadline {
             None => future.await.map(Replies::answered),
             Some(deadline) => match tokio::time::timeout_at(deadline.into(), future).await {
+                // The redis crate's own response timeout (500 ms unless the connection was
+                // built with another) ended the call first: a call cut short, as typed as
+                // one cut at its deadline (build the connection with
+                // `set_response_timeout(None)`, or use `AsyncRespConnection`, for the
+                // caller's deadline to rule).
+                Ok(Err(e)) if e.is_timeout() => Ok(Replies::cut(Vec::new())),
                 Ok(out) => out.map(Replies::answered),
                 Err(_) => Ok(Replies::cut(Vec::new())),
             },

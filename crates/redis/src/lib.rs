@@ -127,6 +127,8 @@ pub use redisbloom::{
     DEFAULT_EXPANSION, MAX_CHUNK_BYTES,
 };
 pub use shared::{DEFAULT_MAX_BYTES, MAX_SHARDS, MAX_SHARD_BYTES};
+#[cfg(feature = "tokio")]
+pub use wire::AsyncRespConnection;
 pub use wire::{RespConnection, DEFAULT_MAX_REPLY_BYTES};
 
 use std::time::Duration;

@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use redis::{ConnectionAddr, IntoConnectionInfo, RedisResult, Value};
 
-use crate::exec::{run_wire, Batch, Connection, Replies, Round, Sent, Wire};
+use std::future::Future;
+
+use crate::exec::{block_on, run_wire, Batch, Connection, Replies, Round, Sent, Wire};
 
 /// The largest reply a [`RespConnection`] reads unless told otherwise: a whole shard of a
 /// filter (Redis's largest string, 512 MiB) and a little more.
@@ -90,6 +92,174 @@ impl ReplyLimit {
     }
 }
 
+/// Bytes read from a server and not yet taken as replies: `buf[pos..end]`.
+struct Inbox {
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// Bytes `buf[pos..end]` must hold before the reply there can be whole.
+    need: usize,
+    /// Replies whose read ended at a deadline: dropped when they come.
+    skip: usize,
+    /// The largest reply read.
+    max_reply: u64,
+}
+
+impl Inbox {
+    fn new() -> Inbox {
+        Inbox {
+            buf: Vec::new(),
+            pos: 0,
+            end: 0,
+            need: 0,
+            skip: 0,
+            max_reply: DEFAULT_MAX_REPLY_BYTES,
+        }
+    }
+
+    /// The next whole reply in the buffer, push messages (RESP3: client tracking, pub/sub,
+    /// which answer no command) and replies to skip passed over; `None` until more bytes
+    /// come.
+    fn next(&mut self) -> io::Result<Option<Value>> {
+        loop {
+            let frame = &self.buf[self.pos..self.end];
+            if frame.is_empty() || frame.len() < self.need {
+                return Ok(None);
+            }
+            match parse(frame, self.max_reply)? {
+                Ok((value, used)) => {
+                    let push = frame[0] == b'>';
+                    self.pos += used;
+                    self.need = 0;
+                    if push {
+                        continue;
+                    }
+                    if self.skip > 0 {
+                        self.skip -= 1;
+                        continue;
+                    }
+                    return Ok(Some(value));
+                }
+                Err(need) => {
+                    self.need = need;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Room for the next read: at least [`READ_CHUNK`], and what the reply under way needs
+    /// (up to 16 MiB a read).
+    fn room(&mut self) -> &mut [u8] {
+        if self.pos == self.end {
+            self.pos = 0;
+            self.end = 0;
+        } else if self.pos > self.buf.len() / 2 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        let room = (self.pos + self.need)
+            .saturating_sub(self.end)
+            .clamp(READ_CHUNK, 16 << 20);
+        if self.buf.len() - self.end < room {
+            self.buf.resize(self.end + room, 0);
+        }
+        &mut self.buf[self.end..]
+    }
+
+    /// `n` bytes were read into [`Self::room`].
+    fn filled(&mut self, n: usize) {
+        self.end += n;
+    }
+}
+
+fn closed(addr: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!("{addr} closed the connection"),
+    )
+}
+
+/// The commands that set a connection up as `settings` ask (`AUTH`, `SELECT`).
+fn setup(settings: &redis::RedisConnectionInfo) -> Batch {
+    let mut batch = Batch::new();
+    batch.group();
+    if let Some(password) = settings.password() {
+        match settings.username() {
+            Some(user) => {
+                batch.start(3);
+                batch.arg(b"AUTH");
+                batch.arg(user.as_bytes());
+            }
+            None => {
+                batch.start(2);
+                batch.arg(b"AUTH");
+            }
+        }
+        batch.arg(password.as_bytes());
+        batch.end_command();
+    }
+    if settings.db() != 0 {
+        batch.start(2);
+        batch.arg(b"SELECT");
+        batch.arg(settings.db().to_string().as_bytes());
+        batch.end_command();
+    }
+    batch
+}
+
+/// Runs the [`setup`] of a new connection by `deadline` and checks its answers.
+async fn set_up<W: Wire>(
+    con: &mut W,
+    settings: &redis::RedisConnectionInfo,
+    deadline: Option<Instant>,
+    addr: &str,
+) -> RedisResult<()> {
+    let batch = setup(settings);
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let mut round = Round {
+        deadline,
+        ..Round::default()
+    };
+    let replies = run_wire(con, &batch, &mut round).await?;
+    if replies.timed_out {
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("no answer to AUTH / SELECT from {addr}"),
+        )
+        .into());
+    }
+    let auth = settings.password().is_some();
+    for (i, v) in replies.groups.into_iter().flatten().enumerate() {
+        if let Value::ServerError(e) = v {
+            // The first reply is AUTH's when there is a password.
+            let kind = if auth && i == 0 {
+                redis::ErrorKind::AuthenticationFailed
+            } else {
+                redis::ErrorKind::InvalidClientConfig
+            };
+            return Err(redis::RedisError::from((
+                kind,
+                "the server refused the connection's setup",
+                format!("{} {}", e.code(), e.details().unwrap_or("")),
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The error for an address this module does not open.
+fn unsupported(addr: &ConnectionAddr) -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::InvalidClientConfig,
+        "RespConnection opens redis:// and unix:// addresses; use a redis::Connection for",
+        addr.to_string(),
+    ))
+}
+
 enum Stream {
     Tcp(TcpStream),
     #[cfg(unix)]
@@ -151,19 +321,11 @@ impl Stream {
 /// reads the redis crate bounds only by its socket timeouts.
 pub struct RespConnection {
     stream: Stream,
-    /// Bytes read and not yet taken: `buf[pos..end]`.
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
+    inbox: Inbox,
     /// The deadline of the call under way.
     deadline: Option<Instant>,
     /// The read timeout the socket has now (`None`: never set).
     read_timeout: Option<Option<Duration>>,
-    max_reply: u64,
-    /// Replies whose read ended at a deadline: dropped when they come.
-    skip: usize,
-    /// Bytes `buf[pos..end]` must hold before the reply there can be whole.
-    need: usize,
     addr: String,
 }
 
@@ -171,7 +333,7 @@ impl fmt::Debug for RespConnection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RespConnection")
             .field("addr", &self.addr)
-            .field("max_reply_bytes", &self.max_reply)
+            .field("max_reply_bytes", &self.inbox.max_reply)
             .finish()
     }
 }
@@ -201,100 +363,29 @@ impl RespConnection {
                 Stream::Unix(UnixStream::connect(path)?),
                 path.display().to_string(),
             ),
-            other => return Err(redis::RedisError::from((
-                redis::ErrorKind::InvalidClientConfig,
-                "RespConnection opens redis:// and unix:// addresses; use a redis::Connection for",
-                other.to_string(),
-            ))),
+            other => return Err(unsupported(other)),
         };
         let mut con = RespConnection {
             stream,
-            buf: Vec::new(),
-            pos: 0,
-            end: 0,
+            inbox: Inbox::new(),
             deadline: None,
             read_timeout: None,
-            max_reply: DEFAULT_MAX_REPLY_BYTES,
-            skip: 0,
-            need: 0,
             addr,
         };
-        con.handshake(info.redis_settings(), deadline)?;
+        let addr = con.addr.clone();
+        block_on(set_up(&mut con, info.redis_settings(), deadline, &addr))?;
         Ok(con)
     }
 
     /// The largest reply read: a larger one ends the call with
     /// [`crate::Error::ReplyTooLarge`] (and retires the connection).
     pub fn max_reply_bytes(&self) -> u64 {
-        self.max_reply
+        self.inbox.max_reply
     }
 
     /// Changes the largest reply read (at least 64 bytes).
     pub fn set_max_reply_bytes(&mut self, max: u64) {
-        self.max_reply = max.max(64);
-    }
-
-    /// `AUTH` and `SELECT`, as the URL asks.
-    fn handshake(
-        &mut self,
-        settings: &redis::RedisConnectionInfo,
-        deadline: Option<Instant>,
-    ) -> RedisResult<()> {
-        let mut batch = Batch::new();
-        batch.group();
-        if let Some(password) = settings.password() {
-            match settings.username() {
-                Some(user) => {
-                    batch.start(3);
-                    batch.arg(b"AUTH");
-                    batch.arg(user.as_bytes());
-                }
-                None => {
-                    batch.start(2);
-                    batch.arg(b"AUTH");
-                }
-            }
-            batch.arg(password.as_bytes());
-            batch.end_command();
-        }
-        if settings.db() != 0 {
-            batch.start(2);
-            batch.arg(b"SELECT");
-            batch.arg(settings.db().to_string().as_bytes());
-            batch.end_command();
-        }
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let mut round = Round {
-            deadline,
-            ..Round::default()
-        };
-        let replies = run_wire(self, &batch, &mut round)?;
-        if replies.timed_out {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("no answer to AUTH / SELECT from {}", self.addr),
-            )
-            .into());
-        }
-        let auth = settings.password().is_some();
-        for (i, v) in replies.groups.into_iter().flatten().enumerate() {
-            if let Value::ServerError(e) = v {
-                // The first reply is AUTH's when there is a password.
-                let kind = if auth && i == 0 {
-                    redis::ErrorKind::AuthenticationFailed
-                } else {
-                    redis::ErrorKind::InvalidClientConfig
-                };
-                return Err(redis::RedisError::from((
-                    kind,
-                    "the server refused the connection's setup",
-                    format!("{} {}", e.code(), e.details().unwrap_or("")),
-                )));
-            }
-        }
-        Ok(())
+        self.inbox.max_reply = max.max(64);
     }
 
     /// Time left before the deadline; a [`io::ErrorKind::TimedOut`] error once it passed.
@@ -311,22 +402,8 @@ impl RespConnection {
         }
     }
 
-    /// Reads more bytes into the buffer, by the deadline; a signal is retried.
+    /// Reads more bytes into the inbox, by the deadline; a signal is retried.
     fn fill(&mut self) -> io::Result<()> {
-        if self.pos == self.end {
-            self.pos = 0;
-            self.end = 0;
-        } else if self.pos > self.buf.len() / 2 {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.end -= self.pos;
-            self.pos = 0;
-        }
-        let room = (self.pos + self.need)
-            .saturating_sub(self.end)
-            .clamp(READ_CHUNK, 16 << 20);
-        if self.buf.len() - self.end < room {
-            self.buf.resize(self.end + room, 0);
-        }
         loop {
             let left = self.left()?;
             // The socket's timeout is set again only when it is over the time left by more
@@ -342,15 +419,10 @@ impl RespConnection {
                 self.stream.set_read_timeout(t)?;
                 self.read_timeout = Some(t);
             }
-            match self.stream.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("{} closed the connection", self.addr),
-                    ))
-                }
+            match self.stream.read(self.inbox.room()) {
+                Ok(0) => return Err(closed(&self.addr)),
                 Ok(n) => {
-                    self.end += n;
+                    self.inbox.filled(n);
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -373,30 +445,10 @@ impl RespConnection {
     /// The next whole reply, by the deadline and within the size limit.
     fn read_reply(&mut self) -> io::Result<Value> {
         loop {
-            let frame = &self.buf[self.pos..self.end];
-            if frame.len() < self.need {
-                self.fill()?;
-                continue;
+            if let Some(v) = self.inbox.next()? {
+                return Ok(v);
             }
-            match parse(frame, self.max_reply)? {
-                Ok((value, used)) => {
-                    self.pos += used;
-                    self.need = 0;
-                    // A push message (RESP3: client tracking, pub/sub) answers no command.
-                    if frame[0] == b'>' {
-                        continue;
-                    }
-                    if self.skip > 0 {
-                        self.skip -= 1;
-                        continue;
-                    }
-                    return Ok(value);
-                }
-                Err(need) => {
-                    self.need = need;
-                    self.fill()?;
-                }
-            }
+            self.fill()?;
         }
     }
 
@@ -436,6 +488,19 @@ impl RespConnection {
         }
         Ok(Sent::All)
     }
+
+    fn recv_now(&mut self, round: &Round) -> RedisResult<Option<Value>> {
+        self.deadline = round.deadline;
+        match self.read_reply() {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                // Its bytes, when they come, belong to no one.
+                self.inbox.skip += 1;
+                Ok(None)
+            }
+            Err(e) => Err(ReplyLimit::to_redis(e)),
+        }
+    }
 }
 
 /// Connects to the first of `addrs` that answers, by the deadline.
@@ -466,22 +531,13 @@ fn connect_tcp(addrs: &[SocketAddr], deadline: Option<Instant>) -> io::Result<Tc
 }
 
 impl Wire for RespConnection {
-    fn send(&mut self, bytes: &[u8], round: &Round) -> RedisResult<Sent> {
+    fn send(&mut self, bytes: &[u8], round: &Round) -> impl Future<Output = RedisResult<Sent>> {
         self.deadline = round.deadline;
-        Ok(self.write_all(bytes)?)
+        std::future::ready(self.write_all(bytes).map_err(redis::RedisError::from))
     }
 
-    fn recv(&mut self, round: &Round) -> RedisResult<Option<Value>> {
-        self.deadline = round.deadline;
-        match self.read_reply() {
-            Ok(v) => Ok(Some(v)),
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                // Its bytes, when they come, belong to no one.
-                self.skip += 1;
-                Ok(None)
-            }
-            Err(e) => Err(ReplyLimit::to_redis(e)),
-        }
+    fn recv(&mut self, round: &Round) -> impl Future<Output = RedisResult<Option<Value>>> {
+        std::future::ready(self.recv_now(round))
     }
 }
 
@@ -491,8 +547,188 @@ impl Connection for RespConnection {
         &mut self,
         batch: &Batch,
         round: &mut Round,
-    ) -> impl std::future::Future<Output = RedisResult<Replies>> {
-        std::future::ready(run_wire(self, batch, round))
+    ) -> impl Future<Output = RedisResult<Replies>> {
+        run_wire(self, batch, round)
+    }
+}
+
+#[cfg(feature = "tokio")]
+pub use self::tokio_wire::AsyncRespConnection;
+
+#[cfg(feature = "tokio")]
+mod tokio_wire {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    enum AsyncStream {
+        Tcp(tokio::net::TcpStream),
+        #[cfg(unix)]
+        Unix(tokio::net::UnixStream),
+    }
+
+    impl AsyncStream {
+        async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self {
+                AsyncStream::Tcp(s) => s.read(buf).await,
+                #[cfg(unix)]
+                AsyncStream::Unix(s) => s.read(buf).await,
+            }
+        }
+
+        async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            match self {
+                AsyncStream::Tcp(s) => s.write(buf).await,
+                #[cfg(unix)]
+                AsyncStream::Unix(s) => s.write(buf).await,
+            }
+        }
+    }
+
+    /// [`RespConnection`] on tokio: every reply bounded by the call's deadline (exactly:
+    /// tokio's timers, whatever the redis crate's defaults) and by
+    /// [`Self::max_reply_bytes`]. For [`crate::AsyncRedisFilter`] and
+    /// [`crate::AsyncRedisBloomFilter`]; the runtime needs timers (`enable_time`) and I/O
+    /// (`enable_io`).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use bloomkit_redis::{AsyncRedisFilter, AsyncRespConnection, BlockedBloomFilter, Options};
+    ///
+    /// let con = AsyncRespConnection::open("redis://127.0.0.1:6379/", Some(Duration::from_secs(1))).await?;
+    /// let mut seen: AsyncRedisFilter<BlockedBloomFilter<str>, _> =
+    ///     AsyncRedisFilter::open_or_create(con, "seen", &Options::new(1_000_000, 0.01)).await?;
+    /// seen.try_insert("https://example.com/").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub struct AsyncRespConnection {
+        stream: AsyncStream,
+        inbox: Inbox,
+        addr: String,
+    }
+
+    impl fmt::Debug for AsyncRespConnection {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("AsyncRespConnection")
+                .field("addr", &self.addr)
+                .field("max_reply_bytes", &self.inbox.max_reply)
+                .finish()
+        }
+    }
+
+    /// `future`, cut at `deadline`: `None` once it passed.
+    async fn by<T>(deadline: Option<Instant>, future: impl Future<Output = T>) -> Option<T> {
+        match deadline {
+            None => Some(future.await),
+            Some(d) => tokio::time::timeout_at(d.into(), future).await.ok(),
+        }
+    }
+
+    impl AsyncRespConnection {
+        /// As [`RespConnection::open`], on tokio.
+        ///
+        /// # Errors
+        /// As [`RespConnection::open`].
+        pub async fn open(
+            url: impl IntoConnectionInfo,
+            timeout: Option<Duration>,
+        ) -> RedisResult<Self> {
+            let info = url.into_connection_info()?;
+            let deadline = timeout.map(|t| Instant::now() + t);
+            let timed_out = |addr: &str| {
+                redis::RedisError::from(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no connection to {addr} within the deadline"),
+                ))
+            };
+            let (stream, addr) = match info.addr() {
+                ConnectionAddr::Tcp(host, port) => {
+                    let addr = format!("{host}:{port}");
+                    let s = by(
+                        deadline,
+                        tokio::net::TcpStream::connect((host.as_str(), *port)),
+                    )
+                    .await
+                    .ok_or_else(|| timed_out(&addr))??;
+                    s.set_nodelay(true)?;
+                    (AsyncStream::Tcp(s), addr)
+                }
+                #[cfg(unix)]
+                ConnectionAddr::Unix(path) => {
+                    let addr = path.display().to_string();
+                    let s = by(deadline, tokio::net::UnixStream::connect(path))
+                        .await
+                        .ok_or_else(|| timed_out(&addr))??;
+                    (AsyncStream::Unix(s), addr)
+                }
+                other => return Err(unsupported(other)),
+            };
+            let mut con = AsyncRespConnection {
+                stream,
+                inbox: Inbox::new(),
+                addr,
+            };
+            let addr = con.addr.clone();
+            set_up(&mut con, info.redis_settings(), deadline, &addr).await?;
+            Ok(con)
+        }
+
+        /// The largest reply read (see [`RespConnection::max_reply_bytes`]).
+        pub fn max_reply_bytes(&self) -> u64 {
+            self.inbox.max_reply
+        }
+
+        /// Changes the largest reply read (at least 64 bytes).
+        pub fn set_max_reply_bytes(&mut self, max: u64) {
+            self.inbox.max_reply = max.max(64);
+        }
+    }
+
+    impl Wire for AsyncRespConnection {
+        async fn send(&mut self, mut bytes: &[u8], round: &Round) -> RedisResult<Sent> {
+            let mut wrote = false;
+            while !bytes.is_empty() {
+                match by(round.deadline, self.stream.write(bytes)).await {
+                    None if wrote => return Ok(Sent::Part),
+                    None => return Ok(Sent::None),
+                    Some(Ok(0)) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+                    Some(Ok(n)) => {
+                        wrote = true;
+                        bytes = &bytes[n..];
+                    }
+                    Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Some(Err(e)) => return Err(e.into()),
+                }
+            }
+            Ok(Sent::All)
+        }
+
+        async fn recv(&mut self, round: &Round) -> RedisResult<Option<Value>> {
+            loop {
+                if let Some(v) = self.inbox.next().map_err(ReplyLimit::to_redis)? {
+                    return Ok(Some(v));
+                }
+                let room = self.inbox.room();
+                match by(round.deadline, self.stream.read(room)).await {
+                    None => {
+                        // Its bytes, when they come, belong to no one.
+                        self.inbox.skip += 1;
+                        return Ok(None);
+                    }
+                    Some(Ok(0)) => return Err(closed(&self.addr).into()),
+                    Some(Ok(n)) => self.inbox.filled(n),
+                    Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Some(Err(e)) => return Err(e.into()),
+                }
+            }
+        }
+    }
+
+    impl Connection for AsyncRespConnection {
+        async fn run(&mut self, batch: &Batch, round: &mut Round) -> RedisResult<Replies> {
+            run_wire(self, batch, round).await
+        }
     }
 }
 

@@ -149,4 +149,16 @@ impl<C: Connection> AsyncRedisBloomFilter<C> {
     pub fn set_timeout(&mut self, timeout: Option<Duration>) {
         self.core.timeout = timeout;
     }
+
+    /// The connection, for commands of the caller's own (see
+    /// [`RedisFilter::connection`](crate::RedisFilter::connection)).
+    pub fn connection(&mut self) -> &mut C {
+        &mut self.link.con
+    }
+
+    /// Gives the filter `con` in place of its connection, and returns the old one: the way
+    /// on after [`Error::Retired`] or a call cut by its deadline.
+    pub fn replace_connection(&mut self, con: C) -> C {
+        self.link.replace(con)
+    }
 }

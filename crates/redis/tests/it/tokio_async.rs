@@ -220,3 +220,113 @@ async fn the_async_redisbloom_filter_answers_as_the_sync_one_and_a_local_chain()
     let err = loaded.try_insert_batch(&probes).await.unwrap_err();
     assert!(err.is_missing(), "{err:?}");
 }
+
+/// Lying-network row 8: a stalled server and a 1 s deadline on tokio end in `Timeout` at the
+/// caller's deadline (the redis crate's multiplexed connection gives up at its own 500 ms
+/// response timeout, whatever the caller asked), for both backends' connection.
+#[tokio::test]
+async fn an_async_resp_connection_ends_at_the_callers_deadline() {
+    use bloomkit_redis::AsyncRespConnection;
+    use std::time::{Duration, Instant};
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let limit = Duration::from_secs(1);
+    let con = AsyncRespConnection::open(server.url(), Some(limit))
+        .await
+        .unwrap();
+    let mut f: AsyncRedisFilter<Local, _> = AsyncRedisFilter::open_or_create(
+        con,
+        "stalled-resp",
+        &Options::new(20_000, 0.01).timeout(Some(limit)),
+    )
+    .await
+    .unwrap();
+    let keys: Vec<String> = (0..1_000).map(|i| format!("k{i}")).collect();
+    f.try_insert_batch(keys.iter().map(String::as_str))
+        .await
+        .unwrap();
+    let signal = |s: &str| {
+        std::process::Command::new("kill")
+            .args([s, &server.pid().to_string()])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let err = f
+        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    signal("-CONT");
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert!(took >= limit && took <= limit + limit / 10, "took {took:?}");
+    // The late replies are passed over: the next call's answers are its own.
+    f.contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap();
+    assert!(out.len() == keys.len() && out.iter().all(|&x| x));
+}
+
+/// Rows 1 and 3 on tokio: a replayed reply is `Corrupt` (and retires the connection), an
+/// endless reply is `ReplyTooLarge`, never a growing client.
+#[tokio::test]
+async fn an_async_resp_connection_refuses_replayed_and_endless_replies() {
+    use bloomkit_redis::AsyncRespConnection;
+    use bloomkit_testkit::resp_proxy::{Tamper, TamperingProxy};
+    use bloomkit_testkit::resp_server::{default_reply, LyingServer, Reply};
+    use std::time::Duration;
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let limit = Some(Duration::from_secs(2));
+    let keys: Vec<String> = (0..4_000).map(|i| format!("k{i}")).collect();
+    let direct = AsyncRespConnection::open(server.url(), limit)
+        .await
+        .unwrap();
+    let mut f: AsyncRedisFilter<Local, _> =
+        AsyncRedisFilter::open_or_create(direct, "replayed", &Options::new(10_000, 0.01))
+            .await
+            .unwrap();
+    f.try_insert_batch(keys.iter().map(String::as_str))
+        .await
+        .unwrap();
+    let proxy = TamperingProxy::start(server.port(), Tamper::Replay, 1);
+    f.replace_connection(AsyncRespConnection::open(proxy.url(), limit).await.unwrap());
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for _ in 0..3 {
+        match f
+            .contains_batch(keys.iter().map(String::as_str), &mut out)
+            .await
+        {
+            Ok(()) => assert!(out.iter().all(|&b| b), "a false negative"),
+            Err(e) => errors.push(e),
+        }
+    }
+    assert!(
+        matches!(errors.first(), Some(Error::Corrupt { .. })),
+        "{errors:?}"
+    );
+    assert!(errors[1..]
+        .iter()
+        .all(|e| matches!(e, Error::Retired { .. })));
+
+    let liar = LyingServer::start(|args: &[Vec<u8>]| match args[0].as_slice() {
+        b"PING" | b"CLIENT" | b"SELECT" | b"AUTH" | b"SCRIPT" => {
+            default_reply(args).unwrap_or_else(|| Reply::error("ERR"))
+        }
+        _ => Reply::Endless {
+            head: b"$400000000\r\n".to_vec(),
+            fill: b"x".to_vec(),
+        },
+    });
+    let mut con = AsyncRespConnection::open(liar.url(), limit).await.unwrap();
+    con.set_max_reply_bytes(64 << 20);
+    let err = AsyncRedisFilter::<Local, _>::open(con, "endless")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ReplyTooLarge { .. }), "{err:?}");
+}
