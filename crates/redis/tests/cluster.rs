@@ -74,13 +74,14 @@ fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_nega
     };
     // Each insert is acknowledged by a replica before it succeeds: a primary killed after
     // answering cannot take a key with it.
+    let limit = Duration::from_secs(2);
     let options = Options::new(1_000_000, 0.01)
         .shards(6)
         .wait_replicas(1)
-        .timeout(Some(Duration::from_secs(5)));
+        .timeout(Some(limit));
     let client = bloomkit_redis::cluster_client(
         cluster.urls(),
-        &bloomkit_redis::Limits::new().timeout(Some(Duration::from_secs(5))),
+        &bloomkit_redis::Limits::new().timeout(Some(limit)),
     )
     .unwrap();
     let f: RedisFilter<BlockedBloomFilter<str>, _> =
@@ -168,10 +169,11 @@ fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_nega
     std::thread::sleep(Duration::from_secs(5));
     stop.store(true, Ordering::Relaxed);
     let (confirmed, writes, slowest) = writer.join().expect("no panic in the writer");
-    // The deadline is 5 s; inside one group the cluster client's own (bounded) retries run.
+    // The deadline is 2 s, the cluster client's own retries inside it (lying-network
+    // issue, row 6: one insert a run took 8.05-10.09 s).
     eprintln!("slowest insert call during the faults: {slowest:?}");
     assert!(
-        slowest < Duration::from_secs(15),
+        slowest <= limit + limit / 10,
         "an insert call took {slowest:?}"
     );
     let reads = reader.join().expect("no panic in the reader");
@@ -248,4 +250,65 @@ fn flushed_scripts_on_every_node_are_loaded_again_by_every_call() {
     flush();
     f.clear().unwrap();
     assert!(!f.contains("k:1").unwrap());
+}
+
+/// Lying-network row 6: a primary SIGKILLed under load and left dead, inserts that must
+/// reach a replica (`wait_replicas(1)`), a client from `cluster_client`: no call runs past
+/// its 2 s deadline + 10% (one insert a run took 8.05-10.09 s), and no confirmed key is lost.
+///
+/// Not met yet: one insert a run still takes 8.9 s. The time is spent inside one
+/// `req_packed_commands` of the redis crate's synchronous cluster connection (its reconnects
+/// and slot refreshes after the node died, each read waiting out a timeout), where the
+/// filter's deadline does not reach; a fifth of the time left per attempt, two attempts, or
+/// no second send after a refusal each left it at 4.0-8.9 s. Run it with `--ignored`.
+#[test]
+#[ignore = "lying-network issue row 6 is open: an insert takes 8.9 s against a 2 s deadline"]
+fn a_primary_killed_and_left_dead_holds_no_call_past_its_deadline() {
+    use std::time::{Duration, Instant};
+
+    let Some(mut cluster) = RedisCluster::start_with_replicas(3, 1) else {
+        return;
+    };
+    let limit = Duration::from_secs(2);
+    let options = Options::new(1_000_000, 0.01)
+        .shards(6)
+        .wait_replicas(1)
+        .timeout(Some(limit));
+    let client = bloomkit_redis::cluster_client(
+        cluster.urls(),
+        &bloomkit_redis::Limits::new().timeout(Some(limit)),
+    )
+    .unwrap();
+    let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
+        RedisFilter::open_or_create(client.get_connection().unwrap(), "dead", &options).unwrap();
+    let primaries = cluster.primaries();
+    let mut confirmed = Vec::new();
+    let mut slowest = Duration::ZERO;
+    let mut errors = 0;
+    let started = Instant::now();
+    let mut killed = false;
+    let mut batch = 0u32;
+    while started.elapsed() < Duration::from_secs(12) {
+        if !killed && started.elapsed() > Duration::from_secs(1) {
+            cluster.kill_primary(primaries[1]);
+            killed = true;
+        }
+        let keys: Vec<String> = (0..500).map(|i| format!("k:{batch}:{i}")).collect();
+        let t = Instant::now();
+        let out = f.try_insert_batch(keys.iter().map(String::as_str));
+        slowest = slowest.max(t.elapsed());
+        match out {
+            Ok(_) => confirmed.extend(keys),
+            Err(_) => errors += 1,
+        }
+        batch += 1;
+    }
+    eprintln!("slowest insert: {slowest:?}, {errors} errors, {batch} calls");
+    assert!(slowest <= limit + limit / 10, "an insert took {slowest:?}");
+    let mut g: RedisFilter<BlockedBloomFilter<str>, _> =
+        RedisFilter::open(client.get_connection().unwrap(), "dead").unwrap();
+    let mut out = Vec::new();
+    g.contains_batch(confirmed.iter().map(String::as_str), &mut out)
+        .unwrap();
+    assert!(out.iter().all(|&x| x), "a confirmed key was lost");
 }
