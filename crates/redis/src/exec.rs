@@ -480,9 +480,12 @@ impl Replies {
     }
 }
 
-/// A connection the filter can send pipelines of commands through: implemented for
-/// [`redis::Connection`] and [`redis::cluster::ClusterConnection`], and with the `tokio`
-/// feature for `redis::aio::MultiplexedConnection` and `redis::cluster_async::ClusterConnection`.
+/// A connection the filter can send pipelines of commands through: implemented for the
+/// crate's own [`crate::RespConnection`] and [`crate::RespCluster`] (every reply bounded by
+/// the deadline and in size; with `tokio`, `AsyncRespConnection` and
+/// `RespCluster<AsyncRespConnection>`), for [`redis::Connection`] and
+/// [`redis::cluster::ClusterConnection`], and with the `tokio` feature for
+/// `redis::aio::MultiplexedConnection` and `redis::cluster_async::ClusterConnection`.
 ///
 /// A single server gets all groups of a [`Batch`] in one pipeline, one round trip; a cluster
 /// gets each group as one pipeline to the node that serves its slot. The reply holds, per

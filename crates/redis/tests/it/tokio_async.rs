@@ -78,6 +78,24 @@ async fn async_cluster_filters_work_across_nodes() {
         local.insert(k);
     }
     assert!(f.download().await.unwrap() == local);
+
+    // The same filter through the crate's own cluster connection on tokio.
+    let con = bloomkit_redis::RespCluster::open_async(
+        cluster.urls(),
+        Some(std::time::Duration::from_secs(2)),
+    )
+    .await
+    .unwrap();
+    let mut g: AsyncRedisFilter<Local, _> =
+        AsyncRedisFilter::open(con, "async-cluster").await.unwrap();
+    out.clear();
+    g.contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap();
+    assert!(out.len() == keys.len() && out.iter().all(|&b| b));
+    g.try_insert("more").await.unwrap();
+    assert!(f.contains("more").await.unwrap());
+    assert!(g.download().await.unwrap() == f.download().await.unwrap());
 }
 
 #[tokio::test]
