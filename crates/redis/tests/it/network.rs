@@ -282,31 +282,71 @@ fn endless_and_trickled_replies_end_within_the_deadline() {
     }
 }
 
-/// Row 5: connecting to a stopped server obeys the deadline.
+/// Row 5: connecting to a stopped server obeys the deadline: `connect_or_create` (the
+/// kernel completes the handshake for a stopped process; the first call waits) and a
+/// connection that must authenticate.
 #[test]
 fn connecting_to_a_stopped_server_obeys_the_deadline() {
+    let Some(server) = RedisServer::start(&["--requirepass", "sesame"]) else {
+        return;
+    };
+    let url = format!("redis://:sesame@127.0.0.1:{}/", server.port());
+    let limit = Duration::from_millis(500);
+    let options = Options::new(1_000, 0.01).timeout(Some(limit));
+    Shared::connect_or_create(&url, "stopped", &options).unwrap();
+    signal(server.pid(), "STOP");
+    let started = Instant::now();
+    let err = Shared::connect_or_create(&url, "stopped", &options).unwrap_err();
+    let took = started.elapsed();
+    let started = Instant::now();
+    let refused = RespConnection::open(url.as_str(), Some(limit)).unwrap_err();
+    let took_auth = started.elapsed();
+    signal(server.pid(), "CONT");
+    assert!(
+        matches!(err, Error::Redis(_) | Error::Timeout { .. }),
+        "{err:?}"
+    );
+    assert!(
+        took <= limit + limit / 10,
+        "connect_or_create took {took:?}"
+    );
+    assert!(refused.is_timeout(), "{refused:?}");
+    assert!(took_auth <= limit + limit / 10, "AUTH took {took_auth:?}");
+    // Wrong credentials are Error::Auth.
+    let wrong = format!("redis://:nope@127.0.0.1:{}/", server.port());
+    let err = Shared::connect(&wrong, "stopped").unwrap_err();
+    assert!(matches!(err, Error::Auth(_)), "{err:?}");
+}
+
+/// Row 2: an `EXEC` reply one element short (a dense insert's transaction) is `Corrupt`,
+/// never an insert accepted.
+#[test]
+fn an_exec_reply_one_short_is_corrupt() {
     let Some(server) = RedisServer::start(&[]) else {
         return;
     };
-    let mut f =
-        Shared::connect_or_create(&server.url(), "stopped", &Options::new(1_000, 0.01)).unwrap();
-    f.try_insert("a").unwrap();
-    signal(server.pid(), "STOP");
-    let limit = Duration::from_millis(500);
-    let started = Instant::now();
-    // The kernel accepts the connection for a stopped server; the first call waits.
-    let opened = RespConnection::open(server.url(), Some(limit));
-    let outcome = opened
-        .map_err(Error::from)
-        .and_then(|con| Shared::open_with(con, "stopped", &Limits::new().timeout(Some(limit))));
-    let took = started.elapsed();
-    signal(server.pid(), "CONT");
-    let err = outcome.expect_err("the server is stopped");
+    let limit = Some(Duration::from_secs(2));
+    let direct = RespConnection::open(server.url(), limit).unwrap();
+    let mut f = Shared::open_or_create(direct, "exec-short", &Options::new(1_000, 0.01)).unwrap();
+    let batch = keys(0..50);
+    // The same dense insert through a proxy that changes nothing tells where its EXEC reply
+    // is: last but one (the marker's echo is last).
+    let clean = TamperingProxy::start(server.port(), Tamper::Drop, u64::MAX);
+    f.replace_connection(RespConnection::open(clean.url(), limit).unwrap());
+    f.try_insert_batch(batch.iter().map(String::as_str))
+        .unwrap();
+    let replies = clean.replies();
+    assert!(replies >= 4, "{replies} replies");
+    let short = TamperingProxy::start(server.port(), Tamper::Truncate, replies - 2);
+    f.replace_connection(RespConnection::open(short.url(), limit).unwrap());
+    let err = f
+        .try_insert_batch(batch.iter().map(String::as_str))
+        .unwrap_err();
+    assert!(short.tampered());
     assert!(
-        err.is_timeout() || matches!(err, Error::Redis(_)),
+        matches!(&err, Error::Corrupt { detail, .. } if detail.contains("EXEC answered")),
         "{err:?}"
     );
-    assert!(took <= 2 * limit + limit / 5, "{took:?}");
 }
 
 /// Row 7: a signal delivered to the process during a call (a handler with `SA_RESTART`, as
