@@ -1,5 +1,5 @@
 //! [`RespCluster`]: Redis Cluster over the crate's own bounded connections
-//! ([`RespConnection`], or [`crate::AsyncRespConnection`] on tokio). The slot map, the
+//! ([`RespConnection`], or `AsyncRespConnection` (feature `tokio`) on tokio). The slot map, the
 //! routing of each group of commands to the node of its keys' slot, `MOVED` redirections and
 //! reconnections to a node that died are ours, so every one of them ends by the call's
 //! deadline: the redis crate's cluster connections retry inside a call where no deadline
@@ -59,7 +59,7 @@ struct Node<W> {
 /// node that cannot be reached makes it learn the slots again (`CLUSTER SLOTS`) and send
 /// those groups once more, at most 5 times a call and never past its deadline. Each node's
 /// connection is a [`RespConnection`] (every reply bounded in time and size), or an
-/// [`AsyncRespConnection`](crate::AsyncRespConnection) for the tokio filters.
+/// `AsyncRespConnection` for the tokio filters (feature `tokio`).
 ///
 /// ```no_run
 /// use std::time::Duration;

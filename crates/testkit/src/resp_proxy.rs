@@ -38,6 +38,11 @@ pub enum Tamper {
     Reorder,
     /// Sends this value before it.
     Inject(Value),
+    /// Sends it a byte at a time, this long apart (a link that barely moves).
+    Trickle(std::time::Duration),
+    /// Sends, in its place, this start of a reply and then bytes that never end (`x` for a
+    /// bulk string's head, `:1\r\n` for an array's), until the client goes away.
+    Endless(Vec<u8>),
 }
 
 impl Tamper {
@@ -229,6 +234,28 @@ fn carry(client: TcpStream, shared: &Shared) -> io::Result<()> {
                 Tamper::Inject(v) => {
                     out.push(v.clone());
                     out.push(value.clone());
+                }
+                Tamper::Trickle(gap) => {
+                    for byte in Reply::value(&value).to_bytes() {
+                        if shared.stop.load(Ordering::SeqCst) {
+                            return Ok(());
+                        }
+                        down.write_all(&[byte])?;
+                        std::thread::sleep(*gap);
+                    }
+                }
+                Tamper::Endless(head) => {
+                    down.write_all(head)?;
+                    let fill: &[u8] = if head.first() == Some(&b'*') {
+                        b":1\r\n"
+                    } else {
+                        b"x"
+                    };
+                    let chunk = fill.repeat((64 << 10) / fill.len());
+                    while !shared.stop.load(Ordering::SeqCst) {
+                        down.write_all(&chunk)?;
+                    }
+                    return Ok(());
                 }
             }
         } else {

@@ -282,6 +282,66 @@ fn endless_and_trickled_replies_end_within_the_deadline() {
     }
 }
 
+/// Rows 3-4 in front of a real server: the proxy turns one reply of a lookup into one that
+/// never ends, or trickles it a byte every 250 ms; the call ends in `ReplyTooLarge` or
+/// `Timeout` within the deadline + 10%, both backends.
+#[test]
+fn a_proxy_that_never_stops_talking_or_trickles_is_bounded() {
+    let Some(server) = RedisServer::start_with_redisbloom(&[]) else {
+        return;
+    };
+    let limit = Duration::from_millis(600);
+    let keys = keys(0..1_000);
+    let cases = [
+        Tamper::Endless(b"$999999999999\r\n".to_vec()),
+        Tamper::Endless(b"$400000000\r\n".to_vec()),
+        Tamper::Endless(b"*2147483647\r\n".to_vec()),
+        Tamper::Trickle(Duration::from_millis(250)),
+    ];
+    for module in [false, true] {
+        for (i, tamper) in cases.iter().enumerate() {
+            let name = format!("bounded-{module}-{i}");
+            let direct = RespConnection::open(server.url(), Some(limit)).unwrap();
+            let mut f = if module {
+                Under::Module(
+                    RedisBloomFilter::reserve(
+                        direct,
+                        &name,
+                        &RedisBloomOptions::new(10_000, 0.01)
+                            .limits(Limits::new().timeout(Some(limit))),
+                    )
+                    .unwrap(),
+                )
+            } else {
+                Under::Free(
+                    Shared::open_or_create(
+                        direct,
+                        &name,
+                        &Options::new(10_000, 0.01).timeout(Some(limit)),
+                    )
+                    .unwrap(),
+                )
+            };
+            f.insert(&keys).unwrap();
+            // Reply 0 of the proxied connection: the lookup's first.
+            let proxy = TamperingProxy::start(server.port(), tamper.clone(), 0);
+            let mut con = RespConnection::open(proxy.url(), Some(limit)).unwrap();
+            con.set_max_reply_bytes(64 << 20);
+            f.replace(con);
+            let started = Instant::now();
+            let mut out = Vec::new();
+            let err = f.contains(&keys, &mut out).unwrap_err();
+            let took = started.elapsed();
+            assert!(
+                matches!(err, Error::ReplyTooLarge { .. } | Error::Timeout { .. }),
+                "{tamper:?}: {err:?}"
+            );
+            assert!(took <= limit + limit / 10, "{tamper:?}: {took:?}");
+            assert!(out.is_empty());
+        }
+    }
+}
+
 /// Row 5: connecting to a stopped server obeys the deadline: `connect_or_create` (the
 /// kernel completes the handshake for a stopped process; the first call waits) and a
 /// connection that must authenticate.
