@@ -655,6 +655,32 @@ fn retired() -> redis::RedisError {
     ))
 }
 
+/// Writes `bytes` by the round's deadline: `None` when all went out, else how the round trip
+/// ends: cut with nothing of them sent (`due` replies of what went before still come), cut
+/// part way (the connection is retired), or an error (the same).
+async fn write<W: Wire>(
+    con: &mut W,
+    bytes: &[u8],
+    round: &mut Round,
+    due: usize,
+) -> Option<RedisResult<Replies>> {
+    match con.send(bytes, round).await {
+        Ok(Sent::All) => None,
+        Ok(Sent::None) => {
+            round.unread += due;
+            Some(Ok(Replies::cut(Vec::new())))
+        }
+        Ok(Sent::Part) => {
+            round.broken = true;
+            Some(Ok(Replies::cut(Vec::new())))
+        }
+        Err(e) => {
+            round.broken = true;
+            Some(Err(e))
+        }
+    }
+}
+
 /// One round trip on one socket. Replies an earlier round trip left unread come first: when
 /// there may be some, an `ECHO` of a fresh marker goes ahead of the batch, and replies are
 /// passed over until its echo (no more than [`Round::unread`] of them; a connection swapped
@@ -672,37 +698,16 @@ pub(crate) async fn run_wire<W: Wire>(
         let mut head = Batch::new();
         head.group();
         echo(&mut head, m);
-        match con.send(head.packed(), round).await {
-            Ok(Sent::All) => {}
-            Ok(Sent::None) => return Ok(Replies::cut(Vec::new())),
-            Ok(Sent::Part) => {
-                round.broken = true;
-                return Ok(Replies::cut(Vec::new()));
-            }
-            Err(e) => {
-                round.broken = true;
-                return Err(e);
-            }
+        if let Some(end) = write(con, head.packed(), round, 0).await {
+            return end;
         }
     } else if batch.is_empty() {
         return Ok(Replies::answered(Vec::new()));
     }
     let marked = usize::from(resync.is_some());
     if !batch.is_empty() {
-        match con.send(batch.packed(), round).await {
-            Ok(Sent::All) => {}
-            Ok(Sent::None) => {
-                round.unread += marked;
-                return Ok(Replies::cut(Vec::new()));
-            }
-            Ok(Sent::Part) => {
-                round.broken = true;
-                return Ok(Replies::cut(Vec::new()));
-            }
-            Err(e) => {
-                round.broken = true;
-                return Err(e);
-            }
+        if let Some(end) = write(con, batch.packed(), round, marked).await {
+            return end;
         }
     }
     // From here on, `round.unread` bounds the replies still due before this round's.
