@@ -104,7 +104,7 @@ impl RespCluster<RespConnection> {
         timeout: Option<Duration>,
     ) -> RedisResult<Self> {
         let mut cluster = RespCluster::new(seeds)?;
-        crate::exec::block_on(cluster.refresh(timeout.map(|t| Instant::now() + t)))?;
+        crate::exec::block_on(cluster.refresh(crate::shared::deadline(timeout)))?;
         Ok(cluster)
     }
 }
@@ -440,7 +440,7 @@ mod tokio_cluster {
             timeout: Option<Duration>,
         ) -> RedisResult<Self> {
             let mut cluster = RespCluster::new(seeds)?;
-            cluster.refresh(timeout.map(|t| Instant::now() + t)).await?;
+            cluster.refresh(crate::shared::deadline(timeout)).await?;
             Ok(cluster)
         }
     }

@@ -251,7 +251,8 @@ fn noscript(v: &Value) -> bool {
 
 /// The deadline of a call that starts now.
 pub(crate) fn deadline(timeout: Option<Duration>) -> Option<Instant> {
-    timeout.map(|t| Instant::now() + t)
+    // A timeout too long to add to the clock (`Duration::MAX`) is no deadline.
+    timeout.and_then(|t| Instant::now().checked_add(t))
 }
 
 /// One round trip of `batch`, ended at `deadline`. The groups a server refused for want of

@@ -594,3 +594,23 @@ fn an_expiry_on_the_keys_is_kept_by_every_write() {
     kept("clear");
     assert!(!f.contains("url:7").unwrap());
 }
+
+/// Deadlines at their edges: a timeout too long to add to the clock (`Duration::MAX`) is no
+/// deadline, never a panic; a zero timeout ends every call at once with `Timeout`.
+#[test]
+fn timeouts_at_their_edges_are_no_deadline_or_an_immediate_timeout() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let con = RespConnection::open(server.url(), Some(Duration::MAX)).unwrap();
+    let options = Options::new(1_000, 0.01).timeout(Some(Duration::MAX));
+    let mut f = Shared::open_or_create(con, "edges", &options).unwrap();
+    f.try_insert("a").unwrap();
+    assert!(f.contains("a").unwrap());
+    f.set_timeout(Some(Duration::ZERO));
+    assert!(f.contains("a").unwrap_err().is_timeout());
+    f.set_timeout(Some(Duration::MAX));
+    assert!(f.contains("a").unwrap());
+    let err = RespConnection::open(server.url(), Some(Duration::ZERO)).unwrap_err();
+    assert!(err.is_timeout(), "{err:?}");
+}
