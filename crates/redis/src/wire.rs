@@ -32,6 +32,19 @@ const MAX_DEPTH: usize = 16;
 /// Bytes asked of the socket per read at least.
 const READ_CHUNK: usize = 64 << 10;
 
+/// The longest a socket's timeout is set to. Linux keeps a socket timeout on its timer wheel,
+/// whose slots grow coarser with the time to wait (past about 256 ms a timeout may fire up to
+/// 32 ms late, past 2 s up to 256 ms: some 12% of any timeout), so one long timeout would
+/// end a call well past its deadline. Waits are cut into steps no longer than this, the last
+/// of them short enough to fire within a few milliseconds of the deadline.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// The socket timeout for a wait of `left`: at most [`MAX_WAIT`], at least 1 µs (a zero
+/// timeout means none), no timeout when there is no deadline.
+fn socket_timeout(left: Option<Duration>) -> Option<Duration> {
+    left.map(|l| l.clamp(Duration::from_micros(1), MAX_WAIT))
+}
+
 /// A reply over the limit: the error inside the [`io::Error`] a read returns, which
 /// [`crate::Error`] reports as [`crate::Error::ReplyTooLarge`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -415,7 +428,7 @@ impl RespConnection {
                 _ => false,
             };
             if !fits {
-                let t = left.map(|l| l.max(Duration::from_micros(1)));
+                let t = socket_timeout(left);
                 self.stream.set_read_timeout(t)?;
                 self.read_timeout = Some(t);
             }
@@ -463,10 +476,10 @@ impl RespConnection {
                 Err(_) if wrote => return Ok(Sent::Part),
                 Err(_) => return Ok(Sent::None),
             };
-            if timeout != Some(left) {
-                self.stream
-                    .set_write_timeout(left.map(|l| l.max(Duration::from_micros(1))))?;
-                timeout = Some(left);
+            let t = socket_timeout(left);
+            if timeout != Some(t) {
+                self.stream.set_write_timeout(t)?;
+                timeout = Some(t);
             }
             match self.stream.write(bytes) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),

@@ -483,7 +483,7 @@ fn a_connection_swapped_in_after_a_timeout_works() {
     assert!(g.contains("b").unwrap());
 }
 
-/// Row 12: a stopped server and a 300 ms deadline: `Timeout` within 10%.
+/// Row 12: a stopped server and a 300 ms deadline: `Timeout` within 10% (5% asserted).
 #[test]
 fn a_short_deadline_holds_within_ten_percent() {
     let Some(server) = RedisServer::start(&[]) else {
@@ -510,7 +510,11 @@ fn a_short_deadline_holds_within_ten_percent() {
         let took = started.elapsed();
         signal(server.pid(), "CONT");
         assert!(err.is_timeout(), "{err:?}");
-        assert!(took <= limit + limit / 10, "round {round}: {took:?}");
+        println!("round {round}: {took:?}");
+        // 10% is the promise; 5% is what the library keeps (a socket timeout of 300 ms set
+        // in one piece fired up to 32 ms late: Linux's timer wheel), so a return of that
+        // fails here on most runs rather than one in five.
+        assert!(took <= limit + limit / 20, "round {round}: {took:?}");
     }
 }
 
