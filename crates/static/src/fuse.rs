@@ -471,7 +471,7 @@ impl Scratch {
         let mut top = 0usize;
         for (i, &c) in counts.iter().enumerate() {
             stack[top] = i as u32;
-            top += usize::from(c >> 2 == 1);
+            top += usize::from(c >> 2 == 1); // bool-add: the comparison is not used again
         }
         let mut peeled = 0usize;
         while top > 0 {
@@ -492,7 +492,7 @@ impl Scratch {
                 let other = s[i];
                 let c = counts[other];
                 stack[top] = other as u32;
-                top += usize::from(c >> 2 == 2);
+                top += usize::from(c >> 2 == 2); // bool-add: the comparison is not used again
                 counts[other] = c.wrapping_sub(4) ^ i as u8;
                 xors[other] ^= m;
             }
