@@ -410,9 +410,9 @@ impl Opened<'_> {
         each!(self, f => f)
     }
 
-    /// Answers `keys` into `out` (cleared first), through the variant's batched lookup.
+    /// Appends the answers for `keys` to `out`, through the variant's batched lookup (the
+    /// trait's contract: `out` is never cleared).
     pub fn contains_batch(&self, keys: &[impl AsRef<str>], out: &mut Vec<bool>) {
-        out.clear();
         let keys = keys.iter().map(AsRef::as_ref);
         each!(self, f => f.contains_batch(keys, out));
     }
@@ -453,29 +453,20 @@ impl Opened<'_> {
         }
     }
 
-    /// The variant's own figures, as (name, value) lines for `info`.
-    pub fn details(&self) -> Vec<(&'static str, String)> {
-        // (blocks and their width, or none; k; set bits; bits)
+    /// The variant's own figures, for `info` to print (as text or JSON).
+    pub fn details(&self) -> Vec<Detail> {
         let bloom = |blocks: Option<(u64, u32)>, k: Option<u32>, ones: u64, bits: u64| {
-            let mut lines = vec![match blocks {
-                Some((n, width)) => ("blocks", format!("{n} of {width} bits")),
-                None => ("bits", bits.to_string()),
-            }];
-            lines.push((
-                "hashes (k)",
-                k.map_or_else(
-                    || "8 (one bit in each 32-bit word of a block)".into(),
-                    |k| k.to_string(),
-                ),
-            ));
-            lines.push((
-                "fill",
-                format!(
-                    "{:.4} ({ones} of {bits} bits set)",
-                    ones as f64 / bits as f64
-                ),
-            ));
-            lines
+            vec![
+                match blocks {
+                    Some((count, bits)) => Detail::Blocks { count, bits },
+                    None => Detail::Bits(bits),
+                },
+                Detail::Hashes(k),
+                Detail::Fill { ones, bits },
+            ]
+        };
+        let counting = |count: u64, k: u32, bits: u32| {
+            vec![Detail::Counters { count, bits }, Detail::Hashes(Some(k))]
         };
         match self {
             Opened::Classic(f) => bloom(None, Some(f.num_hashes()), f.count_ones(), f.num_bits()),
@@ -512,21 +503,46 @@ impl Opened<'_> {
                 f.count_ones(),
                 f.num_bits(),
             ),
-            Opened::Counting4(f) => counting_details(f.num_counters(), f.num_hashes(), 4),
-            Opened::Counting8(f) => counting_details(f.num_counters(), f.num_hashes(), 8),
-            Opened::Counting16(f) => counting_details(f.num_counters(), f.num_hashes(), 16),
-            Opened::Counting32(f) => counting_details(f.num_counters(), f.num_hashes(), 32),
-            Opened::Scalable(f) => vec![("slices", f.num_slices().to_string())],
+            Opened::Counting4(f) => counting(f.num_counters(), f.num_hashes(), 4),
+            Opened::Counting8(f) => counting(f.num_counters(), f.num_hashes(), 8),
+            Opened::Counting16(f) => counting(f.num_counters(), f.num_hashes(), 16),
+            Opened::Counting32(f) => counting(f.num_counters(), f.num_hashes(), 32),
+            Opened::Scalable(f) => vec![Detail::Slices(f.num_slices() as u64)],
             _ => Vec::new(),
         }
     }
 }
 
-fn counting_details(counters: u64, hashes: u32, width: u32) -> Vec<(&'static str, String)> {
-    vec![
-        ("counters", format!("{counters} of {width} bits")),
-        ("hashes (k)", hashes.to_string()),
-    ]
+/// One of a variant's own figures, as `info` reports it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Detail {
+    /// A flat bit array of this many bits.
+    Bits(u64),
+    /// `count` blocks of `bits` bits each.
+    Blocks {
+        /// How many blocks.
+        count: u64,
+        /// Bits in each block.
+        bits: u32,
+    },
+    /// Bits set per key: `None` for the split-block layouts (one bit in each 32-bit word).
+    Hashes(Option<u32>),
+    /// `ones` of `bits` bits set.
+    Fill {
+        /// Bits set.
+        ones: u64,
+        /// All bits.
+        bits: u64,
+    },
+    /// `count` counters of `bits` bits each.
+    Counters {
+        /// How many counters.
+        count: u64,
+        /// Bits in each counter.
+        bits: u32,
+    },
+    /// Sub-filters of a scalable filter.
+    Slices(u64),
 }
 
 /// The bytes of a filter from a stream without a length (a pipe, a device): the first

@@ -164,7 +164,22 @@ fn every_variant_builds_queries_and_describes_itself() {
         );
         let r = bloomkit(&["info", s(&out), "--json", "--no-mmap"], None);
         let json: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        assert!(json["variant"].as_str().unwrap().contains("(tag "));
+        // Typed values: what a script compares without parsing display strings.
+        assert!(json["variant"].is_string(), "{json}");
+        assert!(json["variant_tag"].is_u64(), "{json}");
+        assert_eq!(
+            json["size_bytes"].as_u64(),
+            Some(std::fs::metadata(&out).unwrap().len()),
+            "{json}"
+        );
+        let items = json["estimated_items"].as_u64().expect("a count");
+        assert!((3_000..=6_000).contains(&items), "{variant}: {json}");
+        let rate = json["estimated_rate"].as_f64().expect("a rate");
+        assert!((0.0..0.1).contains(&rate), "{variant}: {json}");
+        if let Some(p) = json.get("target_rate") {
+            assert!(p.as_f64().is_some_and(|p| p > 0.0 && p < 0.05), "{json}");
+        }
+        assert_eq!(json["payload_checksum_ok"], serde_json::Value::Bool(true));
     }
 }
 
@@ -294,6 +309,42 @@ fn merged_partitions_answer_every_key_of_each() {
             "{variant}: a key of a partition is missing"
         );
     }
+}
+
+/// Quotient files each sized for their own keys: their union needs more room, which the
+/// merge makes (the filter doubles, as the library's `union_growing` does) and says so.
+#[test]
+fn a_quotient_merge_that_needs_room_grows_the_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut parts = Vec::new();
+    for p in 0..3u64 {
+        let keys = keys_file(dir.path(), &format!("q{p}.txt"), p * 3_000..(p + 1) * 3_000);
+        let out = dir.path().join(format!("q{p}.blmk"));
+        let r = bloomkit(
+            &[
+                "build",
+                s(&keys),
+                "-o",
+                s(&out),
+                "--variant",
+                "quotient",
+                "--items",
+                "3000",
+            ],
+            None,
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        parts.push(out);
+    }
+    let merged = dir.path().join("q-all.blmk");
+    let mut args = vec!["merge", "-o", s(&merged)];
+    args.extend(parts.iter().map(|p| s(p)));
+    let r = bloomkit(&args, None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("doubled"), "{}", r.stderr);
+    let all: String = (0..9_000).map(|i| key(i) + "\n").collect();
+    let r = bloomkit(&["query", s(&merged), "-q"], Some(all.as_bytes()));
+    assert_eq!(r.code, Some(0), "a key of a partition is missing");
 }
 
 #[test]

@@ -8,8 +8,9 @@ use bloomkit::Variant;
 use std::io::Write;
 
 use super::{flush_quietly, human_bytes, thousands};
-use crate::open::{FilterFile, Kind, Source};
+use crate::open::{Detail, FilterFile, Kind, Source};
 use crate::CliError;
+use serde_json::Value;
 
 /// `bloomkit info`'s flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -42,6 +43,62 @@ fn hasher_name(id: u8) -> &'static str {
     }
 }
 
+/// One line of the report: the label and text people read, and the JSON fields it becomes
+/// (typed: counts and sizes as integers, rates and fractions as floats).
+struct Entry {
+    label: &'static str,
+    text: String,
+    json: Vec<(&'static str, Value)>,
+}
+
+impl Entry {
+    fn new(label: &'static str, text: impl Into<String>) -> Self {
+        Entry {
+            label,
+            text: text.into(),
+            json: Vec::new(),
+        }
+    }
+
+    fn field(mut self, name: &'static str, value: impl Into<Value>) -> Self {
+        self.json.push((name, value.into()));
+        self
+    }
+}
+
+/// A float as a JSON number; `null` for NaN and the infinities, which JSON cannot hold.
+fn float(x: f64) -> Value {
+    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+/// The entries of one variant's own figures.
+fn detail(d: Detail) -> Entry {
+    match d {
+        Detail::Bits(bits) => Entry::new("bits", bits.to_string()).field("bits", bits),
+        Detail::Blocks { count, bits } => Entry::new("blocks", format!("{count} of {bits} bits"))
+            .field("blocks", count)
+            .field("block_bits", bits),
+        Detail::Hashes(Some(k)) => Entry::new("hashes (k)", k.to_string()).field("hashes", k),
+        Detail::Hashes(None) => {
+            Entry::new("hashes (k)", "8 (one bit in each 32-bit word of a block)")
+                .field("hashes", 8)
+        }
+        Detail::Fill { ones, bits } => {
+            let fill = ones as f64 / bits as f64;
+            Entry::new("fill", format!("{fill:.4} ({ones} of {bits} bits set)"))
+                .field("fill", float(fill))
+                .field("bits_set", ones)
+                .field("bits", bits)
+        }
+        Detail::Counters { count, bits } => {
+            Entry::new("counters", format!("{count} of {bits} bits"))
+                .field("counters", count)
+                .field("counter_bits", bits)
+        }
+        Detail::Slices(n) => Entry::new("slices", n.to_string()).field("slices", n),
+    }
+}
+
 /// Prints the description; exit 0.
 ///
 /// # Errors
@@ -49,75 +106,111 @@ fn hasher_name(id: u8) -> &'static str {
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let file = FilterFile::read(&args.file, args.read.options())?;
     file.check()?;
-    let mut lines: Vec<(&str, String)> = vec![
-        ("file", file.path().display().to_string()),
-        (
+    let size = file.bytes().len() as u64;
+    let mut lines = vec![
+        Entry::new("file", file.path().display().to_string())
+            .field("file", file.path().display().to_string()),
+        Entry::new(
             "size",
-            format!(
-                "{} ({} bytes)",
-                human_bytes(file.bytes().len() as u64),
-                thousands(file.bytes().len() as u64)
-            ),
-        ),
+            format!("{} ({} bytes)", human_bytes(size), thousands(size)),
+        )
+        .field("size_bytes", size),
     ];
     let variant = file.variant();
     match file.kind() {
         Kind::Bloomkit(h) => {
-            lines.push(("format", format!("bloomkit, version {}", h.version)));
-            lines.push(("variant", format!("{variant} (tag {})", variant.tag())));
-            lines.push((
-                "hasher",
-                format!(
-                    "{} (id {}), seed {}",
-                    hasher_name(h.hasher.id),
-                    h.hasher.id,
-                    h.hasher.seed
-                ),
-            ));
+            lines.push(
+                Entry::new("format", format!("bloomkit, version {}", h.version))
+                    .field("format", "bloomkit")
+                    .field("format_version", h.version),
+            );
+            lines.push(
+                Entry::new("variant", format!("{variant} (tag {})", variant.tag()))
+                    .field("variant", variant.to_string())
+                    .field("variant_tag", variant.tag()),
+            );
+            lines.push(
+                Entry::new(
+                    "hasher",
+                    format!(
+                        "{} (id {}), seed {}",
+                        hasher_name(h.hasher.id),
+                        h.hasher.id,
+                        h.hasher.seed
+                    ),
+                )
+                .field("hasher", hasher_name(h.hasher.id))
+                .field("hasher_id", h.hasher.id)
+                .field("hasher_seed", h.hasher.seed),
+            );
         }
         Kind::Parquet => {
-            lines.push((
-                "format",
-                "Parquet Bloom filter bytes (Thrift header, bitset)".into(),
-            ));
-            lines.push(("variant", format!("{variant}")));
-            lines.push(("hasher", hasher_name(5).into()));
+            lines.push(
+                Entry::new(
+                    "format",
+                    "Parquet Bloom filter bytes (Thrift header, bitset)",
+                )
+                .field("format", "parquet"),
+            );
+            lines.push(
+                Entry::new("variant", variant.to_string()).field("variant", variant.to_string()),
+            );
+            lines.push(Entry::new("hasher", hasher_name(5)).field("hasher", hasher_name(5)));
         }
     }
-    lines.push((
-        "checksums",
-        match (file.kind(), args.read.no_verify) {
-            (Kind::Parquet, _) => "none in Parquet's bytes".into(),
-            (_, false) => "header ok, payload ok".into(),
-            (_, true) => "header ok, payload not checked (--no-verify)".into(),
-        },
-    ));
+    // The JSON: whether each checksum was checked and held (a file whose checksum fails
+    // is an error before this point); `null` where the bytes carry none.
+    lines.push(match (file.kind(), args.read.no_verify) {
+        (Kind::Parquet, _) => Entry::new("checksums", "none in Parquet's bytes")
+            .field("header_checksum_ok", Value::Null)
+            .field("payload_checksum_ok", Value::Null),
+        (_, false) => Entry::new("checksums", "header ok, payload ok")
+            .field("header_checksum_ok", true)
+            .field("payload_checksum_ok", true),
+        (_, true) => Entry::new("checksums", "header ok, payload not checked (--no-verify)")
+            .field("header_checksum_ok", true)
+            .field("payload_checksum_ok", Value::Null),
+    });
     match file.open() {
         Ok(filter) => {
             let core = filter.core();
-            lines.extend(filter.details());
+            lines.extend(filter.details().into_iter().map(detail));
             if let Some(p) = core.target_fpr() {
-                lines.push(("target rate", format!("{p}")));
+                lines
+                    .push(Entry::new("target rate", format!("{p}")).field("target_rate", float(p)));
             }
-            lines.push((
-                "estimated items",
-                thousands(core.estimated_len().round() as u64),
-            ));
-            lines.push((
-                "estimated rate",
-                format!("{:.6} (from the fill)", core.estimated_fpr()),
-            ));
-            lines.push((
-                "read as",
-                match filter.source() {
-                    Source::View => "a zero-copy view of the file".into(),
-                    Source::Decoded => "decoded into memory (this variant has no view)".into(),
-                },
-            ));
-            lines.push((
-                "keys",
-                "not recorded in the file; answered as lines of text (str)".into(),
-            ));
+            let items = core.estimated_len();
+            lines.push(
+                Entry::new("estimated items", thousands(items.round() as u64)).field(
+                    "estimated_items",
+                    if items.is_finite() {
+                        Value::from(items.round() as u64)
+                    } else {
+                        Value::Null
+                    },
+                ),
+            );
+            let rate = core.estimated_fpr();
+            lines.push(
+                Entry::new("estimated rate", format!("{rate:.6} (from the fill)"))
+                    .field("estimated_rate", float(rate)),
+            );
+            lines.push(match filter.source() {
+                Source::View => {
+                    Entry::new("read as", "a zero-copy view of the file").field("read_as", "view")
+                }
+                Source::Decoded => {
+                    Entry::new("read as", "decoded into memory (this variant has no view)")
+                        .field("read_as", "decoded")
+                }
+            });
+            lines.push(
+                Entry::new(
+                    "keys",
+                    "not recorded in the file; answered as lines of text (str)",
+                )
+                .field("keys", "str"),
+            );
         }
         // What the header says is printed; the contents need the library (a bitmap's
         // integers, a record type, a secret key).
@@ -125,21 +218,22 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
             if matches!(variant, Variant::Bitmap | Variant::Multi)
                 || matches!(file.kind(), Kind::Bloomkit(h) if h.hasher.id == 3 || h.hasher.id >= 128) =>
         {
-            lines.push(("contents", e.to_string()));
+            lines.push(Entry::new("contents", e.to_string()).field("contents", e.to_string()));
         }
         Err(e) => return Err(e),
     }
     let text = if args.json {
-        let map: serde_json::Map<String, serde_json::Value> = lines
+        let map: serde_json::Map<String, Value> = lines
             .into_iter()
-            .map(|(k, v)| (k.replace(' ', "_"), serde_json::Value::String(v)))
+            .flat_map(|e| e.json)
+            .map(|(k, v)| (k.to_string(), v))
             .collect();
-        format!("{}\n", serde_json::Value::Object(map))
+        format!("{}\n", Value::Object(map))
     } else {
-        let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        let width = lines.iter().map(|e| e.label.len()).max().unwrap_or(0);
         lines
             .into_iter()
-            .map(|(k, v)| format!("{k:>width$}: {v}\n"))
+            .map(|e| format!("{:>width$}: {}\n", e.label, e.text))
             .collect()
     };
     let mut out = std::io::stdout().lock();

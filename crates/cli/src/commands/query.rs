@@ -70,6 +70,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
                 None => break,
             },
         };
+        found.clear();
         filter.contains_batch(keys, &mut found);
         asked += keys.len() as u64;
         for (key, &present) in keys.iter().zip(&found) {
