@@ -706,7 +706,7 @@ fn dense(c: &mut Criterion) {
         let build_bitmap = |ids: &[u32]| {
             let mut b = Bitmap::new(0..=range - 1).expect("valid");
             for &i in ids {
-                b.try_insert(i).expect("in range");
+                b.try_insert(&i).expect("in range");
             }
             b
         };
@@ -732,7 +732,7 @@ fn dense(c: &mut Criterion) {
                 cycle
                     .next_batch()
                     .iter()
-                    .filter(|&&q| bitmap.contains(q))
+                    .filter(|&&q| bitmap.contains(&q))
                     .count()
             })
         });

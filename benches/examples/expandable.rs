@@ -53,7 +53,7 @@ impl<K: Hash + ?Sized> Row<K> {
     fn insert(&mut self, key: &K) {
         match self {
             Row::Expandable(f) => {
-                f.insert(key).expect("the expandable filter grows");
+                f.try_insert(key).expect("the expandable filter grows");
             }
             Row::Scalable(f) => {
                 f.try_insert(key).expect("the scalable filter grows");
@@ -133,7 +133,7 @@ fn run<K: Hash + ?Sized>(label: &str, members: &[&K], absent: &[&K], start: u64,
     // The same keys in the expandable filter made for all of them.
     let mut made = ExpandableFilter::<K>::new(last, p).unwrap();
     for &key in members.iter().take(held) {
-        made.insert(key).unwrap();
+        made.try_insert(key).unwrap();
     }
     let made = [Row::Expandable(made)];
     let probes: Vec<&K> = members[..held]

@@ -33,7 +33,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{BuildHasher, Hash};
 
 use bloomkit::core::Xxh3Builder;
-use bloomkit::{CountingBloomFilter, QuotientFilter};
+use bloomkit::{CountingBloomFilter, LookupCore, QuotientFilter};
 use bloomkit_benches::{median, members, non_members, race, split_names, timed};
 use cuckoofilter::CuckooFilter;
 
@@ -117,7 +117,7 @@ fn table<K: Hash + ?Sized>(title: &str, members: &[&K], absent: &[&K], probes: &
     }
     let mut qf = QuotientFilter::<K>::new(n as u64, FPR).expect("sized");
     for k in members {
-        qf.insert(k).expect("room");
+        qf.try_insert(k).expect("room");
     }
     let mut counting = CountingBloomFilter::<K>::new(n as u64, FPR).expect("sized");
     for k in members {
@@ -159,7 +159,7 @@ fn table<K: Hash + ?Sized>(title: &str, members: &[&K], absent: &[&K], probes: &
             name: "bloomkit QuotientFilter",
             bytes: qf.heap_bytes(),
             load: qf.load_factor(),
-            target: Some(qf.target_fpr()),
+            target: qf.target_fpr(),
             model: qf.estimated_fpr(),
             one: Box::new(|ks| ks.iter().filter(|k| qf.contains(k)).count()),
             batch: Some(Box::new(|ks| {
@@ -170,7 +170,7 @@ fn table<K: Hash + ?Sized>(title: &str, members: &[&K], absent: &[&K], probes: &
             insert: Box::new(|ks| {
                 let mut f = QuotientFilter::<K>::new(ks.len() as u64, FPR).expect("sized");
                 for k in ks {
-                    f.insert(k).expect("room");
+                    f.try_insert(k).expect("room");
                 }
                 f.heap_bytes()
             }),

@@ -23,7 +23,7 @@ use bloomkit::QuotientFilter;
 fn bloomkit_inserts(hashes: &[u64], n: u64) -> QuotientFilter<u64> {
     let mut f = QuotientFilter::<u64>::new(n, 0.01).expect("sized");
     for &h in hashes {
-        f.insert_hash(h).expect("room");
+        f.try_insert_hash(h).expect("room");
     }
     f
 }

@@ -471,7 +471,7 @@ fn dense(n: u64) {
     let mut bitmap = Bitmap::new(0..=range - 1).expect("valid");
     let mut roaring = roaring::RoaringBitmap::new();
     for i in (0..range).filter(|&i| key(u64::from(i)) % 5 != 0) {
-        bitmap.try_insert(i).expect("in range");
+        bitmap.try_insert(&i).expect("in range");
         roaring.insert(i);
     }
     let queries: Vec<u32> = (0..1u64 << 20)
@@ -484,7 +484,7 @@ fn dense(n: u64) {
         ),
         (
             "bloomkit Bitmap",
-            Box::new(|qs: &[u32]| qs.iter().filter(|&&q| bitmap.contains(q)).count()),
+            Box::new(|qs: &[u32]| qs.iter().filter(|&&q| bitmap.contains(&q)).count()),
         ),
     ];
     report(

@@ -232,7 +232,7 @@ pub fn decode_quotient(data: &[u8]) {
     assert!(PROBES.zip(&answers).all(|(k, &x)| (f.count(&k) > 0) == x));
     let mut held: HashMap<u64, u64> = HashMap::new();
     for k in PROBES {
-        match f.insert(&k) {
+        match f.try_insert(&k) {
             Ok(_) => *held.entry(k).or_default() += 1,
             Err(Error::Full { .. }) => break,
             Err(e) => panic!("insert after decoding: {e}"),
@@ -278,7 +278,7 @@ pub fn decode_expandable(data: &[u8]) {
     let len = f.len();
     let mut held: HashMap<u64, u64> = HashMap::new();
     for k in PROBES {
-        match f.insert(&k) {
+        match f.try_insert(&k) {
             Ok(_) => *held.entry(k).or_default() += 1,
             // Past the largest table (runs that reach the table's end make it grow: `Full`
             // would be a bug).
@@ -532,8 +532,8 @@ where
             b.capacity(),
         );
         for k in PROBES.map(key) {
-            if b.try_insert(k).is_ok() {
-                assert!(b.contains(k));
+            if b.try_insert(&k).is_ok() {
+                assert!(b.contains(&k));
             }
         }
         let copy = b.clone();
@@ -757,7 +757,7 @@ pub fn ops_bitmap(data: &[u8]) {
     run_ops(
         data,
         || Bitmap::<u16>::new(0..=511).unwrap(),
-        Some(|b: &mut Bitmap<u16>, k| b.remove(k).expect("removing a key in range")),
+        Some(|b: &mut Bitmap<u16>, k| b.remove(&k).expect("removing a key in range")),
         true,
     );
 }

@@ -14,18 +14,18 @@
 //!
 //! // Who logged in today? User ids run from 1 to 10,000,000.
 //! let mut today = Bitmap::new(1u32..=10_000_000)?;
-//! assert!(today.try_insert(42)?);            // new
-//! assert!(!today.try_insert(42)?);           // already there
-//! today.try_insert(7)?;
-//! today.try_insert(9_999_999)?;
+//! assert!(today.try_insert(&42)?);           // new
+//! assert!(!today.try_insert(&42)?);          // already there
+//! today.try_insert(&7)?;
+//! today.try_insert(&9_999_999)?;
 //! assert_eq!(today.len(), 3);            // exact, O(1)
-//! assert!(today.contains(7) && !today.contains(8));
+//! assert!(today.contains(&7) && !today.contains(&8));
 //! assert_eq!(today.iter().collect::<Vec<_>>(), [7, 42, 9_999_999]);
 //! assert_eq!(today.rank(100), 2);        // ids <= 100
 //! assert_eq!(today.select(2), Some(9_999_999));
 //!
 //! // Keys outside the range are an error that names them, not a panic.
-//! let err = today.try_insert(0).unwrap_err();
+//! let err = today.try_insert(&0).unwrap_err();
 //! assert_eq!(err.to_string(), "key 0 is outside the bitmap's range 1..=10000000");
 //!
 //! // Set algebra, word at a time.
@@ -185,15 +185,16 @@ impl<K: Key> Bitmap<K> {
     /// Inserts `key`; returns `true` if it was not present.
     ///
     /// (`try_insert`, not `insert`: a bitmap refuses keys outside its range, and in bloomkit
-    /// `insert` names only inserts that cannot fail.)
+    /// `insert` names only inserts that cannot fail. The key by reference, as through the
+    /// `Filter` trait: one signature per name.)
     ///
     /// # Errors
     /// [`Error::KeyOutOfRange`] for a key outside the range; nothing changes.
     #[inline]
-    pub fn try_insert(&mut self, key: K) -> Result<bool, Error> {
-        match self.offset(key) {
+    pub fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
+        match self.offset(*key) {
             Some(i) => Ok(self.bits.set(i)),
-            None => Err(self.out_of_range(key)),
+            None => Err(self.out_of_range(*key)),
         }
     }
 
@@ -224,8 +225,8 @@ impl<K: Key> Bitmap<K> {
 
     /// Whether `key` is present. A key outside the range is simply absent.
     #[inline]
-    pub fn contains(&self, key: K) -> bool {
-        self.offset(key).is_some_and(|i| self.bits.get(i))
+    pub fn contains(&self, key: &K) -> bool {
+        self.offset(*key).is_some_and(|i| self.bits.get(i))
     }
 
     /// Removes `key`, as every bloomkit filter's `remove` does: `Ok` if it was present,
@@ -235,8 +236,8 @@ impl<K: Key> Bitmap<K> {
     /// # Errors
     /// [`Error::NotPresent`].
     #[inline]
-    pub fn remove(&mut self, key: K) -> Result<(), Error> {
-        match self.offset(key) {
+    pub fn remove(&mut self, key: &K) -> Result<(), Error> {
+        match self.offset(*key) {
             Some(i) if self.bits.unset(i) => Ok(()),
             _ => Err(Error::NotPresent),
         }
@@ -500,7 +501,7 @@ impl<K: Key> Filter for Bitmap<K> {
     /// Names the key in the error, which the offset alone cannot.
     #[inline]
     fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
-        Bitmap::try_insert(self, *key)
+        Bitmap::try_insert(self, key)
     }
 }
 

@@ -62,7 +62,7 @@ fn run() -> Result<(), String> {
     let mut bitmap = Bitmap::new(0..=range - 1).map_err(|e| e.to_string())?;
     let mut members = 0u64;
     for id in (0..range).filter(|&id| keep(id)) {
-        bitmap.try_insert(id).map_err(|e| e.to_string())?;
+        bitmap.try_insert(&id).map_err(|e| e.to_string())?;
         members += 1;
     }
     let bitmap_build = per_op(start, members);
@@ -76,7 +76,7 @@ fn run() -> Result<(), String> {
 
     let start = Instant::now();
     let hits = (0..queries)
-        .filter(|&i| bitmap.contains(black_box(query(i))))
+        .filter(|&i| bitmap.contains(&black_box(query(i))))
         .count();
     let bitmap_ns = per_op(start, queries);
     let start = Instant::now();

@@ -2,6 +2,24 @@
 //! [`Lookup`] with the key type) and the side that inserts ([`FilterCore`], [`Filter`]),
 //! the capability traits where variants differ ([`Remove`], [`Union`], [`Intersection`]),
 //! and the [`Unified`] adapter for collections of mixed variants.
+//!
+//! # One contract per name
+//!
+//! The filters keep these, in their trait impls and in their inherent methods of the same
+//! name (an inherent method never shadows a trait method with another signature):
+//!
+//! | name | contract |
+//! |---|---|
+//! | `insert`, `insert_hash`, `insert_batch` | only where an insert cannot fail ([`FilterCore::InsertError`] is [`Infallible`]); `insert` returns whether the key was new |
+//! | `try_insert`, `try_insert_hash`, `try_insert_batch` | every variant; on `Err` every key inserted before stays |
+//! | `contains`, `try_insert`, `remove` | the key by reference (`&Self::Key`), integers included |
+//! | `contains_batch(keys, out)` | appends one answer per key to `out`, in order; never clears it |
+//! | `remove` | `Result<(), Error>`: [`Error::NotPresent`] when the key is not there, and nothing changes |
+//! | `target_fpr` | `Option<f64>`: `None` for a filter built from raw parameters |
+//!
+//! (The key-value guard's `FilteredStore` is a store, not a filter: its `insert` and
+//! `remove` write through to the store. bloomkit-redis's remote filters answer over a
+//! network and have their own fallible calls.)
 
 use core::borrow::Borrow;
 use core::convert::Infallible;

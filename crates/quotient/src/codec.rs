@@ -90,7 +90,7 @@ impl<K: ?Sized, S: PortableHasher> QuotientFilter<K, S> {
     /// use bloomkit_quotient::QuotientFilter;
     ///
     /// let mut f = QuotientFilter::<u64>::new(1_000, 0.01)?;
-    /// f.insert(&7)?;
+    /// f.try_insert(&7)?;
     /// let g = QuotientFilter::<u64>::from_bytes(&f.to_bytes())?;
     /// assert_eq!(f, g);
     /// # Ok::<(), bloomkit_core::Error>(())

@@ -83,7 +83,7 @@ pub const GROWTH_HORIZON: u32 = 10;
 ///
 /// let mut seen = ExpandableFilter::<u64>::new(1_000, 0.01)?;
 /// for url_id in 0..100_000u64 {
-///     seen.insert(&url_id)?; // grows past 1,000 without being told
+///     seen.try_insert(&url_id)?; // grows past 1,000 without being told
 /// }
 /// assert!((0..100_000u64).all(|k| seen.contains(&k)));
 /// assert!(seen.estimated_fpr() <= 0.01);
@@ -257,7 +257,7 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// [`max_bytes`](bloomkit_core::build::Builder::max_bytes);
     /// [`Error::AllocationFailed`]. Nothing is changed then, but a doubling that succeeded
     /// before the error (the key is not added).
-    pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+    pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         if self.table.used >= room(self.table.quotients) {
             self.double()?;
         }
@@ -484,11 +484,6 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         sum / self.table.quotients as f64
     }
 
-    /// The rate the filter keeps under.
-    pub fn target_fpr(&self) -> f64 {
-        self.target_fpr
-    }
-
     /// The most heap bytes the filter may grow to: the builder's
     /// [`max_bytes`](bloomkit_core::build::Builder::max_bytes), `None` for no limit.
     pub fn max_bytes(&self) -> Option<u64> {
@@ -508,8 +503,8 @@ impl<K: Hash + ?Sized, S: BuildHasher> ExpandableFilter<K, S> {
     ///
     /// # Errors
     /// As [`insert_hash`](Self::insert_hash).
-    pub fn insert(&mut self, key: &K) -> Result<bool, Error> {
-        self.insert_hash(self.hasher.hash_one(key))
+    pub fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
+        self.try_insert_hash(self.hasher.hash_one(key))
     }
 
     /// Removes a copy of `key`.
@@ -584,7 +579,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> Lookup for ExpandableFilter<K, S> {
 impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for ExpandableFilter<K, S> {
     type InsertError = Error;
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.insert_hash(hash)
+        self.try_insert_hash(hash)
     }
     fn clear(&mut self) {
         ExpandableFilter::clear(self);
@@ -693,7 +688,7 @@ mod codec {
         ///
         /// let mut f = ExpandableFilter::<u64>::new(100, 0.01)?;
         /// for k in 0..1_000u64 {
-        ///     f.insert(&k)?;
+        ///     f.try_insert(&k)?;
         /// }
         /// let g = ExpandableFilter::<u64>::from_bytes(&f.to_bytes())?;
         /// assert_eq!(f, g);

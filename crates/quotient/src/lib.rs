@@ -47,9 +47,9 @@
 //! use bloomkit_quotient::QuotientFilter;
 //!
 //! let mut sessions = QuotientFilter::<str>::new(10_000, 0.01)?;
-//! sessions.insert("alice")?;
-//! sessions.insert("alice")?;
-//! sessions.insert("bob")?;
+//! sessions.try_insert("alice")?;
+//! sessions.try_insert("alice")?;
+//! sessions.try_insert("bob")?;
 //! assert_eq!(sessions.count("alice"), 2);
 //! sessions.remove("alice")?;
 //! assert!(sessions.contains("alice") && sessions.contains("bob"));
@@ -177,7 +177,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// use (or the runs reach the table's end, or the copies held would pass 2^64); nothing
     /// is changed.
     #[inline]
-    pub fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+    pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         self.table.prefetch(self.split(hash).0);
         with_popcnt(
             #[inline(always)]
@@ -355,6 +355,73 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
         Ok(())
     }
 
+    /// [`union_with`](Self::union_with) that makes room as a `Vec` does: a filter with fewer
+    /// home slots than the other is [`resize`](Self::resize)d up to it (its copy, for
+    /// `other`), and while the union does not fit both double. Returns how many times this
+    /// filter doubled (each doubling keeps the fingerprints' bits: the rate at full load
+    /// doubles, see `resize`).
+    ///
+    /// # Errors
+    /// As `union_with` and `resize`: [`Error::Incompatible`] for another hasher, seed or
+    /// fingerprint length (quotient plus remainder bits); [`Error::TooLarge`] or
+    /// [`Error::CannotResize`] when the room cannot be made. Nothing is changed on an error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_quotient::QuotientFilter;
+    ///
+    /// let mut a = QuotientFilter::<u64>::new(1_000, 0.01)?;
+    /// let mut b = QuotientFilter::<u64>::new(1_000, 0.01)?;
+    /// let n = a.max_items() * 3 / 4; // each three quarters full: together, too many
+    /// for k in 0..n {
+    ///     a.try_insert(&k)?;
+    ///     b.try_insert(&(k + 1_000_000))?;
+    /// }
+    /// assert!(a.clone().union_with(&b).is_err());
+    /// let doublings = a.union_growing(&b)?;
+    /// assert_eq!(doublings, 1);
+    /// assert!((0..n).all(|k| a.contains(&k) && a.contains(&(k + 1_000_000))));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn union_growing(&mut self, other: &Self) -> Result<u32, Error>
+    where
+        S: bloomkit_core::PortableHasher + Clone,
+    {
+        use bloomkit_core::Parameter;
+        let bits = |f: &Self| f.quotient_bits + f.table.remainder_bits;
+        if bits(self) != bits(other) {
+            return Err(Error::Incompatible {
+                what: Parameter::Bits,
+                left: u64::from(bits(self)),
+                right: u64::from(bits(other)),
+            });
+        }
+        let mut acc = self.clone();
+        let mut other = other.clone();
+        let mut doublings = 0;
+        while acc.quotient_bits < other.quotient_bits {
+            acc.resize()?;
+            doublings += 1;
+        }
+        while other.quotient_bits < acc.quotient_bits {
+            other.resize()?;
+        }
+        loop {
+            match acc.union_with(&other) {
+                Err(Error::Full { .. }) => {
+                    acc.resize()?;
+                    other.resize()?;
+                    doublings += 1;
+                }
+                Err(e) => return Err(e),
+                Ok(()) => break,
+            }
+        }
+        *self = acc;
+        Ok(doublings)
+    }
+
     /// Removes every key.
     pub fn clear(&mut self) {
         self.table.clear();
@@ -371,8 +438,8 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
     ///
     /// # Errors
     /// As [`insert_hash`](Self::insert_hash).
-    pub fn insert(&mut self, key: &K) -> Result<bool, Error> {
-        self.insert_hash(self.hasher.hash_one(key))
+    pub fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
+        self.try_insert_hash(self.hasher.hash_one(key))
     }
 
     /// Removes a copy of `key`.
@@ -517,11 +584,6 @@ macro_rules! read_side {
                 -((-p).ln_1p() * self.table.distinct as f64).exp_m1()
             }
 
-            /// The rate the filter was sized for (at [`MAX_LOAD`]).
-            pub fn target_fpr(&self) -> f64 {
-                self.target_fpr
-            }
-
         }
 
         impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> $ty<$($lt,)? K, S> {
@@ -639,7 +701,7 @@ read_side!(['a] QuotientFilterRef);
 impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for QuotientFilter<K, S> {
     type InsertError = Error;
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.insert_hash(hash)
+        self.try_insert_hash(hash)
     }
     fn clear(&mut self) {
         QuotientFilter::clear(self);
@@ -651,5 +713,15 @@ impl<K: Hash + ?Sized, S: BuildHasher> bloomkit_core::Filter for QuotientFilter<
 impl<K: Hash + ?Sized, S: BuildHasher> Remove for QuotientFilter<K, S> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         QuotientFilter::remove_hash(self, hash)
+    }
+}
+
+/// The multiset union, as [`QuotientFilter::union_with`] (counts add); for a union that
+/// makes room, [`QuotientFilter::union_growing`].
+impl<K: ?Sized, S: bloomkit_core::PortableHasher + Clone> bloomkit_core::Union
+    for QuotientFilter<K, S>
+{
+    fn union_with(&mut self, other: &Self) -> Result<(), Error> {
+        QuotientFilter::union_with(self, other)
     }
 }

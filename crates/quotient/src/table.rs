@@ -454,9 +454,13 @@ impl Table {
             self.open_slot(x, at + i, Some(end + i))?;
         }
         self.write_entry(head, rem, total);
-        self.distinct += u64::from(held == 0);
+        // An `if`, not `+= u64::from(held == 0)` next to the flag's use (rust-lang/rust#158206).
+        let new = held == 0;
+        if new {
+            self.distinct += 1;
+        }
         self.len += copies;
-        Some(held == 0)
+        Some(new)
     }
 
     /// Removes one copy of `(x, rem)`; `false` (and nothing changed) when there is none.
@@ -929,11 +933,20 @@ impl<W: AsRef<[u64]>> Table<W> {
     /// select from its block's spill count.
     #[inline(always)]
     fn run_end(&self, x: usize) -> usize {
+        self.try_run_end(x)
+            .expect("an occupied quotient has a run end")
+    }
+
+    /// [`run_end`](Self::run_end) for the lookups, which may read bytes that changed after
+    /// they were checked (a mapped file rewritten under a view): `None` when the bits hold
+    /// no run end for `x` at or after `x`, and the lookup answers "maybe" instead of
+    /// panicking (a false positive, never a false negative).
+    #[inline(always)]
+    fn try_run_end(&self, x: usize) -> Option<usize> {
         let b = x / BLOCK;
         let start = b * BLOCK + self.spill(b);
         let before = (self.occ(b) & ((1u64 << (x % BLOCK)) - 1)).count_ones();
-        self.runend_from(start, before)
-            .expect("an occupied quotient has a run end")
+        self.runend_from(start, before).filter(|&end| end >= x)
     }
 
     /// Whether slot `i` starts the run of quotient `x` that holds it.
@@ -1022,7 +1035,11 @@ impl<W: AsRef<[u64]>> Table<W> {
         if !self.is_occupied(x) {
             return 0;
         }
-        match self.find(x, self.run_end(x), rem) {
+        // Damaged bits (see `try_run_end`): as many copies as anyone could have inserted.
+        let Some(end) = self.try_run_end(x) else {
+            return u64::MAX;
+        };
+        match self.find(x, end, rem) {
             Found::Entry { copies, .. } => copies,
             Found::Before(_) => 0,
         }
@@ -1058,8 +1075,11 @@ impl<W: AsRef<[u64]>> Table<W> {
         if !self.is_occupied(x) {
             return false;
         }
-        // Backwards from the end: the first remainder not above `rem` decides.
-        let mut i = self.run_end(x);
+        // Backwards from the end: the first remainder not above `rem` decides. Damaged
+        // bits (see `try_run_end`): maybe.
+        let Some(mut i) = self.try_run_end(x) else {
+            return true;
+        };
         loop {
             let r = self.remainder(i);
             if r <= rem {
@@ -1108,7 +1128,11 @@ impl<W: AsRef<[u64]>> Table<W> {
     /// start (none when `x` is not occupied).
     #[inline(always)]
     pub(crate) fn run_back(&self, x: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
-        let mut i = self.is_occupied(x).then(|| self.run_end(x));
+        let mut i = if self.is_occupied(x) {
+            self.try_run_end(x)
+        } else {
+            None
+        };
         core::iter::from_fn(move || {
             let at = i?;
             i = (!self.is_run_start(x, at)).then(|| at - 1);

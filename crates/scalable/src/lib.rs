@@ -471,12 +471,6 @@ impl<K: ?Sized, S: BuildHasher + Clone> ScalableBloomFilter<K, S> {
         self.slices.len()
     }
 
-    /// The target false-positive rate the filter was built for: the guarantee, however far
-    /// it grows ([`fpr_bound`](Self::fpr_bound) is what the current slices give).
-    pub fn target_fpr(&self) -> f64 {
-        self.config.fpr
-    }
-
     /// The false-positive rate this filter guarantees now: the sum of its slices' design
     /// rates, at most 1. At most the target for a filter built by itself, however far it
     /// grows; the sum of the two bounds after a [`union`](Union::union_with).

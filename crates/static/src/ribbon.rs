@@ -654,11 +654,6 @@ macro_rules! ribbon_read_side {
                 self.layout.fpr()
             }
 
-            /// The rate the filter was sized for.
-            pub fn target_fpr(&self) -> f64 {
-                self.layout.target_fpr
-            }
-
             pub(crate) fn target(&self) -> Option<f64> {
                 Some(self.layout.target_fpr)
             }

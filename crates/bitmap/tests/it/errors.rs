@@ -39,17 +39,17 @@ fn ranges_that_cannot_be_stored() {
 #[test]
 fn keys_outside_the_range() {
     let mut b = Bitmap::new(-10i32..=10).unwrap();
-    let err = b.try_insert(11).unwrap_err();
+    let err = b.try_insert(&11).unwrap_err();
     assert_eq!(
         err.to_string(),
         "key 11 is outside the bitmap's range -10..=10"
     );
     assert!(matches!(
-        b.try_insert(i32::MIN),
+        b.try_insert(&i32::MIN),
         Err(Error::KeyOutOfRange { .. })
     ));
-    assert!(!b.contains(11));
-    assert_eq!(b.remove(-11), Err(Error::NotPresent));
+    assert!(!b.contains(&11));
+    assert_eq!(b.remove(&-11), Err(Error::NotPresent));
     assert!(b.is_empty());
     let err = b.extend_checked([1, 2, 3, 99]).unwrap_err();
     assert!(err.to_string().contains("key 99"));
@@ -98,8 +98,8 @@ fn ranges_at_the_ends_of_the_widest_types() {
     fn round_trip<K: bloomkit_bitmap::Key>(range: std::ops::RangeInclusive<K>, keys: &[K]) {
         let mut b = Bitmap::new(range.clone()).unwrap();
         for &k in keys {
-            assert!(b.try_insert(k).unwrap(), "{k}");
-            assert!(b.contains(k));
+            assert!(b.try_insert(&k).unwrap(), "{k}");
+            assert!(b.contains(&k));
         }
         assert_eq!(b.len(), keys.len() as u64);
         assert_eq!(b.iter().collect::<Vec<_>>(), keys);

@@ -85,7 +85,7 @@ fn run<K: Key>(lo: K, hi: K, ops: &Ops) -> Outcome {
         match op {
             Op::Insert(off) => {
                 let Some(k) = key(*off) else { continue };
-                match b.try_insert(k) {
+                match b.try_insert(&k) {
                     Ok(new) => ensure(in_range(k) && new == model.insert(k), || at("insert"))?,
                     Err(Error::KeyOutOfRange { .. }) => ensure(!in_range(k), || at("refused"))?,
                     Err(e) => return Err(at(&e.to_string())),
@@ -94,7 +94,7 @@ fn run<K: Key>(lo: K, hi: K, ops: &Ops) -> Outcome {
             Op::Remove(off) => {
                 let Some(k) = key(*off) else { continue };
                 let mut via_trait = b.clone();
-                let removed = b.remove(k);
+                let removed = b.remove(&k);
                 ensure(removed.is_ok() == model.remove(&k), || at("remove"))?;
                 ensure(removed.is_ok() || removed == Err(Error::NotPresent), || {
                     at("remove error")
@@ -107,7 +107,7 @@ fn run<K: Key>(lo: K, hi: K, ops: &Ops) -> Outcome {
             }
             Op::Contains(off) => {
                 let Some(k) = key(*off) else { continue };
-                ensure(b.contains(k) == model.contains(&k), || at("contains"))?;
+                ensure(b.contains(&k) == model.contains(&k), || at("contains"))?;
                 ensure(Lookup::contains(&b, &k) == model.contains(&k), || {
                     at("Lookup::contains")
                 })?;
@@ -180,7 +180,7 @@ fn signed_keys_match_the_model() {
 fn full_range_of_a_small_type() {
     let mut b = Bitmap::new(i8::MIN..=i8::MAX).unwrap();
     for k in i8::MIN..=i8::MAX {
-        assert!(b.try_insert(k).unwrap());
+        assert!(b.try_insert(&k).unwrap());
     }
     assert_eq!(b.len(), 256);
     assert_eq!((b.min(), b.max()), (Some(-128), Some(127)));

@@ -4,6 +4,17 @@
 
 #[cfg(all(feature = "classic", feature = "counting", feature = "scalable"))]
 mod builder;
+#[cfg(all(
+    feature = "classic",
+    feature = "counting",
+    feature = "scalable",
+    feature = "bitmap",
+    feature = "multi",
+    feature = "static",
+    feature = "quotient",
+    feature = "serde"
+))]
+mod conformance;
 #[cfg(all(feature = "classic", feature = "serde"))]
 mod cross_process;
 mod fuzz_regressions;

@@ -20,8 +20,8 @@ fn a_u64_filter_finds_the_literal_it_was_given() {
     scalable.try_insert(&1u64).unwrap();
     assert!(scalable.contains(&1));
     let mut bitmap = Bitmap::new(0u64..=10).unwrap();
-    bitmap.try_insert(1).unwrap();
-    assert!(bitmap.contains(1));
+    bitmap.try_insert(&1).unwrap();
+    assert!(bitmap.contains(&1));
 }
 
 #[test]

@@ -7,7 +7,7 @@ use bloomkit::counting::{Counter, U4};
 use bloomkit::prelude::*;
 use bloomkit::{Codec, Error, Union, Variant};
 
-use super::{human_bytes, write_bytes};
+use super::{human_bytes, thousands, write_bytes};
 use crate::open::{FilterFile, Kind, Options};
 use crate::CliError;
 
@@ -80,7 +80,28 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         }
         Variant::Counting => counting(&files)?,
         Variant::Scalable => union::<ScalableBloomFilter<str>>(&files, Union::union_with)?,
-        Variant::Quotient => union::<QuotientFilter<str>>(&files, QuotientFilter::union_with)?,
+        Variant::Quotient => {
+            // The union makes room as the library's `union_growing` does, and says so.
+            let doublings = std::cell::Cell::new(0u32);
+            let f = fold(
+                &files,
+                |a: &mut QuotientFilter<str>, b: &QuotientFilter<str>| {
+                    doublings.set(doublings.get() + a.union_growing(b)?);
+                    Ok(())
+                },
+            )?;
+            if doublings.get() > 0 {
+                eprintln!(
+                    "{}: the union needed more room: the quotient filter doubled {} time{} \
+                     to {} home slots (its rate when full doubles with each)",
+                    args.output.display(),
+                    doublings.get(),
+                    if doublings.get() == 1 { "" } else { "s" },
+                    thousands(f.capacity())
+                );
+            }
+            f.to_bytes()
+        }
         Variant::Bitmap | Variant::Multi => {
             return Err(CliError::new(format!(
                 "{}: a {}'s keys are not lines of text: merge it with the library",

@@ -45,10 +45,10 @@ fn follows_model_at(ops: &[(u8, u16)], fpr: f64) -> Result<(), String> {
                 // Most steps insert a run of new keys, so the filter doubles along the way.
                 for j in 0..u64::from(op % 16) {
                     let fresh = 10_000 + (i as u64) * 16 + j;
-                    f.insert(&fresh).map_err(|e| format!("insert: {e}"))?;
+                    f.try_insert(&fresh).map_err(|e| format!("insert: {e}"))?;
                     *model.entry(fresh).or_default() += 1;
                 }
-                f.insert(&key).map_err(|e| format!("insert: {e}"))?;
+                f.try_insert(&key).map_err(|e| format!("insert: {e}"))?;
                 *model.entry(key).or_default() += 1;
             }
             for (&k, &c) in &model {
@@ -72,7 +72,7 @@ fn void_entries_keep_every_key() {
     assert_eq!(f.fingerprint_bits(), 4);
     let n = 60 * 256;
     for i in 0..n {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
     assert!(f.doublings() >= 8, "{} doublings", f.doublings());
     assert!((0..n).all(|i| f.contains(&member(i))), "a key was lost");
@@ -104,7 +104,7 @@ fn rate_stays_under_target_through_a_thousandfold_growth() {
         let mut inserted = 0u64;
         for growth in [10u64, 100, 1_000] {
             while inserted < 1_000 * growth {
-                f.insert(&member(inserted)).unwrap();
+                f.try_insert(&member(inserted)).unwrap();
                 inserted += 1;
             }
             let rate = measure_fpr(&f, 1_000_000);
@@ -146,7 +146,7 @@ fn rate_stays_under_target_through_a_thousandfold_growth() {
 fn removing_a_key_never_inserted_is_a_typed_error() {
     let mut f = ExpandableFilter::<u64>::new(100, 0.0001).unwrap();
     for i in 0..5_000u64 {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
     let before = f.clone();
     let refused = (0..1_000u64)
@@ -185,7 +185,7 @@ fn bad_parameters_are_typed_errors() {
 fn repeated_keys_make_it_grow_never_full() {
     let mut f = ExpandableFilter::<str>::new(10, 0.01).unwrap();
     for _ in 0..2_000 {
-        f.insert("same").unwrap();
+        f.try_insert("same").unwrap();
     }
     assert_eq!(f.len(), 2_000);
     assert!(f.count("same") >= 2_000);
@@ -193,9 +193,9 @@ fn repeated_keys_make_it_grow_never_full() {
     assert_eq!(f, g);
     let mut f = ExpandableFilter::<u64>::new(1_000, 0.01).unwrap();
     for i in 0..5_000u64 {
-        assert!(f.insert_hash(u64::MAX).is_ok(), "copy {i} of u64::MAX");
-        assert!(f.insert_hash(0).is_ok(), "copy {i} of 0");
-        f.insert(&member(i)).unwrap();
+        assert!(f.try_insert_hash(u64::MAX).is_ok(), "copy {i} of u64::MAX");
+        assert!(f.try_insert_hash(0).is_ok(), "copy {i} of 0");
+        f.try_insert(&member(i)).unwrap();
     }
     assert_eq!((f.count_hash(0), f.count_hash(u64::MAX)), (5_000, 5_000));
     let mut g = ExpandableFilter::<u64>::from_bytes(&f.to_bytes()).unwrap();
@@ -227,7 +227,7 @@ fn follows_a_model_with_heavy_repeats() {
                     .map_err(|e| format!("step {i}: remove: {e}"))?;
                 *model.get_mut(&hash).unwrap() -= 1;
             } else {
-                f.insert_hash(hash)
+                f.try_insert_hash(hash)
                     .map_err(|e| format!("step {i}: insert of {hash:#x}: {e}"))?;
                 *model.entry(hash).or_default() += 1;
             }
@@ -256,7 +256,7 @@ fn a_byte_limit_bounds_every_doubling() {
     assert_eq!(f.max_bytes(), Some(limit));
     let mut inserted = 0;
     for i in 0..100_000u64 {
-        match f.insert(&i) {
+        match f.try_insert(&i) {
             Ok(_) => inserted = i + 1,
             Err(e) => {
                 assert_eq!(
@@ -278,7 +278,7 @@ fn a_byte_limit_bounds_every_doubling() {
         .max_bytes(limit)
         .build()
         .unwrap();
-    let refused = (0..100_000).find_map(|_| f.insert("same").err());
+    let refused = (0..100_000).find_map(|_| f.try_insert("same").err());
     assert!(
         matches!(refused, Some(Error::LimitReached { .. })),
         "{refused:?}"
@@ -288,7 +288,10 @@ fn a_byte_limit_bounds_every_doubling() {
     let mut g = ExpandableFilter::<str>::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(g.max_bytes(), None);
     g.set_max_bytes(Some(limit));
-    assert!(matches!(g.insert("same"), Err(Error::LimitReached { .. })));
+    assert!(matches!(
+        g.try_insert("same"),
+        Err(Error::LimitReached { .. })
+    ));
 }
 
 /// The byte format: round trips (through doublings, as the keys outgrow a filter made for
@@ -312,7 +315,7 @@ fn codec() {
 fn decoded_filters_keep_every_key_and_grow() {
     let mut f = ExpandableFilter::<u64>::new(60, 0.5).unwrap();
     for i in 0..5_000 {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
     for i in (0..5_000).step_by(3) {
         f.remove(&member(i)).unwrap();
@@ -321,7 +324,7 @@ fn decoded_filters_keep_every_key_and_grow() {
     assert_eq!(f, g);
     assert_eq!(g.estimated_fpr(), f.estimated_fpr());
     for i in 5_000..20_000 {
-        g.insert(&member(i)).unwrap();
+        g.try_insert(&member(i)).unwrap();
     }
     let kept = (0..20_000).filter(|i| i >= &5_000 || i % 3 != 0);
     assert!(kept.into_iter().all(|i| g.contains(&member(i))));

@@ -33,7 +33,7 @@ fn follows_a_counting_model() {
                     }
                 }
             } else {
-                f.insert(&key).map_err(|e| format!("insert: {e}"))?;
+                f.try_insert(&key).map_err(|e| format!("insert: {e}"))?;
                 *model.entry(key).or_default() += 1;
             }
             for (&k, &c) in &model {
@@ -56,7 +56,7 @@ fn rate_at_full_load_and_after_removes() {
         let mut f = QuotientFilter::<u64>::new(200_000, p).unwrap();
         let n = f.max_items();
         for i in 0..n {
-            f.insert(&member(i)).unwrap();
+            f.try_insert(&member(i)).unwrap();
         }
         let full = measure_fpr(&f, 1_000_000);
         println!(
@@ -90,10 +90,10 @@ fn a_full_filter_refuses_and_changes_nothing() {
     let mut f = QuotientFilter::<u64>::new(100, 0.01).unwrap();
     let n = f.max_items();
     for i in 0..n {
-        f.insert(&i).unwrap();
+        f.try_insert(&i).unwrap();
     }
     let before = f.clone();
-    match f.insert(&u64::MAX) {
+    match f.try_insert(&u64::MAX) {
         Err(Error::Full { items, slots }) => assert_eq!((items, slots), (n, f.capacity())),
         other => panic!("{other:?}"),
     }
@@ -120,7 +120,7 @@ fn many_copies_take_few_slots() {
     let keys: Vec<u64> = (0..).filter(|k| rem(&f, k) < top - 1).take(3).collect();
     for i in 1..=10_000u64 {
         for k in &keys {
-            f.insert(k).unwrap();
+            f.try_insert(k).unwrap();
             assert_eq!(f.count(k), i);
         }
     }
@@ -133,7 +133,7 @@ fn many_copies_take_few_slots() {
     // Fill the other slots with distinct keys, then one more copy of a counted key fits.
     let mut next = 1_000_000u64;
     loop {
-        match f.insert(&next) {
+        match f.try_insert(&next) {
             Ok(_) => next += 1,
             Err(Error::Full { items, .. }) => {
                 assert_eq!(items, f.max_items());
@@ -143,7 +143,7 @@ fn many_copies_take_few_slots() {
         }
     }
     // 10,001 copies: the same digits as 10,000 (no base below 128 has a power at 9,998).
-    f.insert(&keys[0]).unwrap();
+    f.try_insert(&keys[0]).unwrap();
     let held = f.count(&keys[0]);
     for i in (0..held).rev() {
         f.remove(&keys[0]).unwrap();
@@ -164,7 +164,7 @@ fn a_resize_that_cannot_hold_the_counted_copies_is_refused() {
     let rem = |f: &QuotientFilter<u64>, k: &u64| (f.hash_key(k) << 7) >> 57;
     let key = (0..).find(|k| rem(&f, k) == 63).unwrap();
     for _ in 0..300 {
-        f.insert(&key).unwrap();
+        f.try_insert(&key).unwrap();
     }
     let before = f.clone();
     assert!(matches!(f.resize(), Err(Error::Full { .. })));
@@ -176,7 +176,7 @@ fn a_resize_that_cannot_hold_the_counted_copies_is_refused() {
 fn removing_a_key_never_inserted_is_a_typed_error() {
     let mut f = QuotientFilter::<u64>::new(1_000, 0.0001).unwrap();
     for i in 0..500u64 {
-        f.insert(&i).unwrap();
+        f.try_insert(&i).unwrap();
     }
     let before = f.clone();
     // Keys never inserted: almost all certainly absent (an error, nothing changes).
@@ -218,7 +218,7 @@ fn resize_shrink_and_union_keep_every_copy() {
         let build = |keys: &[u16]| {
             let mut f = QuotientFilter::<u64>::new(300, 0.01).unwrap();
             for &k in keys {
-                f.insert(&u64::from(k % 200)).unwrap();
+                f.try_insert(&u64::from(k % 200)).unwrap();
             }
             f
         };
@@ -253,14 +253,14 @@ fn resize_doubles_room_and_rate() {
     let mut f = QuotientFilter::<u64>::new(20_000, 0.01).unwrap();
     let n = f.max_items();
     for i in 0..n {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
-    assert!(matches!(f.insert(&u64::MAX), Err(Error::Full { .. })));
+    assert!(matches!(f.try_insert(&u64::MAX), Err(Error::Full { .. })));
     let bits = f.remainder_bits();
     f.resize().unwrap();
     assert_eq!(f.remainder_bits(), bits - 1);
     for i in n..2 * n {
-        f.insert(&member(i)).unwrap();
+        f.try_insert(&member(i)).unwrap();
     }
     assert!((0..2 * n).all(|i| f.contains(&member(i))));
     let m = measure_fpr(&f, 400_000);
@@ -353,7 +353,7 @@ fn try_insert_batch_matches_insert_and_stops_when_full() {
         let mut one = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
         let mut single_new = 0;
         for k in &keys {
-            if one.insert(k).map_err(|e| e.to_string())? {
+            if one.try_insert(k).map_err(|e| e.to_string())? {
                 single_new += 1;
             }
         }
@@ -425,7 +425,8 @@ fn view_answers_as_the_filter_and_refuses_what_it_refuses() {
     forall(200, |keys: &Vec<u16>| {
         let mut f = QuotientFilter::<u64>::new(300, 0.01).unwrap();
         for &k in keys {
-            f.insert(&u64::from(k % 250)).map_err(|e| e.to_string())?;
+            f.try_insert(&u64::from(k % 250))
+                .map_err(|e| e.to_string())?;
         }
         let bytes = AlignedBytes::copy_from(&f.to_bytes());
         let v = QuotientFilterRef::<u64>::from_bytes(bytes.as_bytes())
@@ -452,7 +453,7 @@ fn view_answers_as_the_filter_and_refuses_what_it_refuses() {
     });
     let mut f = QuotientFilter::<u64>::new(200, 0.01).unwrap();
     for k in 0..150u64 {
-        f.insert(&(k % 97)).unwrap();
+        f.try_insert(&(k % 97)).unwrap();
     }
     let good = f.to_bytes();
     let mut refused = 0;
