@@ -308,7 +308,7 @@ mod tests {
             Err(DecodeError::Truncated { .. })
         ));
         let mut deep = vec![0x15, 0x80, 0x01, 0x89]; // numBytes, then field 9, a list
-        deep.extend(std::iter::repeat(0x19).take(10_000)); // of one list of one list ...
+        deep.extend(std::iter::repeat_n(0x19, 10_000)); // of one list of one list ...
         assert!(read_header(&deep).is_err());
     }
 }

@@ -378,13 +378,18 @@ impl BitArray {
 
     /// The position of the lowest set bit.
     pub fn first_one(&self) -> Option<u64> {
-        let (w, word) = self.words.iter().enumerate().find(|(_, &w)| w != 0)?;
+        let (w, word) = self.words.iter().enumerate().find(|&(_, &w)| w != 0)?;
         Some(w as u64 * 64 + u64::from(word.trailing_zeros()))
     }
 
     /// The position of the highest set bit.
     pub fn last_one(&self) -> Option<u64> {
-        let (w, word) = self.words.iter().enumerate().rev().find(|(_, &w)| w != 0)?;
+        let (w, word) = self
+            .words
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|&(_, &w)| w != 0)?;
         Some(w as u64 * 64 + 63 - u64::from(word.leading_zeros()))
     }
 

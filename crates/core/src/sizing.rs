@@ -450,7 +450,7 @@ fn best_over_k(
     let mut last_err = None;
     for k in ks {
         match size_for(k) {
-            Ok(bits) if best.map_or(true, |b| bits < b.bits) => {
+            Ok(bits) if best.is_none_or(|b| bits < b.bits) => {
                 best = Some(Plan { bits, hashes: k });
             }
             Ok(_) => {}

@@ -85,11 +85,9 @@ fn absent_key(i: u64) -> [u8; 16] {
 }
 
 fn drop_caches(on: bool) {
-    if on {
-        if let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
-            eprintln!("cannot drop the page cache ({e}); run as root or without --drop-caches");
-            std::process::exit(2);
-        }
+    if on && let Err(e) = std::fs::write("/proc/sys/vm/drop_caches", "3") {
+        eprintln!("cannot drop the page cache ({e}); run as root or without --drop-caches");
+        std::process::exit(2);
     }
 }
 

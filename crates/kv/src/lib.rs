@@ -418,10 +418,10 @@ impl<S: Store, F: GuardFilter> FilteredStore<S, F> {
                 // then every put goes in, so the filter still holds every key.
                 let trusted = applied.len() == ops.len();
                 for (i, op) in ops.iter().enumerate() {
-                    if let Op::Put { key, .. } = op {
-                        if !trusted || applied[i] {
-                            filter.insert(key);
-                        }
+                    if let Op::Put { key, .. } = op
+                        && (!trusted || applied[i])
+                    {
+                        filter.insert(key);
                     }
                 }
                 changed.extend_from_slice(applied);
@@ -446,10 +446,11 @@ impl<S: Store, F: GuardFilter> FilteredStore<S, F> {
         {
             let mut filter = self.write_filter();
             for (op, &gone) in ops.iter().zip(&changed) {
-                if let Op::Delete { key } = op {
-                    if gone && !filter.forget(key) {
-                        stale += 1;
-                    }
+                if let Op::Delete { key } = op
+                    && gone
+                    && !filter.forget(key)
+                {
+                    stale += 1;
                 }
             }
         }

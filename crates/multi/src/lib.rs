@@ -1028,7 +1028,7 @@ impl<R: ?Sized, S: PortableHasher + Clone> Intersection for MultiFilter<R, S> {
 impl<R: Record + ?Sized, S: BuildHasher> LookupCore for MultiFilter<R, S> {
     fn contains_hash(&self, hash: u64) -> bool {
         self.record_part()
-            .map_or(true, |p| p.filter.contains_hash(hash))
+            .is_none_or(|p| p.filter.contains_hash(hash))
     }
     /// Records, from the record-level filter's fill; without it, the most distinct values
     /// (or combinations) any part holds, a lower bound.

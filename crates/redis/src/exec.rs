@@ -705,10 +705,10 @@ pub(crate) async fn run_wire<W: Wire>(
         return Ok(Replies::answered(Vec::new()));
     }
     let marked = usize::from(resync.is_some());
-    if !batch.is_empty() {
-        if let Some(end) = write(con, batch.packed(), round, marked).await {
-            return end;
-        }
+    if !batch.is_empty()
+        && let Some(end) = write(con, batch.packed(), round, marked).await
+    {
+        return end;
     }
     // From here on, `round.unread` bounds the replies still due before this round's.
     let mut left_unread = batch.len();

@@ -475,10 +475,10 @@ pub(crate) fn typed(name: &str, e: redis::RedisError) -> Error {
             max: limit.max,
         };
     }
-    if let Some(items) = e.clone().into_server_errors() {
-        if let Some((_, first)) = items.first() {
-            return server_error(name, first);
-        }
+    if let Some(items) = e.clone().into_server_errors()
+        && let Some((_, first)) = items.first()
+    {
+        return server_error(name, first);
     }
     match e
         .code()
@@ -1640,10 +1640,10 @@ pub(crate) async fn destroy<C: Connection>(
             if let Some(n) = found.get("shards").and_then(|n| n.parse::<u32>().ok()) {
                 shards = shards.max(n.min(MAX_SHARDS));
             }
-            if let Some(id) = found.get("id") {
-                if found.get("format").is_some_and(|f| f == "2") {
-                    ids.push((s, id.clone()));
-                }
+            if let Some(id) = found.get("id")
+                && found.get("format").is_some_and(|f| f == "2")
+            {
+                ids.push((s, id.clone()));
             }
         }
         window = range.end;

@@ -396,11 +396,11 @@ pub fn main(args: &Args) -> ExitCode {
     };
     // A reader that stops early (`| head`) has what it wanted: not an error.
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: stdout: {e}");
-            return ExitCode::from(2);
-        }
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: stdout: {e}");
+        return ExitCode::from(2);
     }
     type Draw = fn(&Report, &std::path::Path) -> Result<(), String>;
     let plots: [(Option<&PathBuf>, Draw); 2] = [

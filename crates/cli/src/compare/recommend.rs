@@ -290,39 +290,39 @@ fn choose(rows: &[Row], needs: &Needs) -> Recommendation {
     };
 
     // Records asked by field: one filter answers every kind.
-    if needs.records {
-        if let Some(r) = by_field(rows, needs) {
-            return r;
-        }
+    if needs.records
+        && let Some(r) = by_field(rows, needs)
+    {
+        return r;
     }
     // Many processes: the filter lives on the server.
-    if needs.shared {
-        if let Some(r) = shared(rows, needs) {
-            return r;
-        }
+    if needs.shared
+        && let Some(r) = shared(rows, needs)
+    {
+        return r;
     }
     // Many writers rule out what takes inserts through `&mut` alone.
-    if needs.threads > 1 {
-        if let Some(r) = concurrent(rows, needs) {
-            return r;
-        }
+    if needs.threads > 1
+        && let Some(r) = concurrent(rows, needs)
+    {
+        return r;
     }
-    if needs.dense {
-        if let Some(bitmap) = find(rows, "Bitmap") {
-            let vs = smallest_approx.map_or(String::new(), |a| {
-                format!(
-                    ", {:.1}x smaller than the smallest filter ({})",
-                    a.bytes as f64 / bitmap.bytes.max(1) as f64,
-                    a.structure
-                )
-            });
-            if smallest_approx.is_none_or(|a| bitmap.bytes <= a.bytes) {
-                return pick(bitmap, format!(
+    if needs.dense
+        && let Some(bitmap) = find(rows, "Bitmap")
+    {
+        let vs = smallest_approx.map_or(String::new(), |a| {
+            format!(
+                ", {:.1}x smaller than the smallest filter ({})",
+                a.bytes as f64 / bitmap.bytes.max(1) as f64,
+                a.structure
+            )
+        });
+        if smallest_approx.is_none_or(|a| bitmap.bytes <= a.bytes) {
+            return pick(bitmap, format!(
                     "Keys are dense integers: the bitmap is exact ({:.2} bits per key{vs}) and answers in {:.1} ns.",
                     bitmap.bits_per_key,
                     lookup_ns(bitmap, needs)
                 ));
-            }
         }
     }
     if let Some(set) = find(rows, "HashSet") {

@@ -283,13 +283,13 @@ fn judge<K: Hash + Eq>(keys: &[K], deleted: usize, queries: Vec<K>) -> (Vec<K>, 
 fn read_lines(path: &Path, what: &str) -> Result<Vec<Str>, String> {
     let cannot = |e: std::io::Error| format!("cannot read {what} {}: {e}", path.display());
     let size = std::fs::metadata(path).map_err(cannot)?.len();
-    if let Some(have) = budget::available_bytes() {
-        if size > have / 2 {
-            return Err(format!(
-                "{what} {} is {size} bytes, more than half of the {have} bytes of memory available",
-                path.display()
-            ));
-        }
+    if let Some(have) = budget::available_bytes()
+        && size > have / 2
+    {
+        return Err(format!(
+            "{what} {} is {size} bytes, more than half of the {have} bytes of memory available",
+            path.display()
+        ));
     }
     let bytes = std::fs::read(path).map_err(cannot)?;
     let text = String::from_utf8_lossy(&bytes);

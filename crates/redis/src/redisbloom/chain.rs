@@ -220,7 +220,7 @@ impl RedisBloomLink {
 
     /// The bit positions of a key with hashes `(a, b)`, as the module computes them.
     #[inline]
-    fn positions(&self, h: (u64, u64), force64: bool) -> impl Iterator<Item = u64> {
+    fn positions(&self, h: (u64, u64), force64: bool) -> impl Iterator<Item = u64> + use<> {
         let narrow = self.n2 > 0 && !force64 && self.n2 <= 31;
         positions(self.rem, self.n2, narrow, self.hashes, h)
     }
