@@ -90,6 +90,19 @@ pub fn main(args: &Args) -> ExitCode {
     seeds.push(root.join("crates/redis/tests/data"));
     let mut failed = Vec::new();
     let mut report = Vec::new();
+    // Every target built in one cargo call first (its units side by side on every core);
+    // each `cargo fuzz run` below then finds its binary built. A build error shows here.
+    eprintln!("building the fuzz targets ...");
+    let built = Command::new("cargo")
+        .current_dir(root.join("fuzz"))
+        .args(["+nightly", "fuzz", "build", "--release", "--sanitizer"])
+        .arg(&args.sanitizer)
+        .status()
+        .expect("run cargo fuzz (cargo install cargo-fuzz)");
+    if !built.success() {
+        eprintln!("the fuzz targets do not build");
+        return ExitCode::FAILURE;
+    }
     for target in targets {
         let corpus = root.join("fuzz/corpus").join(target);
         std::fs::create_dir_all(&corpus).expect("create the corpus directory");
