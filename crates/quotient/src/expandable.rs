@@ -502,7 +502,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> ExpandableFilter<K, S> {
     /// Adds a copy of `key`; `Ok(true)` when it is certainly new.
     ///
     /// # Errors
-    /// As [`insert_hash`](Self::insert_hash).
+    /// As [`try_insert_hash`](Self::try_insert_hash).
     pub fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
         self.try_insert_hash(self.hasher.hash_one(key))
     }

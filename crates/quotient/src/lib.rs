@@ -437,7 +437,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
     /// Adds a copy of `key`; `Ok(true)` when it is certainly new.
     ///
     /// # Errors
-    /// As [`insert_hash`](Self::insert_hash).
+    /// As [`try_insert_hash`](Self::try_insert_hash).
     pub fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
         self.try_insert_hash(self.hasher.hash_one(key))
     }
@@ -452,7 +452,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
 
     /// Adds a copy of every key of `keys`, in order, requesting their cache lines a group at a
     /// time as [`contains_batch`](Self::contains_batch) does. Returns how many were certainly
-    /// new (as [`insert`](Self::insert) counts them one at a time).
+    /// new (as [`try_insert`](Self::try_insert) counts them one at a time).
     ///
     /// # Errors
     /// [`Error::Full`] at the first key that does not fit: the keys before it are in, it and
