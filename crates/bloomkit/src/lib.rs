@@ -151,6 +151,7 @@
 pub use bloomkit_core as core;
 #[cfg(feature = "rayon")]
 pub use bloomkit_core::parallel;
+pub use bloomkit_core::variant;
 pub use bloomkit_core::{
     bits, build, check_fpr, hash, sizing, unified, Builder, DecodeError, Design, EmptyLike, Error,
     Filter, FilterCore, HashKey, HasherSpec, Intersection, KeyedHasher, Limit, Lookup, LookupCore,
@@ -206,6 +207,9 @@ pub use bloomkit_quotient::{ExpandableFilter, QuotientFilter};
 
 #[cfg(feature = "kv")]
 pub use bloomkit_kv as kv;
+
+#[cfg(feature = "serde")]
+pub mod registry;
 
 /// One filter shared by many processes and machines through Redis (`redis` feature).
 #[cfg(feature = "redis")]

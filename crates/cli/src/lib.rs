@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use bloomkit::prelude::*;
-//! use bloomkit_cli::open::{FilterFile, Source};
+//! use bloomkit_cli::open::FilterFile;
 //!
 //! let mut f = BlockedBloomFilter::<str>::new(1_000, 0.01)?;
 //! f.insert("apple");
@@ -35,7 +35,7 @@
 //! let mut found = Vec::new();
 //! opened.contains_batch(&["apple", "pear"], &mut found);
 //! assert_eq!(found, [true, false]);
-//! assert_eq!(opened.source(), Source::View);
+//! assert!(opened.is_view());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

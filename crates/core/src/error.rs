@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::Variant;
+
 /// Everything that can go wrong when building, combining, filling or decoding a filter.
 ///
 /// Messages are lowercase and name the offending value, so they read well inside a
@@ -561,129 +563,6 @@ pub enum DecodeError {
     /// A probe scheme id this build does not know ([`crate::hash::ProbeScheme::from_id`]).
     #[error("unknown probe scheme id {0} (this build reads 1 and 2)")]
     UnknownProbeScheme(u8),
-}
-
-/// The filter variants that share bloomkit's byte format, with their wire tags.
-///
-/// This is a registry of tags, not of types: core knows no concrete filter, but one list
-/// keeps tags unique and lets an error name what it found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[non_exhaustive]
-pub enum Variant {
-    /// The classic Bloom filter (`bloomkit-classic`).
-    Classic,
-    /// The counting Bloom filter.
-    Counting,
-    /// The scalable Bloom filter.
-    Scalable,
-    /// The bitmap for dense integer keys.
-    Bitmap,
-    /// The cache-line blocked Bloom filter.
-    Blocked,
-    /// The multi-attribute (parallel) Bloom filter for records (`bloomkit-multi`).
-    Multi,
-    /// The SIMD block filter: split blocks (one bit in each of eight 32-bit words) hashed
-    /// with bloomkit's hasher (`bloomkit-classic`'s `SimdBlockFilter`).
-    SimdBlock,
-    /// The binary fuse filter with 8-bit fingerprints (`bloomkit-static`'s `BinaryFuse8`).
-    BinaryFuse8,
-    /// The binary fuse filter with 16-bit fingerprints (`BinaryFuse16`).
-    BinaryFuse16,
-    /// The binary fuse filter with 32-bit fingerprints (`BinaryFuse32`).
-    BinaryFuse32,
-    /// The standard ribbon filter (`bloomkit-static`'s `RibbonFilter`).
-    Ribbon,
-    /// The rank-select quotient filter (`bloomkit-quotient`'s `QuotientFilter`).
-    Quotient,
-    /// The quotient filter that doubles as it fills (`bloomkit-quotient`'s
-    /// `ExpandableFilter`).
-    Expandable,
-    /// Parquet's split-block Bloom filter, hashed with Parquet's XXH64
-    /// (`bloomkit-classic`'s `SplitBlockFilter`).
-    SplitBlock,
-}
-
-impl Variant {
-    /// Every variant, in tag order.
-    pub const ALL: [Variant; 14] = [
-        Variant::Classic,
-        Variant::Counting,
-        Variant::Scalable,
-        Variant::Bitmap,
-        Variant::Blocked,
-        Variant::Multi,
-        Variant::SimdBlock,
-        Variant::BinaryFuse8,
-        Variant::BinaryFuse16,
-        Variant::BinaryFuse32,
-        Variant::Ribbon,
-        Variant::Quotient,
-        Variant::Expandable,
-        Variant::SplitBlock,
-    ];
-
-    /// The one-byte tag written in the header.
-    pub const fn tag(self) -> u8 {
-        match self {
-            Variant::Classic => 1,
-            Variant::Counting => 2,
-            Variant::Scalable => 3,
-            Variant::Bitmap => 4,
-            Variant::Blocked => 5,
-            Variant::Multi => 6,
-            Variant::SimdBlock => 7,
-            Variant::BinaryFuse8 => 8,
-            Variant::BinaryFuse16 => 9,
-            Variant::BinaryFuse32 => 10,
-            Variant::Ribbon => 11,
-            Variant::Quotient => 12,
-            Variant::Expandable => 13,
-            Variant::SplitBlock => 14,
-        }
-    }
-
-    /// The variant with this tag, if any.
-    pub fn from_tag(tag: u8) -> Option<Variant> {
-        Variant::ALL.into_iter().find(|v| v.tag() == tag)
-    }
-
-    /// A human-readable name.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Variant::Classic => "classic Bloom filter",
-            Variant::Counting => "counting Bloom filter",
-            Variant::Scalable => "scalable Bloom filter",
-            Variant::Bitmap => "bitmap",
-            Variant::Blocked => "blocked Bloom filter",
-            Variant::Multi => "multi-attribute Bloom filter",
-            Variant::SimdBlock => "SIMD block filter",
-            Variant::BinaryFuse8 => "binary fuse filter (8-bit fingerprints)",
-            Variant::BinaryFuse16 => "binary fuse filter (16-bit fingerprints)",
-            Variant::BinaryFuse32 => "binary fuse filter (32-bit fingerprints)",
-            Variant::Ribbon => "ribbon filter",
-            Variant::Quotient => "quotient filter",
-            Variant::Expandable => "expandable quotient filter",
-            Variant::SplitBlock => "split-block Bloom filter (Parquet)",
-        }
-    }
-
-    /// The name with its indefinite article, for messages ("an expandable quotient filter").
-    fn with_article(self) -> String {
-        let name = self.name();
-        let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
-            "an"
-        } else {
-            "a"
-        };
-        format!("{article} {name}")
-    }
-}
-
-impl fmt::Display for Variant {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
 }
 
 /// Checks that `p` is a usable false-positive rate: finite and strictly between 0 and 1.

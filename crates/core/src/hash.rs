@@ -347,6 +347,12 @@ impl HasherSpec {
     /// Parquet's hash: XXH64, seed 0, over a value's plain encoding (the split-block
     /// filter, whose bits a Parquet reader must find). Id 5, seed 0.
     pub const PARQUET_XXH64: HasherSpec = HasherSpec { id: 5, seed: 0 };
+
+    /// Whether this is [`KeyedHasher`] (SipHash under a secret key): its key is not in a
+    /// filter's bytes, so only a reader given the key can answer.
+    pub const fn is_keyed(self) -> bool {
+        self.id == <KeyedHasher as PortableHasher>::ID
+    }
 }
 
 /// Builds [`Xxh3Hasher`]s: XXH3-64 with a 64-bit seed, bloomkit's default hash.

@@ -77,10 +77,11 @@ pub mod hash;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 pub mod sizing;
+pub mod variant;
 mod xxh3;
 
 pub use build::Builder;
-pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Unit, Variant};
+pub use error::{check_fpr, DecodeError, Error, Limit, Parameter, Setting, Unit};
 pub use filter::{
     check_same_probes, check_same_shape, unified, EmptyLike, Filter, FilterCore, Intersection,
     Lookup, LookupCore, Remove, Unified, Union,
@@ -91,6 +92,7 @@ pub use hash::{
     HashKey, HasherSpec, KeyedHasher, PortableHasher, ProbeScheme, Xxh3Builder, Xxh3Scheme,
 };
 pub use sizing::Design;
+pub use variant::Variant;
 
 /// The README's examples, compiled and run as doctests so that it cannot drift.
 #[cfg(doctest)]

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use bloomkit_core::format::{Reader, Writer};
+use bloomkit_core::format::{Reader, Verify, Writer};
 use bloomkit_core::hash::ProbeScheme;
 use bloomkit_core::sizing::{check_hashes, Design};
 use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant};
@@ -100,6 +100,26 @@ impl<K: ?Sized> CountingBloomFilter<K> {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         Codec::from_bytes(bytes)
     }
+}
+
+/// The counter width (4, 8, 16 or 32 bits) a counting filter's bytes hold, read from their
+/// parameters without decoding the counters: which `C` to decode them with. `None` for
+/// bytes that are not a counting filter whose parameters read (then every width's decoder
+/// refuses them with its own error).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_counting::{counter_bits, CountingBloomFilter};
+///
+/// let f = CountingBloomFilter::<str, u16>::builder(100, 0.01).counter::<u16>().build()?;
+/// assert_eq!(counter_bits(&f.to_bytes()), Some(16));
+/// assert_eq!(counter_bits(b"not a filter"), None);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub fn counter_bits(bytes: &[u8]) -> Option<u32> {
+    let mut reader = Reader::open(bytes, Variant::Counting, Verify::SkipPayloadChecksum).ok()?;
+    reader.params::<Params>().ok().map(|p| p.counter_bits)
 }
 
 impl<K: ?Sized, C: Counter, S: PortableHasher> Codec for CountingBloomFilter<K, C, S> {

@@ -98,6 +98,8 @@ mod codec;
 mod counter;
 
 pub use atomic::AtomicCountingBloomFilter;
+#[cfg(feature = "serde")]
+pub use codec::counter_bits;
 pub use counter::{Counter, CounterArray, Nibbles, Wide, U4};
 
 /// A counting Bloom filter over keys of type `K`, with counters of width `C` ([`U4`] by

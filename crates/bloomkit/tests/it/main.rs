@@ -19,4 +19,13 @@ mod conformance;
 mod cross_process;
 mod fuzz_regressions;
 mod golden;
+#[cfg(all(
+    feature = "classic",
+    feature = "counting",
+    feature = "scalable",
+    feature = "static",
+    feature = "quotient",
+    feature = "serde"
+))]
+mod registry;
 mod typed_keys;

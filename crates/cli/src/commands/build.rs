@@ -5,42 +5,24 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bloomkit::counting::{Counter, U4};
-use bloomkit::prelude::*;
-use bloomkit::{Codec, Error, FilterCore, LookupCore};
+use bloomkit::registry::{self, AnyFilter, RegistryError, Spec};
+use bloomkit::Variant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::{check_fpr, check_output, human_bytes, thousands, write_atomically};
 use crate::keys::{Lines, CHUNK};
 use crate::CliError;
 
-/// The variants `build` makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BuildVariant {
-    /// Classic Bloom filter: m bits, k positions anywhere.
-    Classic,
-    /// Blocked Bloom filter: k positions in one 512-bit block (one cache miss a lookup).
-    Blocked,
-    /// SIMD block filter: 256-bit blocks, one bit in each 32-bit word (fastest to query).
-    SimdBlock,
-    /// Parquet's split-block filter (Parquet's hash): convert it to Parquet's bytes.
-    SplitBlock,
-    /// Counting Bloom filter: keys can be removed later (see --counter-bits).
-    Counting,
-    /// Scalable Bloom filter: grows as keys come; --items is only its first size.
-    Scalable,
-    /// Quotient filter: deletes, merges, about a quarter of a counting filter's memory.
-    Quotient,
-    /// Expandable quotient filter: grows a thousandfold at a steady rate.
-    Expandable,
-    /// Binary fuse filter, 8-bit fingerprints (static: about 9 bits a key at 0.39%).
-    BinaryFuse8,
-    /// Binary fuse filter, 16-bit fingerprints (static: 0.0015%).
-    BinaryFuse16,
-    /// Binary fuse filter, 32-bit fingerprints (static: 2^-32).
-    BinaryFuse32,
-    /// Ribbon filter (static, any --fpr, near the space bound).
-    Ribbon,
+/// The variants `build` makes: every variant of the family's list whose keys are lines of
+/// text and whose support is compiled in, by its command name, with its summary as help.
+fn variant_parser() -> impl clap::builder::TypedValueParser<Value = Variant> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let values = Variant::ALL
+        .into_iter()
+        .filter(|&v| registry::str_entry(v).is_ok())
+        .map(|v| PossibleValue::new(v.facts().command_name).help(v.facts().summary));
+    PossibleValuesParser::new(values)
+        .try_map(|name| Variant::from_command_name(&name).ok_or("not a variant's name"))
 }
 
 /// `bloomkit build`'s flags.
@@ -65,8 +47,8 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
     /// Which filter.
-    #[arg(long, value_enum, default_value_t = BuildVariant::Blocked)]
-    pub variant: BuildVariant,
+    #[arg(long, default_value = "blocked", value_parser = variant_parser())]
+    pub variant: Variant,
     /// The number of distinct keys to size for (default: counted from the input; for
     /// scalable and expandable filters, the first size: default 100,000).
     #[arg(long)]
@@ -111,58 +93,20 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     check_output(&args.output, &args.files, stdin, args.force)?;
     let started = Instant::now();
     let mut input = Input::new(&args.files);
-    let built = match args.variant {
-        BuildVariant::Classic => fixed(args, &mut input, |n| {
-            BloomFilter::<str>::builder(n, args.fpr)
-                .seed(args.seed)
-                .build()
-        })?,
-        BuildVariant::Blocked => fixed(args, &mut input, |n| {
-            BlockedBloomFilter::<str>::builder(n, args.fpr)
-                .seed(args.seed)
-                .build()
-        })?,
-        BuildVariant::SimdBlock => fixed(args, &mut input, |n| {
-            SimdBlockFilter::<str>::builder(n, args.fpr)
-                .seed(args.seed)
-                .build()
-        })?,
-        BuildVariant::SplitBlock => fixed(args, &mut input, |n| {
-            SplitBlockFilter::<str>::builder(n, args.fpr).build()
-        })?,
-        BuildVariant::Counting => match args.counter_bits {
-            8 => counting::<u8>(args, &mut input)?,
-            16 => counting::<u16>(args, &mut input)?,
-            32 => counting::<u32>(args, &mut input)?,
-            _ => counting::<U4>(args, &mut input)?,
-        },
-        BuildVariant::Quotient => fixed(args, &mut input, |n| {
-            QuotientFilter::<str>::builder(n, args.fpr)
-                .seed(args.seed)
-                .build()
-        })?,
-        BuildVariant::Scalable => growing(args, &mut input, |n| {
-            ScalableBloomFilter::<str>::builder(n, args.fpr)
-                .seed(args.seed)
-                .build()
-        })?,
-        BuildVariant::Expandable => growing(args, &mut input, |n| {
-            ExpandableFilter::<str>::builder(n, args.fpr)
-                .seed(args.seed)
-                .build()
-        })?,
-        BuildVariant::BinaryFuse8 => static_filter(args, &mut input, |h, s| {
-            BinaryFuse8::<str>::from_hashes_with_hasher(h, s)
-        })?,
-        BuildVariant::BinaryFuse16 => static_filter(args, &mut input, |h, s| {
-            BinaryFuse16::<str>::from_hashes_with_hasher(h, s)
-        })?,
-        BuildVariant::BinaryFuse32 => static_filter(args, &mut input, |h, s| {
-            BinaryFuse32::<str>::from_hashes_with_hasher(h, s)
-        })?,
-        BuildVariant::Ribbon => static_filter(args, &mut input, |h, s| {
-            RibbonFilter::<str>::from_hashes_with_hasher(h, args.fpr, s)
-        })?,
+    let entry = registry::str_entry(args.variant).map_err(|e| CliError::new(e.to_string()))?;
+    let spec = |items: u64| {
+        Spec::new(items, args.fpr)
+            .seed(args.seed)
+            .counter_bits(args.counter_bits)
+    };
+    let built = if entry.builds_from_hashes() {
+        static_filter(args, &mut input, |hashes| {
+            entry.from_hashes(hashes, &spec(1))
+        })?
+    } else if args.variant.facts().grows {
+        growing(args, &mut input, |n| entry.make(&spec(n)))?
+    } else {
+        fixed(args, &mut input, |n| entry.make(&spec(n)))?
     };
     input.bar.finish_and_clear();
     let mut line = format!(
@@ -289,7 +233,7 @@ impl Input {
     }
 }
 
-fn sized(e: Error) -> CliError {
+fn sized(e: RegistryError) -> CliError {
     #![allow(clippy::needless_pass_by_value)] // the shape map_err wants
     CliError::new(format!("cannot make the filter: {e}"))
 }
@@ -298,9 +242,11 @@ fn insert_failed(e: impl std::fmt::Display) -> CliError {
     CliError::new(format!("insert failed: {e}"))
 }
 
-fn finish<F: Codec + LookupCore>(
+type Made = Result<Box<dyn AnyFilter>, RegistryError>;
+
+fn finish(
     args: &Args,
-    f: &F,
+    f: &dyn AnyFilter,
     keys: u64,
     sized_for: Option<u64>,
 ) -> Result<Built, CliError> {
@@ -311,35 +257,32 @@ fn finish<F: Codec + LookupCore>(
     Ok(Built {
         keys,
         bytes: f.serialized_len(),
-        estimated: f.estimated_len(),
+        estimated: f.core().estimated_len(),
         sized_for,
     })
 }
 
+/// Inserts every key of `input` into `f`; the number of keys read.
+fn stream(f: &mut dyn AnyFilter, input: &mut Input) -> Result<u64, CliError> {
+    while let Some(keys) = input.next()? {
+        for key in keys {
+            f.try_insert(key).map_err(insert_failed)?;
+        }
+    }
+    match input.lines.keys_read() {
+        0 => Err(input.no_keys()),
+        read => Ok(read),
+    }
+}
+
 /// A filter of a fixed size: sized by --items and streamed, or sized by the distinct keys
 /// counted first.
-fn fixed<F>(
-    args: &Args,
-    input: &mut Input,
-    make: impl Fn(u64) -> Result<F, Error>,
-) -> Result<Built, CliError>
-where
-    F: Filter<Key = str> + Codec,
-    F::InsertError: std::fmt::Display,
-{
+fn fixed(args: &Args, input: &mut Input, make: impl Fn(u64) -> Made) -> Result<Built, CliError> {
     match args.items {
         Some(n) => {
             let mut f = make(n).map_err(sized)?;
-            while let Some(keys) = input.next()? {
-                for key in keys {
-                    f.try_insert(key).map_err(insert_failed)?;
-                }
-            }
-            let read = input.lines.keys_read();
-            if read == 0 {
-                return Err(input.no_keys());
-            }
-            finish(args, &f, read, Some(n))
+            let read = stream(f.as_mut(), input)?;
+            finish(args, f.as_ref(), read, Some(n))
         }
         None => {
             // The filter's own hash, from a filter of the same hasher and seed.
@@ -350,60 +293,28 @@ where
             for &h in &hashes {
                 f.try_insert_hash(h).map_err(insert_failed)?;
             }
-            finish(args, &f, input.lines.keys_read(), None)
+            finish(args, f.as_ref(), input.lines.keys_read(), None)
         }
     }
-}
-
-fn counting<C: Counter>(args: &Args, input: &mut Input) -> Result<Built, CliError>
-where
-    CountingBloomFilter<str, C>: Filter<Key = str> + Codec,
-    <CountingBloomFilter<str, C> as FilterCore>::InsertError: std::fmt::Display,
-{
-    fixed(args, input, |n| {
-        CountingBloomFilter::<str>::builder(n, args.fpr)
-            .counter::<C>()
-            .seed(args.seed)
-            .build()
-    })
 }
 
 /// A filter that grows: streamed, --items its first size.
-fn growing<F>(
-    args: &Args,
-    input: &mut Input,
-    make: impl Fn(u64) -> Result<F, Error>,
-) -> Result<Built, CliError>
-where
-    F: Filter<Key = str> + Codec,
-    F::InsertError: std::fmt::Display,
-{
+fn growing(args: &Args, input: &mut Input, make: impl Fn(u64) -> Made) -> Result<Built, CliError> {
     let mut f = make(args.items.unwrap_or(100_000)).map_err(sized)?;
-    while let Some(keys) = input.next()? {
-        for key in keys {
-            f.try_insert(key).map_err(insert_failed)?;
-        }
-    }
-    let read = input.lines.keys_read();
-    if read == 0 {
-        return Err(input.no_keys());
-    }
-    finish(args, &f, read, None)
+    let read = stream(f.as_mut(), input)?;
+    finish(args, f.as_ref(), read, None)
 }
 
 /// A static filter, built once from every key's hash.
-fn static_filter<F>(
+fn static_filter(
     args: &Args,
     input: &mut Input,
-    build: impl Fn(Vec<u64>, Xxh3Builder) -> Result<F, Error>,
-) -> Result<Built, CliError>
-where
-    F: Lookup<Key = str> + Codec,
-{
+    build: impl Fn(Vec<u64>) -> Made,
+) -> Result<Built, CliError> {
     // The static filters' own hash of a key, from an empty filter of the same seed.
-    let probe = build(Vec::new(), Xxh3Builder::with_seed(args.seed)).map_err(sized)?;
+    let probe = build(Vec::new()).map_err(sized)?;
     let hashes = input.distinct_hashes(|k| probe.hash_key(k))?;
     drop(probe);
-    let f = build(hashes, Xxh3Builder::with_seed(args.seed)).map_err(sized)?;
-    finish(args, &f, input.lines.keys_read(), None)
+    let f = build(hashes).map_err(sized)?;
+    finish(args, f.as_ref(), input.lines.keys_read(), None)
 }

@@ -3,12 +3,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bloomkit::Variant;
+use bloomkit::variant::Keys;
 
 use std::io::Write;
 
 use super::{flush_quietly, human_bytes, thousands};
-use crate::open::{Detail, FilterFile, Kind, Source};
+use bloomkit::registry::Detail;
+
+use crate::open::{FilterFile, Kind};
 use crate::CliError;
 use serde_json::Value;
 
@@ -96,6 +98,16 @@ fn detail(d: Detail) -> Entry {
                 .field("counter_bits", bits)
         }
         Detail::Slices(n) => Entry::new("slices", n.to_string()).field("slices", n),
+        Detail::Slots {
+            count,
+            remainder_bits,
+        } => Entry::new(
+            "slots",
+            format!("{count} home slots, {remainder_bits}-bit remainders"),
+        )
+        .field("slots", count)
+        .field("remainder_bits", remainder_bits),
+        _ => Entry::new("detail", format!("{d:?}")),
     }
 }
 
@@ -195,14 +207,11 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
                 Entry::new("estimated rate", format!("{rate:.6} (from the fill)"))
                     .field("estimated_rate", float(rate)),
             );
-            lines.push(match filter.source() {
-                Source::View => {
-                    Entry::new("read as", "a zero-copy view of the file").field("read_as", "view")
-                }
-                Source::Decoded => {
-                    Entry::new("read as", "decoded into memory (this variant has no view)")
-                        .field("read_as", "decoded")
-                }
+            lines.push(if filter.is_view() {
+                Entry::new("read as", "a zero-copy view of the file").field("read_as", "view")
+            } else {
+                Entry::new("read as", "decoded into memory (this variant has no view)")
+                    .field("read_as", "decoded")
             });
             lines.push(
                 Entry::new(
@@ -215,8 +224,8 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         // What the header says is printed; the contents need the library (a bitmap's
         // integers, a record type, a secret key).
         Err(e)
-            if matches!(variant, Variant::Bitmap | Variant::Multi)
-                || matches!(file.kind(), Kind::Bloomkit(h) if h.hasher.id == 3 || h.hasher.id >= 128) =>
+            if variant.facts().keys != Keys::Hashed
+                || matches!(file.kind(), Kind::Bloomkit(h) if h.hasher.is_keyed() || h.hasher.id >= 128) =>
         {
             lines.push(Entry::new("contents", e.to_string()).field("contents", e.to_string()));
         }

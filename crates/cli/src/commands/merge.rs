@@ -3,9 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bloomkit::counting::{Counter, U4};
 use bloomkit::prelude::*;
-use bloomkit::{Codec, Error, Union, Variant};
+use bloomkit::registry::{self, AnyFilter, Detail, RegistryError};
 
 use super::{human_bytes, thousands, write_bytes};
 use crate::open::{FilterFile, Kind, Options};
@@ -66,64 +65,46 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         }
     }
     let parquet_out = matches!(first.kind(), Kind::Parquet);
-    let bytes = match first.variant() {
-        Variant::Classic => union::<BloomFilter<str>>(&files, Union::union_with)?,
-        Variant::Blocked => union::<BlockedBloomFilter<str>>(&files, Union::union_with)?,
-        Variant::SimdBlock => union::<SimdBlockFilter<str>>(&files, Union::union_with)?,
-        Variant::SplitBlock => {
-            let f: SplitBlockFilter<str> = fold(&files, Union::union_with)?;
-            if parquet_out {
-                f.to_parquet_bytes()
-            } else {
-                f.to_bytes()
-            }
-        }
-        Variant::Counting => counting(&files)?,
-        Variant::Scalable => union::<ScalableBloomFilter<str>>(&files, Union::union_with)?,
-        Variant::Quotient => {
-            // The union makes room as the library's `union_growing` does, and says so.
-            let doublings = std::cell::Cell::new(0u32);
-            let f = fold(
-                &files,
-                |a: &mut QuotientFilter<str>, b: &QuotientFilter<str>| {
-                    doublings.set(doublings.get() + a.union_growing(b)?);
-                    Ok(())
-                },
-            )?;
-            if doublings.get() > 0 {
-                eprintln!(
-                    "{}: the union needed more room: the quotient filter doubled {} time{} \
-                     to {} home slots (its rate when full doubles with each)",
-                    args.output.display(),
-                    doublings.get(),
-                    if doublings.get() == 1 { "" } else { "s" },
-                    thousands(f.capacity())
-                );
-            }
-            f.to_bytes()
-        }
-        Variant::Bitmap | Variant::Multi => {
-            return Err(CliError::new(format!(
-                "{}: a {}'s keys are not lines of text: merge it with the library",
-                first.path().display(),
-                first.variant()
-            )))
-        }
-        v @ (Variant::BinaryFuse8
-        | Variant::BinaryFuse16
-        | Variant::BinaryFuse32
-        | Variant::Ribbon) => {
-            return Err(CliError::new(format!(
-                "{}: a {v} is built once from every key and has no union: rebuild it from the \
-                 keys of every partition",
-                first.path().display()
-            )))
-        }
-        v => {
-            return Err(CliError::new(format!(
-                "{}: merging {v} files is not supported",
-                first.path().display()
-            )))
+    let entry = registry::str_entry(first.variant()).map_err(|e| first_err(first, e))?;
+    let mut merged = decode(first)?;
+    let mut doublings = 0;
+    for file in &files[1..] {
+        let other = bloomkit_bytes(file)?;
+        doublings += entry
+            .union_into(merged.as_mut(), &other)
+            .map_err(|e| match e {
+                RegistryError::Cannot { .. } => first_err(first, e),
+                e => CliError::new(format!(
+                    "cannot merge {} into {}: {e}",
+                    file.path().display(),
+                    first.path().display()
+                )),
+            })?;
+    }
+    if doublings > 0 {
+        // The union made room as the library's `union_growing` does: say so.
+        let slots = merged.details().into_iter().find_map(|d| match d {
+            Detail::Slots { count, .. } => Some(count),
+            _ => None,
+        });
+        eprintln!(
+            "{}: the union needed more room: the {} doubled {} time{} to {} home slots (its \
+             rate when full doubles with each)",
+            args.output.display(),
+            first.variant(),
+            doublings,
+            if doublings == 1 { "" } else { "s" },
+            thousands(slots.unwrap_or(0))
+        );
+    }
+    let bytes = match merged.as_any().downcast_ref::<SplitBlockFilter<str>>() {
+        Some(f) if parquet_out => f.to_parquet_bytes(),
+        _ => {
+            let mut out = Vec::with_capacity(merged.serialized_len() as usize);
+            merged
+                .write_to(&mut out)
+                .map_err(|e| CliError::at(args.output.display(), e))?;
+            out
         }
     };
     write_bytes(&args.output, &bytes)?;
@@ -136,63 +117,21 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every file decoded as `F` and folded with `combine`.
-fn fold<F: Codec>(
-    files: &[FilterFile],
-    combine: impl Fn(&mut F, &F) -> Result<(), Error>,
-) -> Result<F, CliError> {
-    let decode = |file: &FilterFile| -> Result<F, CliError> {
-        match file.kind() {
-            Kind::Parquet => {
-                let f = SplitBlockFilter::<str>::from_parquet_bytes(file.bytes())
-                    .map_err(|e| CliError::at(file.path().display(), e))?;
-                F::from_bytes(&f.to_bytes()).map_err(|e| CliError::at(file.path().display(), e))
-            }
-            Kind::Bloomkit(_) => {
-                F::from_bytes(file.bytes()).map_err(|e| CliError::at(file.path().display(), e))
-            }
-        }
-    };
-    let mut acc = decode(&files[0])?;
-    for file in &files[1..] {
-        let next = decode(file)?;
-        combine(&mut acc, &next).map_err(|e| {
-            CliError::new(format!(
-                "cannot merge {} into {}: {e}",
-                file.path().display(),
-                files[0].path().display()
-            ))
-        })?;
-    }
-    Ok(acc)
+fn first_err(file: &FilterFile, e: impl std::fmt::Display) -> CliError {
+    CliError::at(file.path().display(), e)
 }
 
-fn union<F: Codec>(
-    files: &[FilterFile],
-    combine: impl Fn(&mut F, &F) -> Result<(), Error>,
-) -> Result<Vec<u8>, CliError> {
-    fold(files, combine).map(|f: F| f.to_bytes())
+/// A file's filter in bloomkit's bytes (Parquet's bytes converted).
+fn bloomkit_bytes(file: &FilterFile) -> Result<std::borrow::Cow<'_, [u8]>, CliError> {
+    match file.kind() {
+        Kind::Parquet => SplitBlockFilter::<str>::from_parquet_bytes(file.bytes())
+            .map(|f| f.to_bytes().into())
+            .map_err(|e| first_err(file, e)),
+        Kind::Bloomkit(_) => Ok(file.bytes().into()),
+    }
 }
 
-fn counting(files: &[FilterFile]) -> Result<Vec<u8>, CliError> {
-    fn width<C: Counter>(files: &[FilterFile]) -> Result<Vec<u8>, CliError>
-    where
-        CountingBloomFilter<str, C>: Codec + Union,
-    {
-        union::<CountingBloomFilter<str, C>>(files, Union::union_with)
-    }
-    // The first file's width decides; a file of another width is refused by its decoder.
-    // Format version 1 does not say it where a glance finds it: every width is tried.
-    match files[0].counter_width() {
-        Some(8) => width::<u8>(files),
-        Some(16) => width::<u16>(files),
-        Some(32) => width::<u32>(files),
-        Some(_) => width::<U4>(files),
-        None => width::<U4>(files).or_else(|first| {
-            width::<u8>(files)
-                .or_else(|_| width::<u16>(files))
-                .or_else(|_| width::<u32>(files))
-                .map_err(|_| first)
-        }),
-    }
+/// The first file's filter, decoded to merge the others into.
+fn decode(file: &FilterFile) -> Result<Box<dyn AnyFilter>, CliError> {
+    registry::decode(&bloomkit_bytes(file)?).map_err(|e| first_err(file, e))
 }

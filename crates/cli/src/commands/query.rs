@@ -71,7 +71,8 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
             },
         };
         found.clear();
-        filter.contains_batch(keys, &mut found);
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        filter.contains_batch(&refs, &mut found);
         asked += keys.len() as u64;
         for (key, &present) in keys.iter().zip(&found) {
             if !present {
