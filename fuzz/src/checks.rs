@@ -45,6 +45,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_ribbon", decode_ribbon),
     ("decode_quotient", decode_quotient),
     ("decode_expandable", decode_expandable),
+    ("decode_any", decode_any),
     #[cfg(feature = "redis")]
     ("decode_redisbloom", decode_redisbloom),
     ("serde_bincode", serde_bincode),
@@ -119,6 +120,79 @@ fn view_agrees(
             data[4..6] != [2, 0],
             "a view refuses version 2 bytes from_bytes accepts"
         ),
+    }
+}
+
+/// `decode_any`: whatever variant the bytes name, through the family's one list
+/// (`bloomkit::registry`), so a variant added to the list is fuzzed from its first day:
+/// what opens (a view, or a decoded copy) and what decodes agree on every probe; a decoded
+/// filter re-encodes to bytes that decode to the same answers; one with a union unites with
+/// itself and answers as before; one that takes keys finds every key it took.
+pub fn decode_any(data: &[u8]) {
+    use bloomkit::registry;
+    let keys: Vec<String> = PROBES.map(|k| format!("key {k}")).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let answers = |f: &dyn registry::AnyLookup| {
+        let mut out = Vec::new();
+        f.contains_batch(&keys, &mut out);
+        assert_eq!(out.len(), keys.len());
+        let one_by_one: Vec<bool> = keys.iter().map(|k| f.contains(k)).collect();
+        assert_eq!(
+            out, one_by_one,
+            "the batch answers otherwise than one key at a time"
+        );
+        let core = f.core();
+        let _ = (
+            core.estimated_len(),
+            core.estimated_fpr(),
+            core.heap_bytes(),
+        );
+        out
+    };
+    let aligned = AlignedBytes::copy_from(data);
+    let opened = registry::open(&aligned, Verify::All);
+    let mut decoded = match (opened, registry::decode(data)) {
+        (Ok(view), Ok(decoded)) => {
+            assert_eq!(view.variant(), decoded.variant());
+            assert_eq!(
+                answers(view.as_ref()),
+                answers(decoded.as_ref()),
+                "the view answers otherwise"
+            );
+            decoded
+        }
+        (Ok(_), Err(e)) => panic!("the registry opens what it cannot decode: {e}"),
+        (Err(e), Ok(_)) => {
+            assert!(data[4..6] == [1, 0], "a view refuses what decodes: {e}");
+            return;
+        }
+        (Err(_), Err(_)) => return,
+    };
+    let before = answers(decoded.as_ref());
+    let mut bytes = Vec::new();
+    decoded.write_to(&mut bytes).expect("writes to memory");
+    assert_eq!(bytes.len() as u64, decoded.serialized_len());
+    let again = registry::decode(&bytes).expect("a decoded filter re-encodes to valid bytes");
+    assert_eq!(
+        answers(again.as_ref()),
+        before,
+        "re-encoding changed the answers"
+    );
+    let entry = registry::entry(decoded.variant()).expect("decoded, so served");
+    if decoded.variant().facts().union {
+        entry
+            .union_into(decoded.as_mut(), &bytes)
+            .expect("a filter unites with itself");
+        assert_eq!(
+            answers(decoded.as_ref()),
+            before,
+            "a union with itself changed answers"
+        );
+    }
+    for k in &keys {
+        if decoded.try_insert(k).is_ok() {
+            assert!(decoded.contains(k), "false negative after decoding: {k}");
+        }
     }
 }
 

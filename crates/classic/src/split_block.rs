@@ -682,6 +682,13 @@ impl<K: ParquetValue + ?Sized> Filter for SplitBlockFilter<K> {
     {
         SplitBlockFilter::insert_batch(self, keys)
     }
+    fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Infallible>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        Ok(SplitBlockFilter::insert_batch(self, keys))
+    }
 }
 
 impl<K: ParquetValue + ?Sized, T: Borrow<K>> Extend<T> for SplitBlockFilter<K> {

@@ -129,9 +129,97 @@ pub fn insert_counting<C: ?Sized, K, P: Copy + Default>(
     new
 }
 
+/// [`insert_counting`] for inserts that can be refused: stops at the first refusal and
+/// returns its error (the keys before it are in, it and the keys after it are not; the
+/// rest of `keys` is drained without being hashed), else how many keys were certainly new.
+/// The batched `try_insert_batch` of the quotient, expandable and scalable filters.
+#[inline]
+pub fn try_insert_counting<C: ?Sized, K, P: Copy + Default, E>(
+    ctx: &mut C,
+    keys: impl IntoIterator<Item = K>,
+    mut stage: impl FnMut(&C, K) -> P,
+    mut insert: impl FnMut(&mut C, P) -> Result<bool, E>,
+) -> Result<usize, E> {
+    let mut new = 0;
+    let refused = core::cell::Cell::new(false);
+    let mut error = None;
+    pipeline(
+        ctx,
+        keys,
+        |ctx, key| {
+            if refused.get() {
+                P::default()
+            } else {
+                stage(ctx, key)
+            }
+        },
+        |ctx, p| {
+            if refused.get() {
+                return;
+            }
+            match insert(ctx, p) {
+                Ok(true) => new += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    refused.set(true);
+                    error = Some(e);
+                }
+            }
+        },
+    );
+    match error {
+        Some(e) => Err(e),
+        None => Ok(new),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{pipeline, pipeline_groups, LANES};
+    use super::{pipeline, pipeline_groups, try_insert_counting, LANES};
+
+    /// A refusal stops the inserts there: the keys before it are in, none after it, and
+    /// the keys after it are not even staged.
+    #[test]
+    fn a_refusal_stops_the_batch_at_that_key() {
+        for stop in [0usize, 1, LANES - 1, LANES, 2 * LANES + 3] {
+            let mut taken = Vec::new();
+            let mut staged = 0;
+            let result = try_insert_counting(
+                &mut taken,
+                0..(3 * LANES + 7),
+                |_, k| {
+                    staged += 1;
+                    k
+                },
+                |taken, k| {
+                    if k == stop {
+                        Err(k)
+                    } else {
+                        taken.push(k);
+                        Ok(k % 2 == 0)
+                    }
+                },
+            );
+            assert_eq!(result, Err(stop));
+            assert_eq!(taken, (0..stop).collect::<Vec<_>>());
+            assert!(
+                staged <= stop + 2 * LANES,
+                "{staged} staged for a stop at {stop}"
+            );
+        }
+        let mut taken = Vec::new();
+        let all = try_insert_counting(
+            &mut taken,
+            0..10usize,
+            |_, k| k,
+            |t, k| {
+                t.push(k);
+                Ok::<_, ()>(k < 4)
+            },
+        );
+        assert_eq!(all, Ok(4));
+        assert_eq!(taken.len(), 10);
+    }
 
     /// Every key is finished once, in order, whatever the count's remainder modulo the
     /// group size.

@@ -385,6 +385,44 @@ pub trait Filter: FilterCore + Lookup {
         self.try_insert_hash(hash)
     }
 
+    /// Inserts every key of `keys`, in order, returning how many were certainly new (as
+    /// [`try_insert`](Filter::try_insert) counts them one at a time). Every dynamic variant
+    /// overrides it to hash a group of keys and request their cache lines before inserting
+    /// them ([`crate::batch`]).
+    ///
+    /// # Errors
+    /// The first refusal: the keys before it are in, it and the keys after it are not (the
+    /// filter's own `len` or count tells how many went in).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_core::Filter;
+    /// use bloomkit_classic::BloomFilter;
+    ///
+    /// fn load<F: Filter<Key = u64>>(f: &mut F) -> Result<usize, F::InsertError> {
+    ///     f.try_insert_batch(0..100u64)
+    /// }
+    /// let mut f = BloomFilter::<u64>::new(1_000, 0.01)?;
+    /// assert_eq!(load(&mut f).unwrap(), 100);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Self::InsertError>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<Self::Key>,
+        Self: Sized,
+    {
+        let mut new = 0;
+        for key in keys {
+            // `if`, not `new += usize::from(flag)`: rust-lang/rust#158206.
+            if self.try_insert(key.borrow())? {
+                new += 1;
+            }
+        }
+        Ok(new)
+    }
+
     /// Inserts every key of `keys` into a filter that never refuses an insert, returning how
     /// many were certainly new (as [`insert`](Filter::insert) counts them one at a time).
     /// Bloom variants override it as they do [`contains_batch`](Lookup::contains_batch).
@@ -1005,6 +1043,14 @@ macro_rules! impl_infallible_filter {
                 I::Item: ::core::borrow::Borrow<$key>,
             {
                 <$ty>::insert_batch(self, keys)
+            }
+            #[inline]
+            fn try_insert_batch<I>(&mut self, keys: I) -> ::core::result::Result<usize, ::core::convert::Infallible>
+            where
+                I: ::core::iter::IntoIterator,
+                I::Item: ::core::borrow::Borrow<$key>,
+            {
+                ::core::result::Result::Ok(<$ty>::insert_batch(self, keys))
             }
         }
 

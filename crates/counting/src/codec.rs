@@ -112,7 +112,7 @@ impl<K: ?Sized> CountingBloomFilter<K> {
 /// ```
 /// use bloomkit_counting::{counter_bits, CountingBloomFilter};
 ///
-/// let f = CountingBloomFilter::<str, u16>::builder(100, 0.01).counter::<u16>().build()?;
+/// let f = CountingBloomFilter::<str>::builder(100, 0.01).counter::<u16>().build()?;
 /// assert_eq!(counter_bits(&f.to_bytes()), Some(16));
 /// assert_eq!(counter_bits(b"not a filter"), None);
 /// # Ok::<(), bloomkit_core::Error>(())

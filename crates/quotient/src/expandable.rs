@@ -6,7 +6,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
-use bloomkit_core::batch::with_popcnt;
+use bloomkit_core::batch::{pipeline, try_insert_counting, with_popcnt};
 use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::{Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
 use derive_where::derive_where;
@@ -280,6 +280,80 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         self.by_bits[newest] += 1;
         self.copies += 1;
         Ok(new)
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
+    /// of [`contains`](Self::contains), with the cache lines of a group of keys requested
+    /// before any is probed ([`bloomkit_core::batch`]), so that in a table larger than the
+    /// cache their misses overlap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_quotient::ExpandableFilter;
+    ///
+    /// let mut f = ExpandableFilter::<u64>::new(100, 0.01)?;
+    /// assert_eq!(f.try_insert_batch(0..10_000u64)?, 10_000); // doubles as it fills
+    /// let mut found = Vec::new();
+    /// f.contains_batch([1u64, 9_999], &mut found);
+    /// assert_eq!(found, [true, true]);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        K: Hash,
+        S: BuildHasher,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        with_popcnt(
+            #[inline(always)]
+            || {
+                pipeline(
+                    out,
+                    keys,
+                    |_, key| self.stage(key.borrow()),
+                    |out, hash| {
+                        let (x, f) = self.split(hash);
+                        out.push(self.table.run_back(x).any(|(_, v)| matches(v, f)));
+                    },
+                );
+            },
+        );
+    }
+
+    /// Adds a copy of every key of `keys`, in order, doubling as it fills, with the cache
+    /// lines of a group of keys requested before any is inserted. Returns how many were
+    /// certainly new (as [`try_insert`](Self::try_insert) counts them one at a time).
+    ///
+    /// # Errors
+    /// As [`try_insert_hash`](Self::try_insert_hash), at the first key refused: the keys
+    /// before it are in, it and the keys after it are not.
+    pub fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    where
+        K: Hash,
+        S: BuildHasher,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        try_insert_counting(
+            self,
+            keys,
+            |f, key| f.stage(key.borrow()),
+            Self::try_insert_hash,
+        )
+    }
+
+    /// A key's hash, with the cache line its lookup starts at requested.
+    #[inline(always)]
+    fn stage(&self, key: &K) -> u64
+    where
+        K: Hash,
+        S: BuildHasher,
+    {
+        let hash = self.hasher.hash_one(key);
+        self.table.prefetch(self.split(hash).0);
+        hash
     }
 
     /// Removes a copy of the key whose hash is `hash`: the matching entry with the longest
@@ -572,7 +646,7 @@ impl<K: Hash + ?Sized, S: BuildHasher> Lookup for ExpandableFilter<K, S> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        out.extend(keys.into_iter().map(|k| self.contains(k.borrow())));
+        ExpandableFilter::contains_batch(self, keys, out);
     }
 }
 
@@ -586,7 +660,15 @@ impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for ExpandableFilter<K, S> {
     }
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher> bloomkit_core::Filter for ExpandableFilter<K, S> {}
+impl<K: Hash + ?Sized, S: BuildHasher> bloomkit_core::Filter for ExpandableFilter<K, S> {
+    fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        ExpandableFilter::try_insert_batch(self, keys)
+    }
+}
 
 impl<K: Hash + ?Sized, S: BuildHasher> Remove for ExpandableFilter<K, S> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {

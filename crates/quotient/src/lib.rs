@@ -78,7 +78,7 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 use core::marker::PhantomData;
 
-use bloomkit_core::batch::{pipeline, with_popcnt};
+use bloomkit_core::batch::{pipeline, try_insert_counting, with_popcnt};
 use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::{Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
 use derive_where::derive_where;
@@ -462,35 +462,67 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
         I: IntoIterator,
         I::Item: Borrow<K>,
     {
-        let mut state = (self, 0usize, None::<Error>);
         with_popcnt(
             #[inline(always)]
             || {
-                pipeline(
-                    &mut state,
+                try_insert_counting(
+                    self,
                     keys,
-                    |(f, _, refused), key| {
-                        if refused.is_some() {
-                            return 0;
-                        }
-                        f.stage(key.borrow())
-                    },
-                    |(f, new, refused), hash| {
-                        if refused.is_none() {
-                            match f.insert_split(hash) {
-                                Ok(true) => *new += 1,
-                                Ok(false) => {}
-                                Err(e) => *refused = Some(e),
-                            }
-                        }
-                    },
-                );
+                    |f, key| f.stage(key.borrow()),
+                    Self::insert_split,
+                )
             },
-        );
-        match state {
-            (_, _, Some(e)) => Err(e),
-            (_, new, None) => Ok(new),
-        }
+        )
+    }
+
+    /// Adds a copy of every key of `keys`, doubling the table whenever it is full, as a
+    /// `Vec` grows (each doubling spends a remainder bit: the rate when full doubles, see
+    /// [`resize`](Self::resize)). Returns the doublings it needed. The batched inserts of
+    /// [`try_insert_batch`](Self::try_insert_batch), with room made instead of
+    /// [`Error::Full`].
+    ///
+    /// # Errors
+    /// [`Error::CannotResize`] when the table must double and its remainders have no bit
+    /// left to give, or [`Error::AllocationFailed`]: the keys before that one are in, it and
+    /// the keys after it are not.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_quotient::QuotientFilter;
+    ///
+    /// let mut f = QuotientFilter::<u64>::new(1_000, 0.01)?;
+    /// let doublings = f.extend_growing(0..10_000u64)?;
+    /// assert!(doublings >= 3);
+    /// assert!((0..10_000u64).all(|k| f.contains(&k)));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn extend_growing<I>(&mut self, keys: I) -> Result<u32, Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        let mut doublings = 0;
+        with_popcnt(
+            #[inline(always)]
+            || {
+                try_insert_counting(
+                    self,
+                    keys,
+                    |f, key| f.stage(key.borrow()),
+                    |f, hash| loop {
+                        match f.insert_split(hash) {
+                            Err(Error::Full { .. }) => {
+                                f.resize()?;
+                                doublings += 1;
+                            }
+                            other => return other,
+                        }
+                    },
+                )
+            },
+        )?;
+        Ok(doublings)
     }
 }
 
@@ -708,7 +740,15 @@ impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for QuotientFilter<K, S> {
     }
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher> bloomkit_core::Filter for QuotientFilter<K, S> {}
+impl<K: Hash + ?Sized, S: BuildHasher> bloomkit_core::Filter for QuotientFilter<K, S> {
+    fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        QuotientFilter::try_insert_batch(self, keys)
+    }
+}
 
 impl<K: Hash + ?Sized, S: BuildHasher> Remove for QuotientFilter<K, S> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {

@@ -76,7 +76,7 @@ use core::hash::{BuildHasher, Hash};
 use derive_where::derive_where;
 
 use bloomkit_classic::BlockedBloomFilter;
-use bloomkit_core::batch::{pipeline, prefetch};
+use bloomkit_core::batch::{pipeline, prefetch, try_insert_counting};
 use bloomkit_core::build::{FromSettings, Growable, Settings, WithHasher};
 use bloomkit_core::hash::block_contains;
 use bloomkit_core::{
@@ -366,6 +366,51 @@ impl<K: ?Sized, S: BuildHasher + Clone> ScalableBloomFilter<K, S> {
         Ok(true)
     }
 
+    /// Inserts every key of `keys`, in order, growing as it fills, with each key's block
+    /// in every slice requested for a group of keys before any is inserted. Returns how
+    /// many were certainly new (as [`try_insert`](Self::try_insert) counts them).
+    ///
+    /// # Errors
+    /// As [`try_insert`](Self::try_insert), at the first key refused: the keys before it
+    /// are in, it and the keys after it are not.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_scalable::ScalableBloomFilter;
+    ///
+    /// let mut f = ScalableBloomFilter::<u64>::new(100, 0.01)?;
+    /// assert_eq!(f.try_insert_batch(0..10_000u64)?, 10_000); // grows as it fills
+    /// assert!(f.num_slices() > 1);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    where
+        K: Hash,
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        try_insert_counting(
+            self,
+            keys,
+            |f, key| f.stage(key.borrow()),
+            Self::try_insert_hash,
+        )
+    }
+
+    /// A key's hash, with its block in every slice requested.
+    #[inline(always)]
+    fn stage(&self, key: &K) -> u64
+    where
+        K: Hash,
+    {
+        let hash = self.hasher.hash_one(key);
+        for slice in &self.slices {
+            prefetch(slice.filter.block_of(hash));
+        }
+        hash
+    }
+
     fn current(&self) -> &Slice<K, S> {
         self.slices.last().expect("a filter always has a slice")
     }
@@ -417,13 +462,7 @@ impl<K: ?Sized, S: BuildHasher + Clone> ScalableBloomFilter<K, S> {
         pipeline(
             out,
             keys,
-            |_, key| {
-                let hash = self.hash_key(key.borrow());
-                for slice in &self.slices {
-                    prefetch(slice.filter.block_of(hash));
-                }
-                hash
-            },
+            |_, key| self.stage(key.borrow()),
             |out, hash| out.push(self.contains_hash(hash)),
         );
     }
@@ -629,7 +668,52 @@ impl<K: Hash + ?Sized, S: BuildHasher + Clone> Lookup for ScalableBloomFilter<K,
     }
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher + Clone> Filter for ScalableBloomFilter<K, S> {}
+impl<K: Hash + ?Sized, S: BuildHasher + Clone> Filter for ScalableBloomFilter<K, S> {
+    fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        ScalableBloomFilter::try_insert_batch(self, keys)
+    }
+}
+
+/// Inserts keys or references to them, growing as the filter fills. `extend` cannot return
+/// an error, and never drops a key or panics: a key the filter refuses (at the builder's
+/// [`max_items`](bloomkit_core::build::Builder::max_items) or
+/// [`max_bytes`](bloomkit_core::build::Builder::max_bytes), or when the next slice cannot be
+/// allocated) goes into the newest slice anyway, uncounted: the limits on memory hold, and
+/// the rate climbs above the target instead ([`estimated_fpr`](ScalableBloomFilter::estimated_fpr)
+/// shows it). To be told instead, call [`try_insert_batch`](ScalableBloomFilter::try_insert_batch).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_scalable::ScalableBloomFilter;
+///
+/// let mut f = ScalableBloomFilter::<u64>::new(100, 0.01)?;
+/// f.extend(0..10_000u64);
+/// assert!((0..10_000u64).all(|k| f.contains(&k)));
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+impl<K: Hash + ?Sized, S: BuildHasher + Clone, T: Borrow<K>> Extend<T>
+    for ScalableBloomFilter<K, S>
+{
+    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
+        pipeline(
+            self,
+            keys,
+            |f, key| f.stage(key.borrow()),
+            |f, hash| {
+                if f.try_insert_hash(hash).is_err() {
+                    // The one refusal `extend` cannot report: keep the key, past the limit.
+                    let newest = f.slices.last_mut().expect("a filter always has a slice");
+                    newest.filter.insert_hash(hash);
+                }
+            },
+        );
+    }
+}
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for ScalableBloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -35,6 +35,12 @@ fn unions<F: Union>() {}
 /// Filters that intersect.
 fn intersects<F: Intersection>() {}
 
+/// A filter that takes a whole iterator (`Extend`) without an error to report: those whose
+/// inserts cannot fail, and the scalable filter, which grows (past its limits it keeps the
+/// key in its newest slice). The quotient and expandable filters take `try_insert_batch` and
+/// `extend_growing` instead: a growth they cannot make has no state their bytes can hold.
+fn extends<F: Extend<u64> + for<'k> Extend<&'k u64>>() {}
+
 /// A read-only structure (a static filter, a zero-copy view).
 fn lookup_only<F: Lookup + Debug + Send + Sync>() {}
 
@@ -81,6 +87,13 @@ fn every_variant_holds_its_trait_set() {
     unions::<Bitmap<u64>>();
     intersects::<Classic>();
     intersects::<Bitmap<u64>>();
+
+    extends::<Classic>();
+    extends::<Blocked>();
+    extends::<SimdBlock>();
+    extends::<SplitBlock>();
+    extends::<Counting>();
+    extends::<Scalable>();
 
     lookup_only::<BinaryFuse8<u64>>();
     lookup_only::<BinaryFuse16<u64>>();
@@ -221,4 +234,63 @@ fn inherent_methods_keep_the_trait_signatures() {
         Lookup,
         fn(&BloomFilter<u64>, &u64) -> bool
     );
+}
+
+/// Every owned variant's batched insert (the trait's `try_insert_batch`, each variant's
+/// prefetching override) holds every key and counts the new ones as one-at-a-time inserts
+/// would.
+#[test]
+fn batched_inserts_hold_every_key_in_every_variant() {
+    fn check<F: Filter<Key = u64>>(mut f: F, mut one_by_one: F, name: &str)
+    where
+        F::InsertError: Debug,
+    {
+        let keys: Vec<u64> = (0..5_000u64).chain(0..100).collect();
+        let new = f.try_insert_batch(&keys).unwrap();
+        let mut expected = 0;
+        for k in &keys {
+            if one_by_one.try_insert(k).unwrap() {
+                expected += 1;
+            }
+        }
+        assert_eq!(new, expected, "{name}");
+        let mut out = Vec::new();
+        f.contains_batch(&keys, &mut out);
+        assert!(
+            out.iter().all(|&b| b),
+            "{name}: a false negative after a batched insert"
+        );
+    }
+    macro_rules! both {
+        ($name:literal, $make:expr) => {
+            check($make, $make, $name)
+        };
+    }
+    both!("classic", BloomFilter::<u64>::new(5_000, 0.01).unwrap());
+    both!(
+        "blocked",
+        BlockedBloomFilter::<u64>::new(5_000, 0.01).unwrap()
+    );
+    both!(
+        "simd block",
+        SimdBlockFilter::<u64>::new(5_000, 0.01).unwrap()
+    );
+    both!(
+        "split block",
+        SplitBlockFilter::<u64>::new(5_000, 0.01).unwrap()
+    );
+    both!(
+        "counting",
+        CountingBloomFilter::<u64>::new(5_000, 0.01).unwrap()
+    );
+    both!(
+        "scalable",
+        ScalableBloomFilter::<u64>::new(100, 0.01).unwrap()
+    );
+    both!("quotient", QuotientFilter::<u64>::new(5_000, 0.01).unwrap());
+    both!(
+        "expandable",
+        ExpandableFilter::<u64>::new(100, 0.01).unwrap()
+    );
+    both!("bitmap", Bitmap::<u64>::new(0..=10_000).unwrap());
 }

@@ -302,18 +302,24 @@ enum Family {
     Shared,
 }
 
+/// A row's family: from the family's one list ([`bloomkit::Variant::facts`]) for bloomkit's
+/// structures (named by their type), the exact and shared ones from the row.
 fn family(row: &Row) -> Family {
+    use bloomkit::variant::Family as Of;
     let name = row.structure.as_str();
+    let variant = bloomkit::Variant::ALL
+        .into_iter()
+        .filter(|v| name.starts_with(v.facts().type_name))
+        .max_by_key(|v| v.facts().type_name.len());
     if row.exact {
-        Family::Exact
-    } else if name.contains("(static)") {
-        Family::Static
-    } else if name.starts_with("Quotient") || name.starts_with("Expandable") {
-        Family::Quotient
-    } else if name.starts_with("Redis") {
-        Family::Shared
-    } else {
-        Family::Bloom
+        return Family::Exact;
+    }
+    match variant.map(|v| v.facts().family) {
+        Some(Of::Static) => Family::Static,
+        Some(Of::Quotient) => Family::Quotient,
+        Some(Of::Exact) => Family::Exact,
+        _ if name.starts_with("Redis") => Family::Shared,
+        _ => Family::Bloom,
     }
 }
 

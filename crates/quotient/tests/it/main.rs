@@ -482,3 +482,22 @@ fn view_answers_as_the_filter_and_refuses_what_it_refuses() {
         2 * good.len()
     );
 }
+
+/// `extend_growing` doubles as a `Vec` grows and loses no key; the batched insert stops at
+/// the first refusal with the keys before it in.
+#[test]
+fn extend_growing_doubles_and_keeps_every_key() {
+    let mut f = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
+    let start = f.capacity();
+    let doublings = f.extend_growing(0..20_000u64).unwrap();
+    assert!(doublings >= 4, "{doublings}");
+    assert_eq!(f.capacity(), start << doublings);
+    assert!((0..20_000u64).all(|k| f.contains(&k)));
+    assert_eq!(f.len(), 20_000);
+
+    let mut g = QuotientFilter::<u64>::new(1_000, 0.01).unwrap();
+    let err = g.try_insert_batch(0..20_000u64).unwrap_err();
+    assert!(matches!(err, Error::Full { .. }), "{err}");
+    let held = g.len();
+    assert!((0..held).all(|k| g.contains(&k)));
+}

@@ -386,3 +386,44 @@ fn one_probe_slices_answer_like_the_reference() {
     let rate = f64::from(positives) / 20_000.0;
     assert!(rate <= f.fpr_bound() + 0.02, "{rate} > {}", f.fpr_bound());
 }
+
+/// `extend` past a byte limit keeps every key (no false negative), never grows past the
+/// limit, and says so through the rate; `try_insert_batch` stops at the refused key.
+#[test]
+fn extend_past_its_limits_keeps_every_key_within_the_memory() {
+    let build = || {
+        ScalableBloomFilter::<u64>::builder(1_000, 0.01)
+            .max_bytes(8_000)
+            .build()
+            .unwrap()
+    };
+    let keys: Vec<u64> = (0..20_000).map(member).collect();
+    let mut f = build();
+    f.extend(&keys);
+    assert!(
+        keys.iter().all(|k| f.contains(k)),
+        "a key extend could not count was lost"
+    );
+    assert!(f.heap_bytes() <= 8_000);
+    assert!(
+        f.estimated_fpr() > 0.01,
+        "the overfull slice shows in the rate"
+    );
+
+    let mut g = build();
+    let err = g.try_insert_batch(&keys).unwrap_err();
+    assert_eq!(
+        err,
+        Error::LimitReached {
+            what: Limit::Bytes,
+            limit: 8_000
+        }
+    );
+    let held = g.len() as usize;
+    assert!(held < keys.len());
+    // The keys before the refusal are in (a key suppressed as a likely repeat is not
+    // counted, so `len` is at most the position of the refused key).
+    let refused = keys.iter().position(|k| !g.contains(k)).unwrap();
+    assert!(held <= refused);
+    assert!(keys[..refused].iter().all(|k| g.contains(k)));
+}
