@@ -13,7 +13,6 @@ use bloomkit::{
 };
 use serde::Serialize;
 
-use super::shared::KeyBytes;
 use super::workload::Data;
 
 /// One structure's measurements on the workload (or why it cannot serve it).
@@ -444,17 +443,16 @@ pub const STRUCTURES: [&str; 14] = [
     "BinaryFuse32 (static)",
 ];
 
-/// Measures every structure that applies to keys of type `K` (the shared ones against the
-/// Redis server at `redis`, if given); `progress` is told each name.
+/// Measures every in-process structure that applies to keys of type `K` (the shared ones
+/// are [`super::shared::measure_shared`]'s); `progress` is told each name.
 pub fn measure_all<K>(
     data: &Data<K>,
     sizing: Sizing,
     bitmap: Option<Row>,
-    redis: Option<&str>,
     mut progress: impl FnMut(&str),
 ) -> Vec<Row>
 where
-    K: Hash + Eq + Clone + HeapSize + AsParquet + KeyBytes + Send + Sync,
+    K: Hash + Eq + Clone + HeapSize + AsParquet + Send + Sync,
 {
     let n = (data.keys.len() as u64).max(1);
     let want_deletes = data.deleted > 0;
@@ -710,8 +708,6 @@ where
         }),
     );
     rows.extend(measure_threads(data, sizing, n, &mut progress));
-    progress("shared filters (Redis)");
-    rows.extend(super::shared::measure_shared(data, sizing, redis));
     rows
 }
 

@@ -28,6 +28,22 @@ use recommend::{recommend, Needs};
 use report::Report;
 use workload::{KeyKind, Keys, Synthetic};
 
+/// `rows`, then the shared filters' (against the Redis server at `redis`, if given).
+fn with_shared<K>(
+    mut rows: Vec<measure::Row>,
+    data: &workload::Data<K>,
+    sizing: Sizing,
+    redis: Option<&str>,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<measure::Row>
+where
+    K: std::hash::Hash + shared::KeyBytes,
+{
+    progress("shared filters (Redis)");
+    rows.extend(shared::measure_shared(data, sizing, redis));
+    rows
+}
+
 /// The flags of `cargo xtask compare`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
@@ -215,7 +231,13 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
                 }
             });
             (
-                measure_all(d, sizing, bitmap, args.redis.as_deref(), &mut progress),
+                with_shared(
+                    measure_all(d, sizing, bitmap, &mut progress),
+                    d,
+                    sizing,
+                    args.redis.as_deref(),
+                    &mut progress,
+                ),
                 d.keys.len(),
                 d.deleted,
                 (d.members.len(), d.non_members.len()),
@@ -223,7 +245,13 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
             )
         }
         Keys::Str(d) => (
-            measure_all(d, sizing, None, args.redis.as_deref(), &mut progress),
+            with_shared(
+                measure_all(d, sizing, None, &mut progress),
+                d,
+                sizing,
+                args.redis.as_deref(),
+                &mut progress,
+            ),
             d.keys.len(),
             d.deleted,
             (d.members.len(), d.non_members.len()),
@@ -426,5 +454,64 @@ pub fn main(args: &Args) -> ExitCode {
             );
         }
         ExitCode::from(1)
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    use std::collections::BTreeMap;
+
+    /// The picker's modules import one another without a circle (docs/architecture.md):
+    /// each `super::name` a module's code (not its docs) names is an edge, and a walk from
+    /// every module never comes back to it.
+    #[test]
+    fn the_pickers_modules_import_without_a_circle() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/compare");
+        let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut to: Vec<String> = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .flat_map(|l| l.match_indices("super::").map(move |(i, _)| &l[i + 7..]))
+                .map(|rest| {
+                    rest.chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                        .collect::<String>()
+                })
+                .filter(|m| !m.is_empty() && dir.join(format!("{m}.rs")).exists())
+                .collect();
+            to.sort();
+            to.dedup();
+            edges.insert(name, to);
+        }
+        assert!(edges.len() >= 8, "{edges:?}");
+        fn reaches(
+            edges: &BTreeMap<String, Vec<String>>,
+            from: &str,
+            goal: &str,
+            seen: &mut Vec<String>,
+        ) -> bool {
+            for next in edges.get(from).into_iter().flatten() {
+                if next == goal {
+                    return true;
+                }
+                if !seen.contains(next) {
+                    seen.push(next.clone());
+                    if reaches(edges, next, goal, seen) {
+                        return true;
+                    }
+                }
+            }
+            false
+        }
+        for module in edges.keys() {
+            assert!(
+                !reaches(&edges, module, module, &mut Vec::new()),
+                "compare/{module}.rs imports itself through a circle: {edges:?}"
+            );
+        }
     }
 }
