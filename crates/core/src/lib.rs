@@ -71,6 +71,7 @@ pub mod bits;
 pub mod build;
 mod error;
 mod filter;
+mod impls;
 #[cfg(feature = "serde")]
 pub mod format;
 pub mod hash;
