@@ -542,7 +542,6 @@ pub trait Remove: Filter {
     }
 }
 
-
 /// A filter whose insert error is always [`Error`], whatever the variant's own: what lets
 /// variants with different error types live in one collection
 /// (`Vec<Box<dyn Filter<Key = str, InsertError = Error>>>`). Make one with [`unified`].

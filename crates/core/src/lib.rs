@@ -71,10 +71,10 @@ pub mod bits;
 pub mod build;
 mod error;
 mod filter;
-mod impls;
 #[cfg(feature = "serde")]
 pub mod format;
 pub mod hash;
+mod impls;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 pub mod sizing;

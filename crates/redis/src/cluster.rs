@@ -104,7 +104,7 @@ impl RespCluster<RespConnection> {
         timeout: Option<Duration>,
     ) -> RedisResult<Self> {
         let mut cluster = RespCluster::new(seeds)?;
-        crate::exec::block_on(cluster.refresh(crate::shared::deadline(timeout)))?;
+        crate::exec::block_on(cluster.refresh(crate::transport::deadline(timeout)))?;
         Ok(cluster)
     }
 }
@@ -440,7 +440,7 @@ mod tokio_cluster {
             timeout: Option<Duration>,
         ) -> RedisResult<Self> {
             let mut cluster = RespCluster::new(seeds)?;
-            cluster.refresh(crate::shared::deadline(timeout)).await?;
+            cluster.refresh(crate::transport::deadline(timeout)).await?;
             Ok(cluster)
         }
     }

@@ -104,12 +104,14 @@
 #![forbid(unsafe_code)]
 
 mod cluster;
+mod engine;
 mod error;
 mod exec;
 mod layout;
+mod options;
 mod redisbloom;
 mod scripts;
-mod shared;
+mod transport;
 mod wire;
 
 use core::borrow::Borrow;
@@ -118,25 +120,26 @@ use core::fmt;
 pub use bloomkit_classic::{BlockedBloomFilter, BloomFilter};
 pub use bloomkit_core::sizing::Design;
 pub use cluster::RespCluster;
+pub use engine::{DEFAULT_MAX_BYTES, MAX_SHARDS, MAX_SHARD_BYTES};
 pub use error::Error;
 pub use exec::{Batch, Connection};
 pub use exec::{Replies, Round};
 pub use layout::{Layout, Shape, SharedLayout};
+pub use options::{Info, Limits, Options, RedisBloomInfo, RedisBloomOptions, DEFAULT_TIMEOUT};
 #[cfg(feature = "tokio")]
 pub use redisbloom::AsyncRedisBloomFilter;
 pub use redisbloom::{
-    RedisBloomChain, RedisBloomFilter, RedisBloomInfo, RedisBloomLink, RedisBloomOptions,
-    DEFAULT_EXPANSION, MAX_CHUNK_BYTES,
+    RedisBloomChain, RedisBloomFilter, RedisBloomLink, DEFAULT_EXPANSION, MAX_CHUNK_BYTES,
 };
-pub use shared::{DEFAULT_MAX_BYTES, MAX_SHARDS, MAX_SHARD_BYTES};
 #[cfg(feature = "tokio")]
 pub use wire::AsyncRespConnection;
 pub use wire::{RespConnection, DEFAULT_MAX_REPLY_BYTES};
 
 use std::time::Duration;
 
+use engine::Core;
 use exec::block_on;
-use shared::{Core, KeyOp, Link};
+use transport::{KeyOp, Link};
 
 /// The accessors the synchronous and the tokio front ends share (both hold `core` and `con`).
 macro_rules! accessors {
@@ -194,127 +197,6 @@ macro_rules! accessors {
     };
 }
 
-/// What a client accepts from a call: how long it may take, and how large a filter it opens.
-///
-/// The defaults: a [`DEFAULT_TIMEOUT`] deadline per call, filters up to
-/// [`DEFAULT_MAX_BYTES`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    timeout: Option<Duration>,
-    max_bytes: u64,
-    replicas: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            timeout: Some(DEFAULT_TIMEOUT),
-            max_bytes: DEFAULT_MAX_BYTES,
-            replicas: 0,
-        }
-    }
-}
-
-impl Limits {
-    /// The default limits.
-    pub fn new() -> Limits {
-        Limits::default()
-    }
-
-    /// The deadline of each call, from its start to its end, all its round trips together
-    /// ([`Error::Timeout`] past it); `None`: no deadline (a stalled server stalls the call).
-    /// Moving a whole filter ([`RedisFilter::download`], [`RedisFilter::upload`]) is one
-    /// call: give large filters the time they need.
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Limits {
-        self.timeout = timeout;
-        self
-    }
-
-    /// The largest filter, in bytes of bits, this client creates or opens
-    /// ([`Error::TooLarge`] past it): a server (or a proxy) that reports a larger one cannot
-    /// make the client allocate it.
-    pub fn max_bytes(mut self, max_bytes: u64) -> Limits {
-        self.max_bytes = max_bytes;
-        self
-    }
-
-    /// Inserts succeed only once `replicas` replicas of each shard's primary hold them
-    /// (`WAIT`, within the deadline), [`Error::Unreplicated`] otherwise. Redis replicates
-    /// asynchronously: a primary that dies (a crash, a SIGKILL) before its replica has a
-    /// write loses it in the failover, and a key a client was told is in would then answer
-    /// "absent". With 1 here, an insert that succeeded survives the loss of any one node.
-    /// Default 0: inserts return as soon as the primary has them.
-    pub fn wait_replicas(mut self, replicas: u32) -> Limits {
-        self.replicas = replicas;
-        self
-    }
-}
-
-/// How to create a shared filter: the items and rate it is sized for, the hasher's seed, the
-/// number of shards, and the client's [`Limits`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Options {
-    items: u64,
-    fpr: f64,
-    seed: u64,
-    shards: Option<u32>,
-    limits: Limits,
-}
-
-impl Options {
-    /// A filter for `items` keys at false-positive rate `fpr`, seed 0, as few shards as fit,
-    /// the default limits. Checked when the filter is opened ([`Error::Filter`]).
-    pub fn new(items: u64, fpr: f64) -> Options {
-        Options {
-            items,
-            fpr,
-            seed: bloomkit_core::Xxh3Builder::DEFAULT_SEED,
-            shards: None,
-            limits: Limits::default(),
-        }
-    }
-
-    /// The hasher's seed (the local filter must use the same one to have the same bits).
-    pub fn seed(mut self, seed: u64) -> Options {
-        self.seed = seed;
-        self
-    }
-
-    /// Splits the bits into `shards` Redis strings by block index (blocked layout only), so
-    /// a filter can exceed 512 MiB or spread its load over a cluster's nodes.
-    pub fn shards(mut self, shards: u32) -> Options {
-        self.shards = Some(shards);
-        self
-    }
-
-    /// The client's limits ([`Limits`]).
-    pub fn limits(mut self, limits: Limits) -> Options {
-        self.limits = limits;
-        self
-    }
-
-    /// The deadline of each call: see [`Limits::timeout`].
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Options {
-        self.limits.timeout = timeout;
-        self
-    }
-
-    /// The largest filter this client accepts: see [`Limits::max_bytes`].
-    pub fn max_bytes(mut self, max_bytes: u64) -> Options {
-        self.limits.max_bytes = max_bytes;
-        self
-    }
-
-    /// Replicas that must hold an insert before it succeeds: see [`Limits::wait_replicas`].
-    pub fn wait_replicas(mut self, replicas: u32) -> Options {
-        self.limits.replicas = replicas;
-        self
-    }
-}
-
-/// The deadline of a call unless [`Limits::timeout`] says otherwise.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// A Redis Cluster client of the redis crate whose own retries fit the filter's deadline, as
 /// far as they can: [`RespCluster`] is the cluster connection whose every step ends by the
 /// deadline (a primary killed and left dead held one insert through this client 8.9 s
@@ -348,29 +230,6 @@ pub fn cluster_client<T: redis::IntoConnectionInfo>(
         builder = builder.response_timeout(timeout);
     }
     Ok(builder.build()?)
-}
-
-/// What [`RedisFilter::info`] reports.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Info {
-    /// The layout.
-    pub layout: Layout,
-    /// `m`, all shards together.
-    pub bits: u64,
-    /// `k`.
-    pub hashes: u32,
-    /// Bytes of the bit strings.
-    pub bytes: u64,
-    /// The number of shards.
-    pub shards: u32,
-    /// Set bits (`BITCOUNT`).
-    pub ones: u64,
-    /// Keys inserted, estimated from the set bits (Swamidass & Baldi); infinite once full.
-    pub estimated_items: f64,
-    /// The false-positive rate at the estimated count.
-    pub estimated_fpr: f64,
-    /// The items and rate the filter was sized for.
-    pub design: Design,
 }
 
 /// A filter shared through Redis, whose bits are those of the local filter type `F`
@@ -485,7 +344,7 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     /// [`Error::InvalidName`], [`Error::Timeout`] past `timeout`, and connection errors.
     pub fn destroy(con: &mut C, name: &str, timeout: Option<Duration>) -> Result<u64, Error> {
         let mut link = Link::new(con);
-        block_on(shared::destroy(&mut link, name, timeout))
+        block_on(engine::destroy(&mut link, name, timeout))
     }
 
     /// Inserts `key`. Returns `true` if it was certainly not present before.

@@ -5,7 +5,8 @@ use core::fmt;
 
 use std::time::Duration;
 
-use crate::shared::{Core, KeyOp, Link};
+use crate::engine::Core;
+use crate::transport::{KeyOp, Link};
 use crate::{Connection, Error, Info, Limits, Options, Shape, SharedLayout};
 
 /// [`RedisFilter`](crate::RedisFilter) on an async connection
@@ -67,7 +68,7 @@ impl<F: SharedLayout, C: Connection> AsyncRedisFilter<F, C> {
     /// As there.
     pub async fn destroy(con: &mut C, name: &str, timeout: Option<Duration>) -> Result<u64, Error> {
         let mut link = Link::new(con);
-        crate::shared::destroy(&mut link, name, timeout).await
+        crate::engine::destroy(&mut link, name, timeout).await
     }
 
     /// See [`RedisFilter::try_insert`](crate::RedisFilter::try_insert).

@@ -362,7 +362,7 @@ impl RespConnection {
     /// (an I/O error of kind [`io::ErrorKind::TimedOut`]).
     pub fn open(url: impl IntoConnectionInfo, timeout: Option<Duration>) -> RedisResult<Self> {
         let info = url.into_connection_info()?;
-        let deadline = crate::shared::deadline(timeout);
+        let deadline = crate::transport::deadline(timeout);
         let (stream, addr) = match info.addr() {
             ConnectionAddr::Tcp(host, port) => {
                 let addrs: Vec<SocketAddr> = (host.as_str(), *port).to_socket_addrs()?.collect();
@@ -648,7 +648,7 @@ mod tokio_wire {
             timeout: Option<Duration>,
         ) -> RedisResult<Self> {
             let info = url.into_connection_info()?;
-            let deadline = crate::shared::deadline(timeout);
+            let deadline = crate::transport::deadline(timeout);
             let timed_out = |addr: &str| {
                 redis::RedisError::from(io::Error::new(
                     io::ErrorKind::TimedOut,

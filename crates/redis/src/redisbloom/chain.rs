@@ -620,8 +620,8 @@ impl RedisBloomChain {
     }
 
     /// What `BF.INFO` reports for this chain.
-    pub fn info(&self) -> super::RedisBloomInfo {
-        super::RedisBloomInfo {
+    pub fn info(&self) -> crate::options::RedisBloomInfo {
+        crate::options::RedisBloomInfo {
             capacity: self
                 .links
                 .iter()
@@ -1063,7 +1063,7 @@ mod tests {
         assert_eq!(set, expected);
         assert_eq!(
             chain.info(),
-            super::super::RedisBloomInfo {
+            crate::options::RedisBloomInfo {
                 capacity: 1000,
                 size: 1480,
                 filters: 1,

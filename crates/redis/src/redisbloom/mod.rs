@@ -9,7 +9,7 @@
 //! byte strings here (`&str`, `&[u8]`, `String`, `Vec<u8>`: anything `AsRef<[u8]>`), and a
 //! key answers the same whichever client, in whichever language, inserted it.
 
-mod chain;
+pub(crate) mod chain;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 use redis::Value;
 
 use crate::exec::{block_on, Batch, Connection};
+use crate::options::{RedisBloomInfo, RedisBloomOptions};
 use crate::scripts::{Lua, SCRIPTS};
-use crate::shared::{
+use crate::transport::{
     call, corrupt, deadline, fresh_id, round, script_call, server_error, timed_out_error, Link,
 };
 use crate::{Error, Limits};
@@ -43,63 +44,6 @@ const COMMANDS: [&str; 8] = [
     "BF.LOADCHUNK",
     "BF.MADD",
 ];
-
-/// How to create a RedisBloom filter ([`RedisBloomFilter::reserve`], `BF.RESERVE`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RedisBloomOptions {
-    capacity: u64,
-    error_rate: f64,
-    expansion: Option<u32>,
-    limits: Limits,
-}
-
-impl RedisBloomOptions {
-    /// A filter for `capacity` keys at false-positive rate `error_rate` that grows by
-    /// RedisBloom's default factor ([`DEFAULT_EXPANSION`]) when more come.
-    pub fn new(capacity: u64, error_rate: f64) -> RedisBloomOptions {
-        RedisBloomOptions {
-            capacity,
-            error_rate,
-            expansion: Some(DEFAULT_EXPANSION),
-            limits: Limits::default(),
-        }
-    }
-
-    /// Each new sub-filter holds `factor` times the keys of the one before (`EXPANSION`);
-    /// `None`: the filter never grows (`NONSCALING`) and refuses keys past its capacity
-    /// ([`Error::Full`]).
-    pub fn expansion(mut self, factor: Option<u32>) -> RedisBloomOptions {
-        self.expansion = factor;
-        self
-    }
-
-    /// The client's limits (deadline per call, largest filter downloaded).
-    pub fn limits(mut self, limits: Limits) -> RedisBloomOptions {
-        self.limits = limits;
-        self
-    }
-
-    /// The sizing checked as RedisBloom would, before anything is sent.
-    fn check(&self) -> Result<(), Error> {
-        chain::check_sizing(self.capacity, self.error_rate, self.expansion)?;
-        Ok(())
-    }
-}
-
-/// What `BF.INFO` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RedisBloomInfo {
-    /// Keys the filter holds before it grows again (all sub-filters together).
-    pub capacity: u64,
-    /// Bytes the server uses for it.
-    pub size: u64,
-    /// Sub-filters.
-    pub filters: u64,
-    /// Keys inserted (those that were not already answered present).
-    pub items: u64,
-    /// The growth factor; `None` for a `NONSCALING` filter.
-    pub expansion: Option<u64>,
-}
 
 /// The client state of a RedisBloom filter: its key, its creation id's key and the id read
 /// at open, the shelter of a failed insert, the limits.
@@ -202,7 +146,7 @@ impl RbCore {
         }
         // The module-free backend's keys all start so (`bloomkit:{name#shard}:...`): a
         // RedisBloom filter there would be written over by, or write over, one of them.
-        if name.starts_with(crate::shared::KEY_PREFIX) {
+        if name.starts_with(crate::engine::KEY_PREFIX) {
             return Err(Error::InvalidName {
                 name: name.to_owned(),
                 reason: "names starting with `bloomkit:{` are the keys of bloomkit's module-free filters",

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use super::{RbCore, RedisBloomChain, RedisBloomInfo, RedisBloomOptions};
-use crate::shared::Link;
+use super::{RbCore, RedisBloomChain};
+use crate::options::{RedisBloomInfo, RedisBloomOptions};
+use crate::transport::Link;
 use crate::{Connection, Error, Limits};
 
 /// [`RedisBloomFilter`](super::RedisBloomFilter) on an async connection
