@@ -120,7 +120,7 @@ fn bench(c: &mut Criterion) {
                     } else {
                         out.clear();
                         shared
-                            .contains_batch(keys.iter().map(String::as_str), &mut out)
+                            .try_contains_batch(keys.iter().map(String::as_str), &mut out)
                             .expect("lookup");
                         black_box(&out);
                     }

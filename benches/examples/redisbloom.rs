@@ -76,7 +76,7 @@ impl Shared for Backend {
     }
     fn lookup(&mut self, keys: &[String]) -> usize {
         let mut out = Vec::with_capacity(keys.len());
-        self.0.contains_batch(keys, &mut out).expect("lookup");
+        self.0.try_contains_batch(keys, &mut out).expect("lookup");
         out.iter().filter(|&&f| f).count()
     }
 }
@@ -95,7 +95,7 @@ impl<F: bloomkit::redis::SharedLayout<Key = str>> Shared for ModuleFree<F> {
     fn lookup(&mut self, keys: &[String]) -> usize {
         let mut out = Vec::with_capacity(keys.len());
         self.0
-            .contains_batch(keys.iter().map(String::as_str), &mut out)
+            .try_contains_batch(keys.iter().map(String::as_str), &mut out)
             .expect("lookup");
         out.iter().filter(|&&f| f).count()
     }
@@ -270,7 +270,7 @@ fn main() {
     let mut missed = 0;
     for chunk in keys.chunks(10_000) {
         let mut out = Vec::new();
-        loaded.contains_batch(chunk, &mut out).expect("lookup");
+        loaded.try_contains_batch(chunk, &mut out).expect("lookup");
         missed += out.iter().filter(|&&f| !f).count();
     }
     println!();

@@ -112,6 +112,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         info.estimated_fpr * 100.0,
         started.elapsed()
     );
-    seen.clear()?;
+    seen.try_clear()?;
     Ok(())
 }

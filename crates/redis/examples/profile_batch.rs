@@ -20,7 +20,7 @@ fn main() {
         for _ in 0..200 {
             out.clear();
             if contains {
-                f.contains_batch(keys.iter().map(String::as_str), &mut out)
+                f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
                     .unwrap();
             } else {
                 f.try_insert_batch_reporting(keys.iter().map(String::as_str), &mut out)

@@ -23,7 +23,7 @@
 //! let urls = ["https://example.com/", "https://example.org/"];
 //! seen.try_insert_batch(urls)?;
 //! let mut answers = Vec::new();
-//! seen.contains_batch(["https://example.com/", "https://example.net/"], &mut answers)?;
+//! seen.try_contains_batch(["https://example.com/", "https://example.net/"], &mut answers)?;
 //! assert!(answers[0]);
 //!
 //! // The same bits as a local filter with these parameters.
@@ -59,7 +59,7 @@
 //!   before its configuration, so a refused allocation ([`Error::Refused`]) writes nothing; a
 //!   sharded filter is marked complete only when every shard exists, and a creation that
 //!   fails half way takes back what it made.
-//! - **A way out of every broken state**: [`clear`](RedisFilter::clear) and
+//! - **A way out of every broken state**: [`clear`](RedisFilter::try_clear) and
 //!   [`delete`](RedisFilter::delete) work on a filter with lost keys, and
 //!   [`destroy`](RedisFilter::destroy) removes whatever is left of a name without opening it.
 //! - **One deadline per call** ([`Limits::timeout`], default [`DEFAULT_TIMEOUT`]) over all
@@ -107,6 +107,7 @@ mod cluster;
 mod engine;
 mod error;
 mod exec;
+mod front;
 mod layout;
 mod options;
 mod redisbloom;
@@ -139,16 +140,12 @@ use std::time::Duration;
 
 use engine::Core;
 use exec::block_on;
-use transport::{KeyOp, Link};
+use transport::Link;
 
-/// The accessors the synchronous and the tokio front ends share (both hold `core` and `con`).
+/// The module-free filter's own accessors, for its synchronous and tokio fronts (what both
+/// backends share is [`front::ops!`]'s).
 macro_rules! accessors {
     () => {
-        /// The filter's name.
-        pub fn name(&self) -> &str {
-            self.core.name()
-        }
-
         /// The filter's shape (which bits a key sets).
         pub fn shape(&self) -> &Shape {
             self.core.shape()
@@ -166,33 +163,6 @@ macro_rules! accessors {
         /// only safe way to change them.
         pub fn keys(&self) -> Vec<(&str, &str)> {
             self.core.keys()
-        }
-
-        /// The deadline of each call ([`Limits::timeout`]).
-        pub fn timeout(&self) -> Option<Duration> {
-            self.core.timeout()
-        }
-
-        /// Changes the deadline of each call from now on ([`Limits::timeout`]).
-        pub fn set_timeout(&mut self, timeout: Option<Duration>) {
-            self.core.set_timeout(timeout);
-        }
-
-        /// The connection, for other commands. After a call that ended at its deadline, the
-        /// replies it did not read are still on their way: the filter's next call passes
-        /// over them, but a command sent here directly would take one of them for its own.
-        /// Send other commands on another connection, or only after a call of the filter has
-        /// succeeded. A connection assigned here in place of the old one works (the next
-        /// call finds it has nothing unread), but one the filter retired stays retired: use
-        /// [`replace_connection`](Self::replace_connection).
-        pub fn connection(&mut self) -> &mut C {
-            &mut self.link.con
-        }
-
-        /// Gives the filter `con` in place of its connection, and returns the old one: the
-        /// way on after [`Error::Retired`] or a call cut by its deadline.
-        pub fn replace_connection(&mut self, con: C) -> C {
-            self.link.replace(con)
         }
     };
 }
@@ -279,6 +249,15 @@ impl<F: SharedLayout> RedisFilter<F, RespConnection> {
 }
 
 impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
+    front::ops!(
+        sync [],
+        key: &F::Key,
+        item: [Borrow<F::Key>],
+        info: Info,
+        local: F,
+        engine: Core<F>,
+    );
+
     /// Opens the filter `name` if it exists with these parameters, or creates it (every
     /// shard, each atomically; the filter is marked complete once every shard exists, and a
     /// creation that fails half way takes back what it made).
@@ -312,29 +291,6 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         Ok(RedisFilter { core, link })
     }
 
-    /// Opens the existing filter `name` with the parameters Redis holds (each checked
-    /// before it is used) and the default [`Limits`]. Every shard's configuration and bits
-    /// are checked to be there.
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] when there is no such filter, [`Error::Missing`] naming a key of
-    /// it that is gone, [`Error::Mismatch`] when it has another layout or hasher than `F`,
-    /// [`Error::TooLarge`], [`Error::Corrupt`] for a configuration that cannot be, and as
-    /// [`open_or_create`](Self::open_or_create).
-    pub fn open(con: C, name: &str) -> Result<Self, Error> {
-        Self::open_with(con, name, &Limits::default())
-    }
-
-    /// [`open`](Self::open) with these limits.
-    ///
-    /// # Errors
-    /// As [`open`](Self::open).
-    pub fn open_with(con: C, name: &str, limits: &Limits) -> Result<Self, Error> {
-        let mut link = Link::new(con);
-        let core = block_on(Core::open(&mut link, name, limits))?;
-        Ok(RedisFilter { core, link })
-    }
-
     /// Removes every key of the filter `name` that can be found, whatever state it is in (a
     /// lost configuration, lost bits, an unfinished creation), without opening it: the way
     /// out for a filter [`open`](Self::open) refuses. Returns how many keys were removed (0:
@@ -347,95 +303,12 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
         block_on(engine::destroy(&mut link, name, timeout))
     }
 
-    /// Inserts `key`. Returns `true` if it was certainly not present before.
-    ///
-    /// # Errors
-    /// [`Error::Missing`], [`Error::Recreated`], [`Error::WrongType`],
-    /// [`Error::OutOfMemory`], and connection errors.
-    pub fn try_insert(&mut self, key: &F::Key) -> Result<bool, Error> {
-        let mut out = Vec::with_capacity(1);
-        self.try_insert_batch_reporting([key], &mut out)?;
-        Ok(out[0])
-    }
-
-    /// Whether `key` may be in the filter.
-    ///
-    /// # Errors
-    /// As [`try_insert`](Self::try_insert), but for [`Error::OutOfMemory`].
-    pub fn contains(&mut self, key: &F::Key) -> Result<bool, Error> {
-        let mut out = Vec::with_capacity(1);
-        self.contains_batch([key], &mut out)?;
-        Ok(out[0])
-    }
-
-    /// Inserts `keys` in one round trip (very large batches are several transactions in
-    /// one pipeline). Returns how many were certainly not present before.
-    ///
-    /// # Errors
-    /// As [`try_insert`](Self::try_insert). On an error some keys may be in and others not: insert
-    /// the batch again (inserting is idempotent).
-    pub fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
-    where
-        I: IntoIterator,
-        I::Item: Borrow<F::Key>,
-    {
-        let mut out = Vec::new();
-        self.try_insert_batch_reporting(keys, &mut out)?;
-        Ok(out.iter().filter(|&&new| new).count())
-    }
-
-    /// Inserts `keys` in one round trip, appending to `out`, for each in order, whether it
-    /// was certainly not present before: a test-and-set, atomic per key, so of several
-    /// processes inserting the same key at once exactly one is told it is new (unless it
-    /// was a false positive already). De-duplicating workers fetch only what this says is
-    /// new.
-    ///
-    /// # Errors
-    /// As [`try_insert_batch`](Self::try_insert_batch); `out` is left as it was.
-    pub fn try_insert_batch_reporting<I>(
-        &mut self,
-        keys: I,
-        out: &mut Vec<bool>,
-    ) -> Result<(), Error>
-    where
-        I: IntoIterator,
-        I::Item: Borrow<F::Key>,
-    {
-        block_on(self.core.per_key(&mut self.link, KeyOp::Insert, keys, out))
-    }
-
-    /// Appends to `out`, for each of `keys` in order, whether it may be in the filter: one
-    /// round trip.
-    ///
-    /// # Errors
-    /// As [`contains`](Self::contains); `out` is left as it was.
-    pub fn contains_batch<I>(&mut self, keys: I, out: &mut Vec<bool>) -> Result<(), Error>
-    where
-        I: IntoIterator,
-        I::Item: Borrow<F::Key>,
-    {
-        let len = out.len();
-        block_on(
-            self.core
-                .per_key(&mut self.link, KeyOp::Contains, keys, out),
-        )
-        .inspect_err(|_| out.truncate(len))
-    }
-
-    /// Bits, k, bytes, set bits, and the estimated items and rate.
-    ///
-    /// # Errors
-    /// As [`contains`](Self::contains).
-    pub fn info(&mut self) -> Result<Info, Error> {
-        block_on(self.core.info(&mut self.link))
-    }
-
     /// Whether no bit is set in any shard (nothing was inserted since the filter was created
     /// or cleared): [`info`](Self::info)'s `ones == 0`, one `BITCOUNT` per shard.
     ///
     /// # Errors
     /// As [`info`](Self::info).
-    pub fn is_empty(&mut self) -> Result<bool, Error> {
+    pub fn try_is_empty(&mut self) -> Result<bool, Error> {
         Ok(self.info()?.ones == 0)
     }
 
@@ -443,27 +316,8 @@ impl<F: SharedLayout, C: Connection> RedisFilter<F, C> {
     ///
     /// # Errors
     /// As [`try_insert`](Self::try_insert).
-    pub fn clear(&mut self) -> Result<(), Error> {
+    pub fn try_clear(&mut self) -> Result<(), Error> {
         block_on(self.core.clear(&mut self.link))
-    }
-
-    /// Deletes the filter: both keys of every shard (each shard atomically). Other clients
-    /// get [`Error::Missing`] from then on. Returns the connection.
-    ///
-    /// # Errors
-    /// As [`try_insert`](Self::try_insert).
-    pub fn delete(mut self) -> Result<C, Error> {
-        block_on(self.core.delete(&mut self.link))?;
-        Ok(self.link.con)
-    }
-
-    /// The whole filter as a local one, bit-identical to the shared bits (moved in 4 MiB
-    /// ranges).
-    ///
-    /// # Errors
-    /// As [`contains`](Self::contains).
-    pub fn download(&mut self) -> Result<F, Error> {
-        block_on(self.core.download(&mut self.link))
     }
 
     /// Makes the shared bits equal to `local`'s (same parameters required). The bytes are

@@ -41,7 +41,7 @@ impl Limits {
 
     /// The deadline of each call, from its start to its end, all its round trips together
     /// ([`Error::Timeout`] past it); `None`: no deadline (a stalled server stalls the call).
-    /// Moving a whole filter ([`RedisFilter::download`], [`RedisFilter::upload`]) is one
+    /// Moving a whole filter ([`RedisFilter::download`](crate::RedisFilter::download), [`RedisFilter::upload`](crate::RedisFilter::upload)) is one
     /// call: give large filters the time they need.
     pub fn timeout(mut self, timeout: Option<Duration>) -> Limits {
         self.timeout = timeout;
@@ -133,7 +133,7 @@ impl Options {
 /// The deadline of a call unless [`Limits::timeout`] says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// What [`RedisFilter::info`] reports.
+/// What [`RedisFilter::info`](crate::RedisFilter::info) reports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Info {
     /// The layout.
@@ -156,7 +156,7 @@ pub struct Info {
     pub design: Design,
 }
 
-/// How to create a RedisBloom filter ([`RedisBloomFilter::reserve`], `BF.RESERVE`).
+/// How to create a RedisBloom filter ([`RedisBloomFilter::reserve`](crate::RedisBloomFilter::reserve), `BF.RESERVE`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RedisBloomOptions {
     pub(crate) capacity: u64,

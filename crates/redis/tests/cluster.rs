@@ -25,7 +25,7 @@ fn a_six_shard_filter_spreads_over_three_nodes_and_answers_as_the_local_one() {
         local.insert(k);
     }
     for k in keys.iter().take(100) {
-        assert!(f.contains(k).unwrap());
+        assert!(f.try_contains(k).unwrap());
     }
 
     // Every node holds some of the shards' keys.
@@ -41,7 +41,7 @@ fn a_six_shard_filter_spreads_over_three_nodes_and_answers_as_the_local_one() {
     // Members and non-members answer as the local filter; the bytes are the local bytes.
     let probes: Vec<String> = (0..100_000).map(|i| format!("item:{i}")).collect();
     let mut out = Vec::new();
-    f.contains_batch(probes.iter().map(String::as_str), &mut out)
+    f.try_contains_batch(probes.iter().map(String::as_str), &mut out)
         .unwrap();
     for (k, got) in probes.iter().zip(&out) {
         assert_eq!(*got, local.contains(k.as_str()), "{k}");
@@ -51,11 +51,11 @@ fn a_six_shard_filter_spreads_over_three_nodes_and_answers_as_the_local_one() {
     // A second client sees the same filter; a flushed node is an error, not "absent".
     let mut g: RedisFilter<BlockedBloomFilter<str>, _> =
         RedisFilter::open(client.get_connection().unwrap(), "cluster").unwrap();
-    assert!(g.contains("item:7").unwrap());
+    assert!(g.try_contains("item:7").unwrap());
     cluster.nodes[1].command(&["FLUSHALL"]);
     let mut out = Vec::new();
     let err = g
-        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .unwrap_err();
     assert!(matches!(err, Error::Missing { .. }), "{err:?}");
 }
@@ -128,7 +128,7 @@ fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_nega
             let mut out = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 out.clear();
-                let r = f.contains_batch(probes.iter().map(String::as_str), &mut out);
+                let r = f.try_contains_batch(probes.iter().map(String::as_str), &mut out);
                 outcomes.push((Instant::now(), r.map_err(|e| e.to_string())));
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -207,7 +207,7 @@ fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_nega
     let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
         RedisFilter::open(client(), "failover").unwrap();
     let mut out = Vec::new();
-    f.contains_batch(confirmed.iter().map(String::as_str), &mut out)
+    f.try_contains_batch(confirmed.iter().map(String::as_str), &mut out)
         .unwrap();
     let lost = out.iter().filter(|&&found| !found).count();
     assert_eq!(
@@ -237,16 +237,16 @@ fn flushed_scripts_on_every_node_are_loaded_again_by_every_call() {
     f.try_insert_batch(keys.iter().map(String::as_str)).unwrap();
     flush();
     let mut out = Vec::new();
-    f.contains_batch(keys.iter().map(String::as_str), &mut out)
+    f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .unwrap();
     assert!(out.iter().all(|&x| x));
     flush();
-    assert!(f.contains("k:1").unwrap());
+    assert!(f.try_contains("k:1").unwrap());
     flush();
     assert!(f.info().unwrap().ones > 0);
     flush();
-    f.clear().unwrap();
-    assert!(!f.contains("k:1").unwrap());
+    f.try_clear().unwrap();
+    assert!(!f.try_contains("k:1").unwrap());
 }
 
 /// Lying-network row 6: a primary SIGKILLed under load and left dead, inserts that must
@@ -320,7 +320,7 @@ fn a_primary_killed_and_left_dead_holds_no_call_past_its_deadline() {
     f.try_insert_batch(last.iter().map(String::as_str)).unwrap();
     let mut g: RedisFilter<BlockedBloomFilter<str>, _> = RedisFilter::open(con(), "dead").unwrap();
     let mut out = Vec::new();
-    g.contains_batch(confirmed.iter().map(String::as_str), &mut out)
+    g.try_contains_batch(confirmed.iter().map(String::as_str), &mut out)
         .unwrap();
     assert!(
         confirmed.len() >= 1_000,

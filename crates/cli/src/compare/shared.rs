@@ -49,7 +49,7 @@ macro_rules! remote_filter {
                 self.try_insert_batch(keys).map(drop)
             }
             fn ask(&mut self, keys: &[K], out: &mut Vec<bool>) -> Result<(), Error> {
-                self.contains_batch(keys, out)
+                self.try_contains_batch(keys, out)
             }
             fn bytes(&mut self) -> Result<u64, Error> {
                 self.info().map(|i| i.bytes)
@@ -68,7 +68,7 @@ impl<K: KeyBytes> Remote<K> for RedisBloomFilter {
             .map(drop)
     }
     fn ask(&mut self, keys: &[K], out: &mut Vec<bool>) -> Result<(), Error> {
-        self.contains_batch(keys.iter().map(KeyBytes::key_bytes), out)
+        self.try_contains_batch(keys.iter().map(KeyBytes::key_bytes), out)
     }
     fn bytes(&mut self) -> Result<u64, Error> {
         self.info().map(|i| i.size)

@@ -64,7 +64,7 @@ impl core::fmt::Debug for HashKey {
 /// A keyed hasher for filters exposed to keys an adversary chooses: SipHash-1-3 (the PRF
 /// behind Rust's own `HashMap`) under a 128-bit secret [`HashKey`].
 ///
-/// With a plain seed ([`Xxh3Builder`]), someone who can query a filter and see its answers
+/// With a plain seed ([`Xxh3Builder`](super::Xxh3Builder)), someone who can query a filter and see its answers
 /// can search offline for keys that collide with its bits (XXH3 is not a keyed function:
 /// the seed is recoverable from outputs), and so craft false positives, or fill a filter
 /// with few keys. Under a secret key, the positions of a key are unpredictable without the

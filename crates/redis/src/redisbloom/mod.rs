@@ -2,8 +2,8 @@
 //! (`BF.*` commands: built into Redis 8, in Redis Stack, in managed services) with the same
 //! typed errors, deadlines and batching as the module-free [`RedisFilter`](crate::RedisFilter),
 //! and [`RedisBloomChain`] is RedisBloom's own filter, locally: read from a `BF.SCANDUMP`
-//! ([`RedisBloomFilter::download`]) to answer without a round trip, or built offline and
-//! loaded with `BF.LOADCHUNK` ([`RedisBloomFilter::load`]).
+//! ([`RedisBloomFilter::download`](crate::RedisBloomFilter::download)) to answer without a round trip, or built offline and
+//! loaded with `BF.LOADCHUNK` ([`RedisBloomFilter::load`](crate::RedisBloomFilter::load)).
 //!
 //! The server hashes the keys (RedisBloom's MurmurHash64A over the key's bytes), so keys are
 //! byte strings here (`&str`, `&[u8]`, `String`, `Vec<u8>`: anything `AsRef<[u8]>`), and a
@@ -20,7 +20,8 @@ use crate::exec::{block_on, Batch, Connection};
 use crate::options::{RedisBloomInfo, RedisBloomOptions};
 use crate::scripts::{Lua, SCRIPTS};
 use crate::transport::{
-    call, corrupt, deadline, fresh_id, round, script_call, server_error, timed_out_error, Link,
+    call, corrupt, deadline, fresh_id, round, script_call, server_error, timed_out_error, KeyOp,
+    Link,
 };
 use crate::{Error, Limits};
 
@@ -137,6 +138,21 @@ fn int(name: &str, v: &Value, what: &str) -> Result<u64, Error> {
 }
 
 impl RbCore {
+    /// The filter's key.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The deadline of each call.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Sets the deadline of each call.
+    pub(crate) fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
+    }
+
     fn new(name: &str, id: String, limits: &Limits) -> Result<RbCore, Error> {
         if name.is_empty() || name.len() > 1024 {
             return Err(Error::InvalidName {
@@ -364,7 +380,7 @@ impl RbCore {
     pub(crate) async fn per_key<C, I>(
         &self,
         link: &mut Link<C>,
-        insert: bool,
+        op: KeyOp,
         keys: I,
         out: &mut Vec<bool>,
     ) -> Result<(), Error>
@@ -373,6 +389,7 @@ impl RbCore {
         I: IntoIterator,
         I::Item: AsRef<[u8]>,
     {
+        let insert = op == KeyOp::Insert;
         let d = deadline(self.timeout);
         let mut batch = Batch::new();
         let mut sizes = Vec::new();
@@ -862,14 +879,14 @@ impl RbCore {
 ///   ... NOCREATE`, and a closing script (`BF.MADD` alone would create a default filter, 100
 ///   items at 1%, after a `FLUSHALL`). A failed guard moves the key aside so the insert fails,
 ///   and puts it back in the same transaction.
-/// - **Re-creation is seen**: [`RedisBloomFilter::reserve`] and [`RedisBloomFilter::load`]
+/// - **Re-creation is seen**: [`RedisBloomFilter::reserve`](crate::RedisBloomFilter::reserve) and [`RedisBloomFilter::load`](crate::RedisBloomFilter::load)
 ///   write a creation id next to the filter (`<name>:bloomkit-id` when the name has a hash
 ///   tag, `{<name>}:bloomkit-untagged-id` otherwise: in the filter's slot), and every call
 ///   checks it, and checks that the filter holds at least as many keys (`BF.CARD`) as this
 ///   client has seen it hold: a filter lost alone and made again by another client (a
 ///   `BF.ADD` creates one) is [`Error::Recreated`] as soon as it holds fewer. One made
 ///   again and filled past that count before this client's next call goes unseen.
-/// - **A load is seen whole or not at all**: [`RedisBloomFilter::load`] writes the chunks to
+/// - **A load is seen whole or not at all**: [`RedisBloomFilter::load`](crate::RedisBloomFilter::load) writes the chunks to
 ///   a staging key (expiring in an hour should the loader die) that one script then renames
 ///   to the filter's name.
 /// - A server without the module is [`Error::NoModule`] at open, and a full `NONSCALING`
@@ -885,7 +902,7 @@ impl RbCore {
 /// let mut seen = RedisBloomFilter::reserve(client.get_connection()?, "seen", &options)?;
 /// seen.try_insert_batch(["https://example.com/", "https://example.org/"])?;
 /// let mut answers = Vec::new();
-/// seen.contains_batch(["https://example.com/", "https://example.net/"], &mut answers)?;
+/// seen.try_contains_batch(["https://example.com/", "https://example.net/"], &mut answers)?;
 /// assert!(answers[0]);
 ///
 /// // The same filter locally: answers exactly as the server, without a round trip.
@@ -918,6 +935,15 @@ impl RedisBloomFilter<crate::RespConnection> {
 }
 
 impl<C: Connection> RedisBloomFilter<C> {
+    crate::front::ops!(
+        sync [],
+        key: impl AsRef<[u8]>,
+        item: [AsRef<[u8]>],
+        info: RedisBloomInfo,
+        local: RedisBloomChain,
+        engine: RbCore,
+    );
+
     /// Creates the filter `name` (`BF.RESERVE`) with a creation id next to it.
     ///
     /// # Errors
@@ -928,25 +954,6 @@ impl<C: Connection> RedisBloomFilter<C> {
     pub fn reserve(con: C, name: &str, options: &RedisBloomOptions) -> Result<Self, Error> {
         let mut link = Link::new(con);
         let core = block_on(RbCore::reserve(&mut link, name, options))?;
-        Ok(RedisBloomFilter { core, link })
-    }
-
-    /// Opens the existing filter `name` with the default [`Limits`].
-    ///
-    /// # Errors
-    /// [`Error::NotFound`], [`Error::WrongType`] when the key holds something else,
-    /// [`Error::NoModule`], [`Error::Timeout`], and connection errors.
-    pub fn open(con: C, name: &str) -> Result<Self, Error> {
-        Self::open_with(con, name, &Limits::default())
-    }
-
-    /// [`open`](Self::open) with these limits.
-    ///
-    /// # Errors
-    /// As [`open`](Self::open).
-    pub fn open_with(con: C, name: &str, limits: &Limits) -> Result<Self, Error> {
-        let mut link = Link::new(con);
-        let core = block_on(RbCore::open(&mut link, name, limits))?;
         Ok(RedisBloomFilter { core, link })
     }
 
@@ -967,131 +974,12 @@ impl<C: Connection> RedisBloomFilter<C> {
         Ok(RedisBloomFilter { core, link })
     }
 
-    /// Inserts `key`; `true` if it was certainly not present before.
-    ///
-    /// # Errors
-    /// [`Error::Missing`], [`Error::Recreated`], [`Error::WrongType`], [`Error::Full`],
-    /// [`Error::OutOfMemory`], [`Error::Timeout`], and connection errors.
-    pub fn try_insert(&mut self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
-        let mut out = Vec::with_capacity(1);
-        self.try_insert_batch_reporting([key], &mut out)?;
-        Ok(out[0])
-    }
-
-    /// Inserts `keys` in one round trip; returns how many were certainly new.
-    ///
-    /// # Errors
-    /// As [`try_insert`](Self::try_insert). On an error some keys may be in: insert the batch
-    /// again (inserting is idempotent).
-    pub fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<[u8]>,
-    {
-        let mut out = Vec::new();
-        self.try_insert_batch_reporting(keys, &mut out)?;
-        Ok(out.iter().filter(|&&new| new).count())
-    }
-
-    /// Inserts `keys` in one round trip, appending for each whether it was certainly new.
-    ///
-    /// # Errors
-    /// As [`try_insert_batch`](Self::try_insert_batch); `out` is left as it was.
-    pub fn try_insert_batch_reporting<I>(
-        &mut self,
-        keys: I,
-        out: &mut Vec<bool>,
-    ) -> Result<(), Error>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<[u8]>,
-    {
-        block_on(self.core.per_key(&mut self.link, true, keys, out))
-    }
-
-    /// Whether `key` may be in the filter.
-    ///
-    /// # Errors
-    /// As [`try_insert`](Self::try_insert), but for [`Error::Full`] and
-    /// [`Error::OutOfMemory`].
-    pub fn contains(&mut self, key: impl AsRef<[u8]>) -> Result<bool, Error> {
-        let mut out = Vec::with_capacity(1);
-        self.contains_batch([key], &mut out)?;
-        Ok(out[0])
-    }
-
-    /// Appends, for each of `keys`, whether it may be in the filter: one round trip.
-    ///
-    /// # Errors
-    /// As [`contains`](Self::contains); `out` is left as it was.
-    pub fn contains_batch<I>(&mut self, keys: I, out: &mut Vec<bool>) -> Result<(), Error>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<[u8]>,
-    {
-        block_on(self.core.per_key(&mut self.link, false, keys, out))
-    }
-
-    /// `BF.INFO`.
-    ///
-    /// # Errors
-    /// As [`contains`](Self::contains).
-    pub fn info(&mut self) -> Result<RedisBloomInfo, Error> {
-        block_on(self.core.info(&mut self.link))
-    }
-
     /// Keys inserted (`BF.CARD`).
     ///
     /// # Errors
-    /// As [`contains`](Self::contains).
+    /// As [`try_contains`](Self::try_contains).
     pub fn count(&mut self) -> Result<u64, Error> {
         block_on(self.core.card(&mut self.link))
-    }
-
-    /// The whole filter as a local [`RedisBloomChain`] (`BF.SCANDUMP`), answering exactly as
-    /// the server for every key. A dump torn by inserts of other clients is taken again.
-    ///
-    /// # Errors
-    /// [`Error::TooLarge`] past [`Limits::max_bytes`], [`Error::Corrupt`] for a dump that
-    /// does not parse, and as [`contains`](Self::contains).
-    pub fn download(&mut self) -> Result<RedisBloomChain, Error> {
-        block_on(self.core.download(&mut self.link))
-    }
-
-    /// Deletes the filter and its creation id; returns the connection.
-    ///
-    /// # Errors
-    /// As [`contains`](Self::contains).
-    pub fn delete(mut self) -> Result<C, Error> {
-        block_on(self.core.delete(&mut self.link))?;
-        Ok(self.link.con)
-    }
-
-    /// The filter's key.
-    pub fn name(&self) -> &str {
-        &self.core.name
-    }
-
-    /// The deadline of each call.
-    pub fn timeout(&self) -> Option<Duration> {
-        self.core.timeout
-    }
-
-    /// Sets the deadline of each call.
-    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
-        self.core.timeout = timeout;
-    }
-
-    /// The connection, for commands of the caller's own (see
-    /// [`RedisFilter::connection`](crate::RedisFilter::connection)).
-    pub fn connection(&mut self) -> &mut C {
-        &mut self.link.con
-    }
-
-    /// Gives the filter `con` in place of its connection, and returns the old one: the way
-    /// on after [`Error::Retired`] or a call cut by its deadline.
-    pub fn replace_connection(&mut self, con: C) -> C {
-        self.link.replace(con)
     }
 }
 

@@ -44,7 +44,7 @@ fn server_stopped_mid_batch_is_an_error_and_a_restart_and_re_create_works() {
     let err = out.expect_err("the server was stopped mid-batch");
     assert!(matches!(err, Error::Redis(_)), "{err:?}");
     // The connection failed part way: it is retired, never read again.
-    let err = f.contains("url:1").expect_err("the server is gone");
+    let err = f.try_contains("url:1").expect_err("the server is gone");
     assert!(matches!(err, Error::Retired { .. }), "{err:?}");
 
     // Restarted empty: the old filter is gone, which is an error, not "absent".
@@ -58,7 +58,7 @@ fn server_stopped_mid_batch_is_an_error_and_a_restart_and_re_create_works() {
     }
     let mut f = open(&server, "stopped", &options).unwrap();
     f.try_insert("url:1").unwrap();
-    assert!(f.contains("url:1").unwrap());
+    assert!(f.try_contains("url:1").unwrap());
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn a_filter_re_created_under_a_running_client_is_a_typed_error() {
         a.try_insert("url:1").unwrap_err(),
         a.try_insert_batch(keys(0..1000).iter().map(String::as_str))
             .unwrap_err(),
-        a.contains("url:1").unwrap_err(),
+        a.try_contains("url:1").unwrap_err(),
         a.info().unwrap_err(),
     ] {
         assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
@@ -129,7 +129,7 @@ fn flushed_keys_are_an_error_on_lookup_not_absent() {
         f.try_insert("url:1").unwrap();
         assert_eq!(server.command(&["FLUSHALL"]), "+OK");
         for err in [
-            f.contains("url:1").unwrap_err(),
+            f.try_contains("url:1").unwrap_err(),
             f.try_insert("url:2").unwrap_err(),
         ] {
             assert!(matches!(err, Error::Missing { .. }), "{err:?}");
@@ -139,7 +139,7 @@ fn flushed_keys_are_an_error_on_lookup_not_absent() {
     let mut f = open(&server, "evicted", &Options::new(10_000, 0.01)).unwrap();
     f.try_insert("url:1").unwrap();
     server.command(&["DEL", f.keys()[0].1]);
-    let err = f.contains("url:1").unwrap_err();
+    let err = f.try_contains("url:1").unwrap_err();
     assert!(
         matches!(err, Error::Missing { .. }) && err.is_missing(),
         "{err:?}"
@@ -163,7 +163,7 @@ fn a_wrong_password_is_an_auth_error() {
     let url = format!("redis://:s3cret@127.0.0.1:{}/", server.port());
     let mut f = Shared::connect_or_create(&url, "auth", &Options::new(1_000, 0.01)).unwrap();
     f.try_insert("k").unwrap();
-    assert!(f.contains("k").unwrap());
+    assert!(f.try_contains("k").unwrap());
     // No password at all: refused by the server on the first command.
     let err =
         Shared::connect_or_create(&server.url(), "auth", &Options::new(1_000, 0.01)).unwrap_err();
@@ -181,14 +181,14 @@ fn maxmemory_reached_refuses_writes_with_a_typed_error_and_lookups_go_on() {
     let err = f.try_insert("during").unwrap_err();
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
     assert!(
-        f.contains("before").unwrap(),
+        f.try_contains("before").unwrap(),
         "lookups still run under maxmemory"
     );
     let err = open(&server, "oom-new", &Options::new(10_000, 0.01)).unwrap_err();
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
     assert_eq!(server.command(&["CONFIG", "SET", "maxmemory", "0"]), "+OK");
     f.try_insert("after").unwrap();
-    assert!(f.contains("after").unwrap());
+    assert!(f.try_contains("after").unwrap());
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn a_key_of_another_type_at_the_filters_name_is_a_typed_error() {
     let bits = f.keys()[0].1.to_owned();
     server.command(&["DEL", &bits]);
     server.command(&["SADD", &bits, "x"]);
-    let err = f.contains("k").unwrap_err();
+    let err = f.try_contains("k").unwrap_err();
     assert!(matches!(err, Error::WrongType { .. }), "{err:?}");
     // A configuration edited by hand: a k no filter has is corrupt, not a panic.
     open(&server, "edited", &Options::new(1_000, 0.01)).unwrap();
@@ -215,7 +215,7 @@ fn a_key_of_another_type_at_the_filters_name_is_a_typed_error() {
     // Bits of the wrong length.
     let mut f = open(&server, "short", &Options::new(1_000, 0.01)).unwrap();
     server.command(&["SET", f.keys()[0].1, "abc"]);
-    let err = f.contains("k").unwrap_err();
+    let err = f.try_contains("k").unwrap_err();
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
 }
 
@@ -334,7 +334,7 @@ fn bits_gone_between_the_guard_and_the_reads_are_an_error_not_absent() {
         RedisFilter::open(raced(blocked.keys()[0].1), "raced").unwrap();
     let mut out = Vec::new();
     let err = f
-        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .unwrap_err();
     assert!(matches!(err, Error::Missing { .. }), "{err:?}");
     assert!(out.is_empty(), "no answers on an error");
@@ -342,7 +342,7 @@ fn bits_gone_between_the_guard_and_the_reads_are_an_error_not_absent() {
     let mut f: RedisFilter<bloomkit_classic::BloomFilter<str>, _> =
         RedisFilter::open(raced(classic.keys()[0].1), "raced-classic").unwrap();
     let err = f
-        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .unwrap_err();
     assert!(matches!(err, Error::Missing { .. }), "{err:?}");
     assert!(out.is_empty(), "no answers on an error");
@@ -359,14 +359,14 @@ fn flushed_scripts_are_loaded_again_and_every_call_goes_on() {
     for _ in 0..2 {
         assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
         let mut out = Vec::new();
-        f.contains_batch(keys.iter().map(String::as_str), &mut out)
+        f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
             .unwrap();
         assert!(out.iter().all(|&found| found), "every inserted key found");
         assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
         assert!(f.info().unwrap().ones > 0);
         assert_eq!(server.command(&["SCRIPT", "FLUSH"]), "+OK");
         f.try_insert("after a flush").unwrap();
-        assert!(f.contains("after a flush").unwrap());
+        assert!(f.try_contains("after a flush").unwrap());
     }
 }
 
@@ -398,7 +398,7 @@ fn a_stalled_server_ends_every_call_at_its_deadline_and_the_filter_goes_on_after
     signal(server.pid(), "STOP");
     let mut out = Vec::new();
     let started = std::time::Instant::now();
-    let lookup = f.contains_batch(keys.iter().map(String::as_str), &mut out);
+    let lookup = f.try_contains_batch(keys.iter().map(String::as_str), &mut out);
     let lookup_took = started.elapsed();
     let started = std::time::Instant::now();
     let insert = f.try_insert_batch(absent.iter().map(String::as_str));
@@ -426,7 +426,7 @@ fn a_stalled_server_ends_every_call_at_its_deadline_and_the_filter_goes_on_after
     // Once the server runs again, the replies the cut calls left unread are read first and
     // dropped: every answer is this call's own.
     for _ in 0..3 {
-        f.contains_batch(keys.iter().map(String::as_str), &mut out)
+        f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
             .unwrap();
         assert!(out.iter().all(|&found| found), "no false negative");
         out.clear();
@@ -434,7 +434,7 @@ fn a_stalled_server_ends_every_call_at_its_deadline_and_the_filter_goes_on_after
     // The cut insert may or may not have run: inserted again, every key is in.
     f.try_insert_batch(absent.iter().map(String::as_str))
         .unwrap();
-    f.contains_batch(absent.iter().map(String::as_str), &mut out)
+    f.try_contains_batch(absent.iter().map(String::as_str), &mut out)
         .unwrap();
     assert!(out.iter().all(|&found| found), "no false negative");
 }
@@ -482,7 +482,7 @@ fn a_server_that_answers_slowly_cannot_stretch_a_call_past_its_deadline() {
     let started = std::time::Instant::now();
     let mut out = Vec::new();
     let err = slow
-        .contains_batch(keys(0..100).iter().map(String::as_str), &mut out)
+        .try_contains_batch(keys(0..100).iter().map(String::as_str), &mut out)
         .unwrap_err();
     let took = started.elapsed();
     assert!(err.is_timeout(), "{err:?}");
@@ -524,9 +524,9 @@ fn lost_bits_are_a_typed_error_at_open_and_clear_delete_and_destroy_get_out() {
         assert!(err.is_missing(), "{err:?}");
         // The refused writes left nothing where the bits were (no stray string, no marker).
         assert_eq!(server.command(&["EXISTS", &bits]), ":0");
-        f.clear().unwrap();
+        f.try_clear().unwrap();
         f.try_insert("url:1").unwrap();
-        assert!(f.contains("url:1").unwrap());
+        assert!(f.try_contains("url:1").unwrap());
         assert!(open(&server, &name, &options).is_ok());
         // Lost again: delete() works too.
         server.command(&["DEL", &bits]);
@@ -556,7 +556,7 @@ fn a_lost_configuration_leaves_no_stray_bits_and_no_raw_error() {
     server.command(&["DEL", &cfg]);
     // The running client: a typed error, never a raw WRONGTYPE or an answer.
     for err in [
-        old.contains("url:1").unwrap_err(),
+        old.try_contains("url:1").unwrap_err(),
         old.try_insert("url:2").unwrap_err(),
     ] {
         assert!(err.is_missing(), "{err:?}");
@@ -579,7 +579,7 @@ fn a_lost_configuration_leaves_no_stray_bits_and_no_raw_error() {
         ":2",
         "one configuration, one bits key"
     );
-    assert!(!new.contains("url:1").unwrap());
+    assert!(!new.try_contains("url:1").unwrap());
 }
 
 #[test]
@@ -666,7 +666,7 @@ fn a_filter_of_the_previous_key_format_opens_and_works() {
     ] {
         assert!(g.keys()[0].1.ends_with(&id));
         let mut out = Vec::new();
-        g.contains_batch(keys(0..500).iter().map(String::as_str), &mut out)
+        g.try_contains_batch(keys(0..500).iter().map(String::as_str), &mut out)
             .unwrap();
         assert!(out.iter().all(|&x| x));
         g.try_insert("url:new").unwrap();
@@ -764,7 +764,7 @@ fn a_range_read_as_the_number_7_or_a_short_block_is_corrupt_not_an_answer() {
     let bits_of_seven = liar(CLASSIC, |_| Reply::int(7));
     let con = RespConnection::open(bits_of_seven.url(), None).unwrap();
     let mut f = RedisFilter::<bloomkit_classic::BloomFilter<str>>::open(con, "seven").unwrap();
-    match f.contains("url:1") {
+    match f.try_contains("url:1") {
         Err(Error::Corrupt { detail, .. }) => assert!(detail.contains('7'), "{detail}"),
         other => panic!("{other:?}"),
     }
@@ -778,7 +778,7 @@ fn a_range_read_as_the_number_7_or_a_short_block_is_corrupt_not_an_answer() {
     let con = RespConnection::open(short_blocks.url(), None).unwrap();
     let mut f = Shared::open(con, "short").unwrap();
     let mut out = Vec::new();
-    let err = f.contains_batch(["a", "b"], &mut out).unwrap_err();
+    let err = f.try_contains_batch(["a", "b"], &mut out).unwrap_err();
     assert!(matches!(err, Error::Corrupt { .. }), "{err:?}");
     assert!(out.is_empty());
 }
@@ -804,7 +804,7 @@ fn keys_evicted_under_maxmemory_are_a_typed_error_never_absent_or_a_raw_reply() 
     // One of its keys was evicted (by Redis, not by a test's DEL): every call says so.
     let mut out = Vec::new();
     for err in [
-        f.contains_batch(keys(0..1_000).iter().map(String::as_str), &mut out)
+        f.try_contains_batch(keys(0..1_000).iter().map(String::as_str), &mut out)
             .unwrap_err(),
         f.try_insert("url:new").unwrap_err(),
         // `connect`, which never creates: by now random eviction may have taken both keys,
@@ -846,13 +846,13 @@ fn a_write_cut_by_the_deadline_retires_the_connection_instead_of_misreading_it()
     // The connection is retired: an error, never answers read from another command.
     let mut out = Vec::new();
     let err = f
-        .contains_batch(before.iter().map(String::as_str), &mut out)
+        .try_contains_batch(before.iter().map(String::as_str), &mut out)
         .unwrap_err();
     assert!(err.to_string().contains("new connection"), "{err}");
     assert!(out.is_empty());
     // A new connection sees every key inserted before.
     let mut g = Shared::connect(&server.url(), "cut").unwrap();
-    g.contains_batch(before.iter().map(String::as_str), &mut out)
+    g.try_contains_batch(before.iter().map(String::as_str), &mut out)
         .unwrap();
     assert!(out.iter().all(|&x| x));
 }
@@ -872,6 +872,6 @@ fn push_messages_between_replies_are_not_taken_for_answers() {
     let con = RespConnection::open(server.url(), None).unwrap();
     let mut f = RedisFilter::<bloomkit_classic::BloomFilter<str>>::open(con, "pushed").unwrap();
     let mut out = Vec::new();
-    f.contains_batch(["a", "b", "c"], &mut out).unwrap();
+    f.try_contains_batch(["a", "b", "c"], &mut out).unwrap();
     assert_eq!(out, [true, true, true]);
 }

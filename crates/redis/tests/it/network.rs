@@ -35,8 +35,8 @@ impl Under {
 
     fn contains(&mut self, keys: &[String], out: &mut Vec<bool>) -> Result<(), Error> {
         match self {
-            Under::Free(f) => f.contains_batch(keys.iter().map(String::as_str), out),
-            Under::Module(f) => f.contains_batch(keys, out),
+            Under::Free(f) => f.try_contains_batch(keys.iter().map(String::as_str), out),
+            Under::Module(f) => f.try_contains_batch(keys, out),
         }
     }
 
@@ -437,7 +437,7 @@ fn signals_during_calls_are_retried() {
     };
     let mut out = Vec::new();
     for _ in 0..20 {
-        f.contains_batch(keys.iter().map(String::as_str), &mut out)
+        f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
             .unwrap();
         assert!(out.iter().all(|&b| b));
     }
@@ -461,12 +461,12 @@ fn a_connection_swapped_in_after_a_timeout_works() {
     .unwrap();
     f.try_insert("a").unwrap();
     signal(server.pid(), "STOP");
-    let err = f.contains("a").unwrap_err();
+    let err = f.try_contains("a").unwrap_err();
     signal(server.pid(), "CONT");
     assert!(err.is_timeout(), "{err:?}");
     *f.connection() = RespConnection::open(server.url(), Some(limit)).unwrap();
     for _ in 0..3 {
-        assert!(f.contains("a").unwrap());
+        assert!(f.try_contains("a").unwrap());
         f.try_insert("b").unwrap();
     }
     // The old connection, had it stayed, would also work: its late reply is passed over.
@@ -477,10 +477,10 @@ fn a_connection_swapped_in_after_a_timeout_works() {
     )
     .unwrap();
     signal(server.pid(), "STOP");
-    assert!(g.contains("a").unwrap_err().is_timeout());
+    assert!(g.try_contains("a").unwrap_err().is_timeout());
     signal(server.pid(), "CONT");
     std::thread::sleep(Duration::from_millis(50));
-    assert!(g.contains("b").unwrap());
+    assert!(g.try_contains("b").unwrap());
 }
 
 /// Row 12: a stopped server and a 300 ms deadline: `Timeout` within 10% (5% asserted).
@@ -502,7 +502,7 @@ fn a_short_deadline_holds_within_ten_percent() {
         signal(server.pid(), "STOP");
         let started = Instant::now();
         let err = if round % 2 == 0 {
-            f.contains("a").unwrap_err()
+            f.try_contains("a").unwrap_err()
         } else {
             f.try_insert_batch(keys.iter().map(String::as_str))
                 .unwrap_err()
@@ -593,10 +593,10 @@ fn an_expiry_on_the_keys_is_kept_by_every_write() {
     kept("union_with");
     f.upload(&local).unwrap();
     kept("upload");
-    assert!(f.contains("local").unwrap() && f.contains("url:7").unwrap());
-    f.clear().unwrap();
+    assert!(f.try_contains("local").unwrap() && f.try_contains("url:7").unwrap());
+    f.try_clear().unwrap();
     kept("clear");
-    assert!(!f.contains("url:7").unwrap());
+    assert!(!f.try_contains("url:7").unwrap());
 }
 
 /// Deadlines at their edges: a timeout too long to add to the clock (`Duration::MAX`) is no
@@ -610,11 +610,11 @@ fn timeouts_at_their_edges_are_no_deadline_or_an_immediate_timeout() {
     let options = Options::new(1_000, 0.01).timeout(Some(Duration::MAX));
     let mut f = Shared::open_or_create(con, "edges", &options).unwrap();
     f.try_insert("a").unwrap();
-    assert!(f.contains("a").unwrap());
+    assert!(f.try_contains("a").unwrap());
     f.set_timeout(Some(Duration::ZERO));
-    assert!(f.contains("a").unwrap_err().is_timeout());
+    assert!(f.try_contains("a").unwrap_err().is_timeout());
     f.set_timeout(Some(Duration::MAX));
-    assert!(f.contains("a").unwrap());
+    assert!(f.try_contains("a").unwrap());
     let err = RespConnection::open(server.url(), Some(Duration::ZERO)).unwrap_err();
     assert!(err.is_timeout(), "{err:?}");
 }

@@ -71,7 +71,7 @@ fn four_processes_insert_at_once_and_every_key_is_found() {
         .flat_map(|w| (0..PER_WORKER).map(move |i| key(w, i)))
         .collect();
     let mut found = Vec::new();
-    f.contains_batch(all.iter().map(String::as_str), &mut found)
+    f.try_contains_batch(all.iter().map(String::as_str), &mut found)
         .unwrap();
     assert!(
         found.iter().all(|&b| b),

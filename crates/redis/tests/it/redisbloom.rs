@@ -74,7 +74,7 @@ fn the_servers_answers_and_a_downloaded_copys_are_the_same_and_equal_a_local_bui
     let mut raw = con(&server);
     for (which, set) in [("present", &present), ("absent", &absent)] {
         let mut server_says = Vec::new();
-        f.contains_batch(set, &mut server_says).unwrap();
+        f.try_contains_batch(set, &mut server_says).unwrap();
         assert_eq!(server_says, raw_mexists(&mut raw, "seen", set), "{which}");
         let local_says: Vec<bool> = set.iter().map(|k| copy.contains(k)).collect();
         assert_eq!(
@@ -205,7 +205,7 @@ fn a_lost_or_re_created_filter_is_a_typed_error_and_an_insert_never_creates_one(
     let mut f = RedisBloomFilter::reserve(con(&server), "lost", &options).unwrap();
     f.try_insert_batch(keys(0..100)).unwrap();
     assert_eq!(server.command(&["FLUSHALL"]), "+OK");
-    let err = f.contains("url:1").expect_err("the filter is gone");
+    let err = f.try_contains("url:1").expect_err("the filter is gone");
     assert!(err.is_missing(), "{err:?}");
     let err = f.try_insert("url:1").expect_err("the filter is gone");
     assert!(err.is_missing(), "{err:?}");
@@ -220,7 +220,7 @@ fn a_lost_or_re_created_filter_is_a_typed_error_and_an_insert_never_creates_one(
 
     // Re-created through this crate by someone else: a new creation id.
     let _other = RedisBloomFilter::reserve(con(&server), "lost", &options).unwrap();
-    let err = f.contains("url:1").expect_err("another filter now");
+    let err = f.try_contains("url:1").expect_err("another filter now");
     assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
     let err = f.try_insert("url:1").expect_err("another filter now");
     assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
@@ -233,14 +233,14 @@ fn a_lost_or_re_created_filter_is_a_typed_error_and_an_insert_never_creates_one(
     // Opened again, it works; a filter made by another client (no id) opens too.
     let mut f = RedisBloomFilter::open(con(&server), "lost").unwrap();
     assert!(f.try_insert("x").unwrap());
-    assert!(f.contains("x").unwrap());
+    assert!(f.try_contains("x").unwrap());
     assert_eq!(
         server.command(&["BF.RESERVE", "plain", "0.01", "100"]),
         "+OK"
     );
     let mut plain = RedisBloomFilter::open(con(&server), "plain").unwrap();
     assert!(plain.try_insert("y").unwrap());
-    assert!(plain.contains("y").unwrap());
+    assert!(plain.try_contains("y").unwrap());
 
     // Existing names, other types, missing filters.
     let err = RedisBloomFilter::reserve(con(&server), "lost", &options).unwrap_err();
@@ -256,10 +256,10 @@ fn a_lost_or_re_created_filter_is_a_typed_error_and_an_insert_never_creates_one(
     // Lost alone (the id key stays) and made again by a plain client's BF.ADD, which
     // creates a default filter: it holds fewer keys than this client saw, so it is another.
     f.try_insert_batch(keys(0..100)).unwrap();
-    assert!(f.contains("url:5").unwrap());
+    assert!(f.try_contains("url:5").unwrap());
     server.command(&["DEL", "lost"]);
     server.command(&["BF.ADD", "lost", "intruder"]);
-    let err = f.contains("url:5").expect_err("another filter now");
+    let err = f.try_contains("url:5").expect_err("another filter now");
     assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
     let err = f.try_insert("url:5").expect_err("another filter now");
     assert!(matches!(err, Error::Recreated { .. }), "{err:?}");
@@ -402,7 +402,7 @@ fn a_stalled_or_stopped_server_is_a_timeout_or_a_connection_error() {
     };
     kill("-STOP");
     let started = std::time::Instant::now();
-    let lookup = f.contains_batch(keys(0..100), &mut Vec::new());
+    let lookup = f.try_contains_batch(keys(0..100), &mut Vec::new());
     let insert = f.try_insert_batch(keys(100..200));
     let took = started.elapsed();
     kill("-CONT");
@@ -412,11 +412,11 @@ fn a_stalled_or_stopped_server_is_a_timeout_or_a_connection_error() {
     // The filter goes on after the stall (a new connection: the old one was retired).
     let mut f = RedisBloomFilter::open(con(&server), "stall").unwrap();
     let mut out = Vec::new();
-    f.contains_batch(keys(0..100), &mut out).unwrap();
+    f.try_contains_batch(keys(0..100), &mut out).unwrap();
     assert!(out.iter().all(|&b| b));
 
     server.stop();
-    let err = f.contains("url:1").unwrap_err();
+    let err = f.try_contains("url:1").unwrap_err();
     assert!(matches!(err, Error::Redis(_)), "{err:?}");
 }
 

@@ -34,7 +34,7 @@ async fn async_filters_answer_as_the_sync_one_and_the_local_one() {
     assert!(f.try_insert("k0").await.is_ok_and(|new| !new));
     let probes: Vec<String> = (0..20_000).map(|i| format!("k{i}")).collect();
     let mut out = Vec::new();
-    f.contains_batch(probes.iter().map(String::as_str), &mut out)
+    f.try_contains_batch(probes.iter().map(String::as_str), &mut out)
         .await
         .unwrap();
     for (k, got) in probes.iter().zip(&out) {
@@ -45,9 +45,9 @@ async fn async_filters_answer_as_the_sync_one_and_the_local_one() {
     // The sync front end sees the same filter.
     let mut s: RedisFilter<Local> =
         RedisFilter::connect_or_create(&server.url(), "async", &options).unwrap();
-    assert!(s.contains("k42").unwrap());
+    assert!(s.try_contains("k42").unwrap());
     s.delete().unwrap();
-    let err = f.contains("k1").await.unwrap_err();
+    let err = f.try_contains("k1").await.unwrap_err();
     assert!(matches!(err, Error::Missing { .. }), "{err:?}");
 }
 
@@ -69,7 +69,7 @@ async fn async_cluster_filters_work_across_nodes() {
         .await
         .unwrap();
     let mut out = Vec::new();
-    f.contains_batch(keys.iter().map(String::as_str), &mut out)
+    f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .await
         .unwrap();
     assert!(out.iter().all(|&b| b));
@@ -89,12 +89,12 @@ async fn async_cluster_filters_work_across_nodes() {
     let mut g: AsyncRedisFilter<Local, _> =
         AsyncRedisFilter::open(con, "async-cluster").await.unwrap();
     out.clear();
-    g.contains_batch(keys.iter().map(String::as_str), &mut out)
+    g.try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .await
         .unwrap();
     assert!(out.len() == keys.len() && out.iter().all(|&b| b));
     g.try_insert("more").await.unwrap();
-    assert!(f.contains("more").await.unwrap());
+    assert!(f.try_contains("more").await.unwrap());
     assert!(g.download().await.unwrap() == f.download().await.unwrap());
 }
 
@@ -127,7 +127,7 @@ async fn a_stalled_server_ends_an_async_call_at_its_deadline() {
     let started = Instant::now();
     let mut out = Vec::new();
     let err = f
-        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .await
         .unwrap_err();
     let took = started.elapsed();
@@ -137,7 +137,7 @@ async fn a_stalled_server_ends_an_async_call_at_its_deadline() {
     assert!(out.is_empty());
     // The multiplexed connection drops the late replies itself: the next call's answers
     // are its own.
-    f.contains_batch(keys.iter().map(String::as_str), &mut out)
+    f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .await
         .unwrap();
     assert!(out.iter().all(|&x| x));
@@ -174,12 +174,12 @@ async fn async_calls_on_both_layouts_load_flushed_scripts_again() {
     let mut out = Vec::new();
     flush();
     blocked
-        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .await
         .unwrap();
     flush();
     classic
-        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .await
         .unwrap();
     assert_eq!(out.len(), 1_000);
@@ -213,7 +213,7 @@ async fn the_async_redisbloom_filter_answers_as_the_sync_one_and_a_local_chain()
     assert_eq!(news, local_news);
     let probes: Vec<String> = (0..30_000).map(|i| format!("k{i}")).collect();
     let mut out = Vec::new();
-    f.contains_batch(&probes, &mut out).await.unwrap();
+    f.try_contains_batch(&probes, &mut out).await.unwrap();
     let local_says: Vec<bool> = probes.iter().map(|k| local.contains(k)).collect();
     assert_eq!(out, local_says);
     assert_eq!(f.download().await.unwrap(), local);
@@ -231,7 +231,7 @@ async fn the_async_redisbloom_filter_answers_as_the_sync_one_and_a_local_chain()
     assert_eq!(loaded.download().await.unwrap(), local);
     assert_eq!(server.command(&["FLUSHALL"]), "+OK");
     let err = f
-        .contains_batch(&probes, &mut Vec::new())
+        .try_contains_batch(&probes, &mut Vec::new())
         .await
         .unwrap_err();
     assert!(err.is_missing(), "{err:?}");
@@ -274,7 +274,7 @@ async fn an_async_resp_connection_ends_at_the_callers_deadline() {
     let started = Instant::now();
     let mut out = Vec::new();
     let err = f
-        .contains_batch(keys.iter().map(String::as_str), &mut out)
+        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .await
         .unwrap_err();
     let took = started.elapsed();
@@ -282,7 +282,7 @@ async fn an_async_resp_connection_ends_at_the_callers_deadline() {
     assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
     assert!(took >= limit && took <= limit + limit / 10, "took {took:?}");
     // The late replies are passed over: the next call's answers are its own.
-    f.contains_batch(keys.iter().map(String::as_str), &mut out)
+    f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
         .await
         .unwrap();
     assert!(out.len() == keys.len() && out.iter().all(|&x| x));
@@ -317,7 +317,7 @@ async fn an_async_resp_connection_refuses_replayed_and_endless_replies() {
     let mut errors = Vec::new();
     for _ in 0..3 {
         match f
-            .contains_batch(keys.iter().map(String::as_str), &mut out)
+            .try_contains_batch(keys.iter().map(String::as_str), &mut out)
             .await
         {
             Ok(()) => assert!(out.iter().all(|&b| b), "a false negative"),
