@@ -28,17 +28,26 @@ use recommend::{recommend, Needs};
 use report::Report;
 use workload::{KeyKind, Keys, Synthetic};
 
-/// `rows`, then the shared filters' (against the Redis server at `redis`, if given).
-fn with_shared<K>(
-    mut rows: Vec<measure::Row>,
+/// Every structure's row for `data`: the in-process ones, then the shared filters'
+/// (against the Redis server at `redis`, if given).
+fn every_row<K>(
     data: &workload::Data<K>,
     sizing: Sizing,
+    bitmap: Option<measure::Row>,
     redis: Option<&str>,
     progress: &mut dyn FnMut(&str),
 ) -> Vec<measure::Row>
 where
-    K: std::hash::Hash + shared::KeyBytes,
+    K: std::hash::Hash
+        + Eq
+        + Clone
+        + measure::HeapSize
+        + measure::AsParquet
+        + shared::KeyBytes
+        + Send
+        + Sync,
 {
+    let mut rows = measure_all(data, sizing, bitmap, &mut *progress);
     progress("shared filters (Redis)");
     rows.extend(shared::measure_shared(data, sizing, redis));
     rows
@@ -230,33 +239,13 @@ pub fn run(args: &Args, mut progress: impl FnMut(&str)) -> Result<Report, String
                     _ => measure_bitmap(d, lo, hi),
                 }
             });
-            (
-                with_shared(
-                    measure_all(d, sizing, bitmap, &mut progress),
-                    d,
-                    sizing,
-                    args.redis.as_deref(),
-                    &mut progress,
-                ),
-                d.keys.len(),
-                d.deleted,
-                (d.members.len(), d.non_members.len()),
-                d.range,
-            )
+            let rows = every_row(d, sizing, bitmap, args.redis.as_deref(), &mut progress);
+            (rows, d.keys.len(), d.deleted, d.queries(), d.range)
         }
-        Keys::Str(d) => (
-            with_shared(
-                measure_all(d, sizing, None, &mut progress),
-                d,
-                sizing,
-                args.redis.as_deref(),
-                &mut progress,
-            ),
-            d.keys.len(),
-            d.deleted,
-            (d.members.len(), d.non_members.len()),
-            None,
-        ),
+        Keys::Str(d) => {
+            let rows = every_row(d, sizing, None, args.redis.as_deref(), &mut progress);
+            (rows, d.keys.len(), d.deleted, d.queries(), None)
+        }
     };
     let mut workload =
         format!("{items} {source} ({kind:?}), target FPR {}", args.fpr).to_lowercase();

@@ -47,6 +47,13 @@ pub struct Data<K> {
     pub range: Option<(u64, u64)>,
 }
 
+impl<K> Data<K> {
+    /// How many member and non-member queries there are.
+    pub fn queries(&self) -> (usize, usize) {
+        (self.members.len(), self.non_members.len())
+    }
+}
+
 /// A workload: integer keys or string keys.
 #[derive(Debug, Clone)]
 pub enum Keys {
