@@ -3,7 +3,7 @@
 //! the same keys; the ratio head/base is taken per round, and the median over rounds (with
 //! the middle half) is reported. `ONLY_COUNTING=1` runs the counting filter alone with the head
 //! filter allocated first (its lookups are placement-sensitive at 10^6 keys: compare with
-//! the same rows of a full run).
+//! the same rows of a full run). `ONLY=<text>` runs only the rows whose name contains it.
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -32,6 +32,10 @@ fn time(f: &mut dyn FnMut() -> usize) -> f64 {
 
 /// Median and middle half of head/base over rounds, alternating which goes first.
 fn compare(name: &str, base: &mut dyn FnMut() -> usize, head: &mut dyn FnMut() -> usize) {
+    // `ONLY=Quotient` runs the rows whose name contains it (a noisy row again, alone).
+    if std::env::var("ONLY").is_ok_and(|only| !name.contains(&only)) {
+        return;
+    }
     // Warm up both.
     time(base);
     time(head);
@@ -56,7 +60,11 @@ fn compare(name: &str, base: &mut dyn FnMut() -> usize, head: &mut dyn FnMut() -
 }
 
 macro_rules! lookups_and_inserts {
-    ($name:literal, $make_base:expr, $make_head:expr, $insert:ident, $contains:ident) => {{
+    ($name:literal, $make_base:expr, $make_head:expr, $insert:ident, $contains:ident) => {
+        lookups_and_inserts!($name, $make_base, $make_head, $insert / $insert, $contains)
+    };
+    // An insert renamed between the commits: the base's name, then the head's.
+    ($name:literal, $make_base:expr, $make_head:expr, $insert:ident / $head_insert:ident, $contains:ident) => {{
         let members = keys(1, N as usize);
         let probes_in: Vec<u64> = members
             .iter()
@@ -68,7 +76,7 @@ macro_rules! lookups_and_inserts {
         let mut h = $make_head;
         for k in &members {
             let _ = b.$insert(k);
-            let _ = h.$insert(k);
+            let _ = h.$head_insert(k);
         }
         compare(
             concat!($name, ": contains, members"),
@@ -116,7 +124,7 @@ macro_rules! lookups_and_inserts {
                 h2.clear();
                 fresh
                     .iter()
-                    .filter(|k| h2.$insert(black_box(*k)).into_ok())
+                    .filter(|k| h2.$head_insert(black_box(*k)).into_ok())
                     .count()
             },
         );
@@ -188,6 +196,97 @@ fn main() {
         try_insert,
         contains
     );
+    lookups_and_inserts!(
+        "SimdBlockFilter<u64>",
+        base::SimdBlockFilter::<u64>::new(N, 0.01).unwrap(),
+        head::SimdBlockFilter::<u64>::new(N, 0.01).unwrap(),
+        insert,
+        contains
+    );
+    // The quotient filters' inserts were `insert -> Result` at the base commit.
+    lookups_and_inserts!(
+        "QuotientFilter<u64>",
+        base::QuotientFilter::<u64>::new(N, 0.01).unwrap(),
+        head::QuotientFilter::<u64>::new(N, 0.01).unwrap(),
+        insert / try_insert,
+        contains
+    );
+    lookups_and_inserts!(
+        "ExpandableFilter<u64> (from 1,000)",
+        base::ExpandableFilter::<u64>::new(1_000, 0.01).unwrap(),
+        head::ExpandableFilter::<u64>::new(1_000, 0.01).unwrap(),
+        insert / try_insert,
+        contains
+    );
+    // The quotient filter in cache (10^5 keys): the lookup's instructions, not its misses.
+    {
+        let members = keys(1, 100_000);
+        let probes_in: Vec<u64> = members.iter().step_by(2).copied().collect();
+        let probes_out = keys(2, 50_000);
+        let mut b = base::QuotientFilter::<u64>::new(100_000, 0.01).unwrap();
+        let mut h = head::QuotientFilter::<u64>::new(100_000, 0.01).unwrap();
+        for k in &members {
+            let _ = b.insert(k);
+            let _ = h.try_insert(k);
+        }
+        for (name, probes) in [
+            ("QuotientFilter<u64> 10^5: contains, members", &probes_in),
+            ("QuotientFilter<u64> 10^5: contains, absent", &probes_out),
+        ] {
+            compare(
+                name,
+                &mut || probes.iter().filter(|k| b.contains(black_box(*k))).count(),
+                &mut || probes.iter().filter(|k| h.contains(black_box(*k))).count(),
+            );
+        }
+    }
+    // Batched lookups of the quotient filters (the expandable one answered its batches one
+    // key at a time at the base).
+    {
+        let members = keys(1, N as usize);
+        let probes: Vec<u64> = keys(2, PROBES / 2)
+            .into_iter()
+            .chain(members.iter().step_by(N as usize / (PROBES / 2)).copied())
+            .collect();
+        let mut bq = base::QuotientFilter::<u64>::new(N, 0.01).unwrap();
+        let mut hq = head::QuotientFilter::<u64>::new(N, 0.01).unwrap();
+        let mut be = base::ExpandableFilter::<u64>::new(1_000, 0.01).unwrap();
+        let mut he = head::ExpandableFilter::<u64>::new(1_000, 0.01).unwrap();
+        for k in &members {
+            let _ = bq.insert(k);
+            let _ = hq.try_insert(k);
+            let _ = be.insert(k);
+            let _ = he.try_insert(k);
+        }
+        let mut out = Vec::with_capacity(PROBES);
+        let mut out2 = Vec::with_capacity(PROBES);
+        compare(
+            "QuotientFilter<u64>: contains_batch",
+            &mut || {
+                out.clear();
+                bq.contains_batch(black_box(&probes), &mut out);
+                out.iter().filter(|&&b| b).count()
+            },
+            &mut || {
+                out2.clear();
+                hq.contains_batch(black_box(&probes), &mut out2);
+                out2.iter().filter(|&&b| b).count()
+            },
+        );
+        compare(
+            "ExpandableFilter<u64>: contains_batch",
+            &mut || {
+                out.clear();
+                base::Lookup::contains_batch(&be, black_box(&probes), &mut out);
+                out.iter().filter(|&&b| b).count()
+            },
+            &mut || {
+                out2.clear();
+                head::Lookup::contains_batch(&he, black_box(&probes), &mut out2);
+                out2.iter().filter(|&&b| b).count()
+            },
+        );
+    }
     // Multi-attribute filter, whole records: members, and records of new values.
     {
         let recs: Vec<(u64, u64, u64)> = keys(5, 100_000)

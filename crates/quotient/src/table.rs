@@ -939,23 +939,30 @@ impl<W: AsRef<[u64]>> Table<W> {
 
     /// [`run_end`](Self::run_end) for the lookups, which may read bytes that changed after
     /// they were checked (a mapped file rewritten under a view): `None` when the bits hold
-    /// no run end for `x` at or after `x`, and the lookup answers "maybe" instead of
-    /// panicking (a false positive, never a false negative).
+    /// no run end for `x`, and the lookup answers "maybe" instead of panicking. (A run end
+    /// before `x` is returned as found: the walks back stop at `x` or before, see
+    /// [`is_run_start`](Self::is_run_start).)
     #[inline(always)]
     fn try_run_end(&self, x: usize) -> Option<usize> {
         let b = x / BLOCK;
-        // A spill count past the table (any u64, in damaged bits) starts no run.
-        let start = (b * BLOCK)
-            .checked_add(self.spill(b))
-            .filter(|&s| s < self.blocks * BLOCK)?;
+        // A spill count past the table (any u64, in damaged bits) starts no run; one below
+        // it keeps `start` under twice the slots, which `runend_from` reads no further than
+        // the words go. One comparison: this is every lookup's path.
+        let spill = self.spill(b);
+        if spill >= self.blocks * BLOCK {
+            return None;
+        }
+        let start = b * BLOCK + spill;
         let before = (self.occ(b) & ((1u64 << (x % BLOCK)) - 1)).count_ones();
-        self.runend_from(start, before).filter(|&end| end >= x)
+        self.runend_from(start, before)
     }
 
-    /// Whether slot `i` starts the run of quotient `x` that holds it.
+    /// Whether slot `i` starts the run of quotient `x` that holds it. (`<=`, not `==`: a
+    /// run starts at or after its home slot, so in a valid table they agree; over damaged
+    /// bits, whose run end may lie before `x`, every walk back still stops there.)
     #[inline(always)]
     fn is_run_start(&self, x: usize, i: usize) -> bool {
-        i == x || self.is_runend(i - 1)
+        i <= x || self.is_runend(i - 1)
     }
 
     /// The entry of `x`'s run whose last slot is `last` (see [`entry_len`]): its first slot
@@ -1088,7 +1095,7 @@ impl<W: AsRef<[u64]>> Table<W> {
             if r <= rem {
                 return r == rem;
             }
-            if i == x || self.is_runend(i - 1) {
+            if self.is_run_start(x, i) {
                 return false;
             }
             i -= 1;
