@@ -169,7 +169,9 @@ pub use bloomkit_classic::{
     SimdBlockFilter, SplitBlockFilter,
 };
 #[cfg(all(feature = "classic", feature = "serde"))]
-pub use bloomkit_classic::{BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef};
+pub use bloomkit_classic::{
+    BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef, SplitBlockFilterRef,
+};
 
 #[cfg(feature = "counting")]
 pub use bloomkit_counting as counting;
@@ -238,7 +240,9 @@ pub mod prelude {
     #[cfg(all(feature = "static", feature = "serde"))]
     pub use crate::{BinaryFuseRef, RibbonFilterRef};
     #[cfg(all(feature = "classic", feature = "serde"))]
-    pub use crate::{BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef};
+    pub use crate::{
+        BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef, SplitBlockFilterRef,
+    };
     pub use crate::{
         Error, Filter, FilterCore, HashKey, Intersection, KeyedHasher, Lookup, LookupCore, Remove,
         Union, Xxh3Builder,

@@ -518,7 +518,7 @@ mod table {
         use super::*;
         use crate::{
             BlockedBloomFilter, BlockedBloomFilterRef, BloomFilter, BloomFilterRef,
-            SimdBlockFilter, SimdBlockFilterRef, SplitBlockFilter,
+            SimdBlockFilter, SimdBlockFilterRef, SplitBlockFilter, SplitBlockFilterRef,
         };
 
         member! {
@@ -535,6 +535,8 @@ mod table {
             ['a] SimdBlockFilterRef<'a, str> => SimdBlock, view = true, insert = none,
                 |f| bloom(Some((f.num_blocks(), 256)), None, f.count_ones(), f.num_bits());
             [] SplitBlockFilter<str> => SplitBlock, view = false, insert = fallible,
+                |f| bloom(Some((f.num_blocks(), 256)), None, f.count_ones(), f.num_bits());
+            ['a] SplitBlockFilterRef<'a, str> => SplitBlock, view = true, insert = none,
                 |f| bloom(Some((f.num_blocks(), 256)), None, f.count_ones(), f.num_bits());
         }
 
@@ -591,7 +593,12 @@ mod table {
         };
         pub(super) const SPLIT_BLOCK: Entry = Entry {
             variant: Variant::SplitBlock,
-            open: decoded::<SplitBlockFilter<str>>,
+            open: |b, v| {
+                view_or_decode::<_, SplitBlockFilter<str>>(
+                    b,
+                    SplitBlockFilterRef::with_verify(b, v),
+                )
+            },
             decode: decode::<SplitBlockFilter<str>>,
             make: Some(|s| {
                 Ok(Box::new(

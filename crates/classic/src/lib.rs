@@ -89,7 +89,7 @@ pub use blocked::{BlockedBloomFilter, BRANCH_FREE_MAX_BYTES};
 pub use simd_block::SimdBlockFilter;
 pub use split_block::{ParquetValue, SplitBlockFilter, MAX_SPLIT_BLOCKS, SPLIT_BLOCK_BYTES};
 #[cfg(feature = "serde")]
-pub use view::{BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef};
+pub use view::{BlockedBloomFilterRef, BloomFilterRef, SimdBlockFilterRef, SplitBlockFilterRef};
 
 /// The lookups the owned filter and its view ([`BloomFilterRef`]) share: one code path, so
 /// the view answers as fast as the filter.

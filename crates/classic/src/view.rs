@@ -15,7 +15,7 @@ use bloomkit_core::{DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
 
 use crate::blocked::BlockLookup;
 use crate::split_block::SplitLookup;
-use crate::{BlockedBloomFilter, BloomFilter, Lookup, SimdBlockFilter};
+use crate::{BlockedBloomFilter, BloomFilter, Lookup, SimdBlockFilter, SplitBlockFilter};
 
 /// The parameters both views read, checked as the owned filters check them.
 fn checked_design(design: Option<Design>) -> Result<Option<Design>, Error> {
@@ -418,25 +418,14 @@ impl<'a, K: ?Sized, S: PortableHasher> SimdBlockFilterRef<'a, K, S> {
         let blocks = reader.words_in_place::<[u64; 4]>()?;
         reader.finish()?;
         params.check_blocks(blocks.len())?;
-        let check = || -> Result<Self, Error> {
-            if blocks.is_empty() {
-                return Err(Error::ZeroBits);
-            }
-            if blocks.len() as u64 > crate::MAX_SPLIT_BLOCKS {
-                return Err(Error::TooLarge {
-                    what: bloomkit_core::Unit::Bits,
-                    size: blocks.len() as f64 * 256.0,
-                    max: crate::MAX_SPLIT_BLOCKS * 256,
-                });
-            }
-            Ok(SimdBlockFilterRef {
-                lookup: SplitLookup { blocks },
-                design: checked_design(params.design)?,
-                hasher,
-                key: PhantomData,
-            })
-        };
-        check().map_err(Error::into_decode)
+        let design = crate::split_block::checked_parts(blocks.len(), params.design)
+            .map_err(Error::into_decode)?;
+        Ok(SimdBlockFilterRef {
+            lookup: SplitLookup { blocks },
+            design,
+            hasher,
+            key: PhantomData,
+        })
     }
 
     /// An owned copy of the filter.
@@ -501,6 +490,181 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for SimdBlockFilterRef<'_, K, S> {
             .field("blocks", &self.lookup.blocks.len())
             .field("design", &self.design)
             .field("hasher", &self.hasher)
+            .finish()
+    }
+}
+
+/// A read-only [`SplitBlockFilter`] over bloomkit's bytes of it, without copying its blocks:
+/// Parquet's split-block filter answered in place from a memory-mapped file, by the owned
+/// filter's lookup code ([`SplitLookup`]), each key hashed as Parquet hashes it
+/// ([`ParquetValue`]).
+///
+/// The bytes must be bloomkit's format (`SplitBlockFilter::to_bytes`), of format version 2 or 3,
+/// with the blocks aligned to 8 bytes in memory (a memory map, or any buffer aligned to 64);
+/// other bytes get [`DecodeError::NotViewable`], and the owned decoder reads them. (A Parquet
+/// file's own header and bitset: [`SplitBlockFilter::from_parquet_bytes`].)
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_classic::{SplitBlockFilter, SplitBlockFilterRef};
+/// use bloomkit_core::format::AlignedBytes;
+///
+/// let mut f = SplitBlockFilter::<str>::new(1_000, 0.01)?;
+/// f.insert("parquet");
+/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+///
+/// let view = SplitBlockFilterRef::<str>::from_bytes(&bytes)?;
+/// assert!(view.contains("parquet"));
+/// assert_eq!(view.to_filter(), f);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub struct SplitBlockFilterRef<'a, K: ?Sized> {
+    lookup: SplitLookup<'a>,
+    design: Option<Design>,
+    key: PhantomData<fn(&K)>,
+}
+
+impl<'a, K: ?Sized> SplitBlockFilterRef<'a, K> {
+    /// A view of `bytes`, every byte checked (both checksums).
+    ///
+    /// # Errors
+    /// As [`SplitBlockFilter::from_bytes`](bloomkit_core::Codec::from_bytes), and
+    /// [`DecodeError::NotViewable`] for bytes that cannot be used in place.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::with_verify(bytes, Verify::All)
+    }
+
+    /// A view of `bytes` checked as `verify` says ([`Verify::SkipPayloadChecksum`]: answers
+    /// without reading the payload first).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), but for a corrupted payload when it is not
+    /// checked.
+    pub fn with_verify(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::SplitBlock, verify)?;
+        let found = reader.header().hasher;
+        if found != bloomkit_core::HasherSpec::PARQUET_XXH64 {
+            return Err(Error::Decode(DecodeError::HasherMismatch {
+                expected: bloomkit_core::HasherSpec::PARQUET_XXH64.id,
+                found: found.id,
+            }));
+        }
+        let params: crate::codec::SimdBlockParams = reader.params()?;
+        let blocks = reader.words_in_place::<[u64; 4]>()?;
+        reader.finish()?;
+        params.check_blocks(blocks.len())?;
+        let design = crate::split_block::checked_parts(blocks.len(), params.design)
+            .map_err(Error::into_decode)?;
+        Ok(SplitBlockFilterRef {
+            lookup: SplitLookup { blocks },
+            design,
+            key: PhantomData,
+        })
+    }
+
+    /// An owned copy of the filter.
+    pub fn to_filter(&self) -> SplitBlockFilter<K> {
+        let blocks = self
+            .lookup
+            .blocks
+            .iter()
+            .map(|b| bytemuck::cast::<[u64; 4], crate::split_block::SplitBlock>(*b))
+            .collect();
+        SplitBlockFilter::from_blocks(blocks, self.design)
+            .expect("the view's parameters were checked")
+    }
+
+    /// Whether the key whose hash is `hash` may be in the filter.
+    #[inline(always)]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.lookup.contains_hash(hash)
+    }
+
+    /// The items and rate the filter was sized for, if it was sized from them.
+    pub fn design(&self) -> Option<Design> {
+        self.design
+    }
+
+    /// The number of 256-bit blocks.
+    pub fn num_blocks(&self) -> u64 {
+        self.lookup.blocks.len() as u64
+    }
+
+    /// The number of bits (256 per block).
+    pub fn num_bits(&self) -> u64 {
+        self.num_blocks() * 256
+    }
+
+    /// The number of set bits, counted (reads every block).
+    pub fn count_ones(&self) -> u64 {
+        self.lookup.count_ones()
+    }
+}
+
+impl<K: crate::ParquetValue + ?Sized> SplitBlockFilterRef<'_, K> {
+    /// Whether `key` may be in the filter: the owned filter's answer, by the same code.
+    #[inline(always)]
+    pub fn contains(&self, key: &K) -> bool {
+        self.lookup.contains_hash(key.parquet_hash())
+    }
+
+    /// Whether each of `keys` may be in the filter, appended to `out` in order, as
+    /// [`SplitBlockFilter::contains_batch`] answers them.
+    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        self.lookup
+            .contains_batch_by(keys, out, |key: &K| key.parquet_hash());
+    }
+}
+
+impl<K: crate::ParquetValue + ?Sized> bloomkit_core::LookupCore for SplitBlockFilterRef<'_, K> {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.lookup.contains_hash(hash)
+    }
+    fn estimated_len(&self) -> f64 {
+        self.lookup.estimated_len()
+    }
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+    fn target_fpr(&self) -> Option<f64> {
+        self.design.map(|d| d.fpr)
+    }
+    fn estimated_fpr(&self) -> f64 {
+        self.lookup.estimated_fpr()
+    }
+}
+
+impl<K: crate::ParquetValue + ?Sized> bloomkit_core::Lookup for SplitBlockFilterRef<'_, K> {
+    type Key = K;
+
+    #[inline]
+    fn hash_key(&self, key: &K) -> u64 {
+        key.parquet_hash()
+    }
+    #[inline]
+    fn contains(&self, key: &K) -> bool {
+        SplitBlockFilterRef::contains(self, key)
+    }
+    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+    where
+        I: IntoIterator,
+        I::Item: Borrow<K>,
+    {
+        SplitBlockFilterRef::contains_batch(self, keys, out);
+    }
+}
+
+impl<K: ?Sized> fmt::Debug for SplitBlockFilterRef<'_, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SplitBlockFilterRef")
+            .field("blocks", &self.lookup.blocks.len())
+            .field("design", &self.design)
             .finish()
     }
 }

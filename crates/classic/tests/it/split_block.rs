@@ -285,3 +285,61 @@ fn parquet_hashes_are_pinned() {
     assert_eq!(set[0].0 % 8, 0);
     assert_eq!(f.hash_key("hello"), "hello".parquet_hash());
 }
+
+/// The zero-copy view answers every key as the owned filter does (one at a time and in
+/// batches), gives it back whole, and refuses what it cannot use in place with a typed
+/// error: another variant, truncated bytes, a misaligned buffer.
+#[test]
+fn the_view_answers_as_the_owned_filter_and_refuses_what_it_cannot_use() {
+    use bloomkit_classic::{SimdBlockFilter, SplitBlockFilterRef};
+    use bloomkit_core::format::{AlignedBytes, Verify};
+    use bloomkit_core::{DecodeError, Lookup};
+
+    let mut f = SplitBlockFilter::<u64>::new(20_000, 0.01).unwrap();
+    f.insert_batch(0..20_000u64);
+    let bytes = AlignedBytes::copy_from(&f.to_bytes());
+    let view = SplitBlockFilterRef::<u64>::from_bytes(&bytes).unwrap();
+    let probes: Vec<u64> = (10_000..60_000).collect();
+    let owned: Vec<bool> = probes.iter().map(|k| f.contains(k)).collect();
+    let one: Vec<bool> = probes.iter().map(|k| view.contains(k)).collect();
+    let mut batch = Vec::new();
+    view.contains_batch(&probes, &mut batch);
+    assert_eq!(one, owned);
+    assert_eq!(batch, owned);
+    assert!(owned[..10_000].iter().all(|&b| b));
+    assert_eq!(view.to_filter(), f);
+    assert_eq!(view.count_ones(), f.count_ones());
+    assert_eq!(view.hash_key(&7), f.hash_key(&7));
+    assert_eq!(LookupCore::estimated_len(&view), f.estimated_len());
+
+    let simd = SimdBlockFilter::<u64>::new(100, 0.01).unwrap().to_bytes();
+    assert!(matches!(
+        SplitBlockFilterRef::<u64>::from_bytes(&AlignedBytes::copy_from(&simd)),
+        Err(Error::Decode(DecodeError::WrongVariant { .. }))
+    ));
+    for cut in [0, 10, 40, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            SplitBlockFilterRef::<u64>::from_bytes(&bytes[..cut]).is_err(),
+            "{cut}"
+        );
+    }
+    let mut shifted = vec![0u8; bytes.len() + 1];
+    shifted[1..].copy_from_slice(&bytes);
+    let misaligned = if (shifted.as_ptr() as usize + 1) % 8 == 0 {
+        &shifted[..]
+    } else {
+        &shifted[1..]
+    };
+    if (misaligned.as_ptr() as usize) % 8 != 0 {
+        assert!(matches!(
+            SplitBlockFilterRef::<u64>::from_bytes(misaligned),
+            Err(Error::Decode(DecodeError::NotViewable(_)))
+        ));
+    }
+    let mut corrupt = bytes.as_bytes().to_vec();
+    let last = corrupt.len() - 9;
+    corrupt[last] ^= 0x10;
+    let corrupt = AlignedBytes::copy_from(&corrupt);
+    assert!(SplitBlockFilterRef::<u64>::from_bytes(&corrupt).is_err());
+    assert!(SplitBlockFilterRef::<u64>::with_verify(&corrupt, Verify::SkipPayloadChecksum).is_ok());
+}
