@@ -175,6 +175,8 @@ pub use bloomkit_classic::{
 
 #[cfg(feature = "counting")]
 pub use bloomkit_counting as counting;
+#[cfg(all(feature = "counting", feature = "serde"))]
+pub use bloomkit_counting::CountingBloomFilterRef;
 #[cfg(feature = "counting")]
 pub use bloomkit_counting::{AtomicCountingBloomFilter, CountingBloomFilter};
 
@@ -225,6 +227,8 @@ pub mod prelude {
     pub use crate::Bitmap;
     #[cfg(feature = "serde")]
     pub use crate::Codec;
+    #[cfg(all(feature = "counting", feature = "serde"))]
+    pub use crate::CountingBloomFilterRef;
     #[cfg(feature = "multi")]
     pub use crate::MultiFilter;
     #[cfg(all(feature = "quotient", feature = "serde"))]

@@ -613,11 +613,16 @@ mod table {
     #[cfg(feature = "counting")]
     mod counting {
         use super::*;
-        use crate::counting::{counter_bits, Counter, U4};
+        use crate::counting::{counter_bits, Counter, CountingBloomFilterRef, U4};
         use crate::CountingBloomFilter;
 
         member! {
             [C: Counter] CountingBloomFilter<str, C> => Counting, view = false, insert = fallible,
+                |f| vec![
+                    Detail::Counters { count: f.num_counters(), bits: C::BITS },
+                    Detail::Hashes(Some(f.num_hashes())),
+                ];
+            ['a, C: Counter] CountingBloomFilterRef<'a, str, C> => Counting, view = true, insert = none,
                 |f| vec![
                     Detail::Counters { count: f.num_counters(), bits: C::BITS },
                     Detail::Hashes(Some(f.num_hashes())),
@@ -654,14 +659,41 @@ mod table {
         type C16 = CountingBloomFilter<str, u16>;
         type C32 = CountingBloomFilter<str, u32>;
 
-        fn open_any_width(bytes: &[u8], _: Verify) -> Result<Box<dyn AnyLookup + '_>, Error> {
-            let each: [(u32, Decode<Box<dyn AnyLookup>>); 4] = [
-                (4, decoded_owned::<C4>),
-                (8, decoded_owned::<C8>),
-                (16, decoded_owned::<C16>),
-                (32, decoded_owned::<C32>),
-            ];
-            by_width(bytes, each)
+        /// A view at the width the parameters name; bytes a view cannot use in place, and
+        /// format version 1 (whose parameters name no width), decoded.
+        fn open_any_width(bytes: &[u8], verify: Verify) -> Result<Box<dyn AnyLookup + '_>, Error> {
+            let view = |bits| -> Result<Box<dyn AnyLookup + '_>, Error> {
+                Ok(match bits {
+                    8 => Box::new(CountingBloomFilterRef::<str, u8>::with_hasher(
+                        bytes, verify,
+                    )?),
+                    16 => Box::new(CountingBloomFilterRef::<str, u16>::with_hasher(
+                        bytes, verify,
+                    )?),
+                    32 => Box::new(CountingBloomFilterRef::<str, u32>::with_hasher(
+                        bytes, verify,
+                    )?),
+                    _ => Box::new(CountingBloomFilterRef::<str, U4>::with_hasher(
+                        bytes, verify,
+                    )?),
+                })
+            };
+            let decoded = || -> Result<Box<dyn AnyLookup + '_>, Error> {
+                let each: [(u32, Decode<Box<dyn AnyLookup>>); 4] = [
+                    (4, decoded_owned::<C4>),
+                    (8, decoded_owned::<C8>),
+                    (16, decoded_owned::<C16>),
+                    (32, decoded_owned::<C32>),
+                ];
+                by_width(bytes, each)
+            };
+            match counter_bits(bytes) {
+                Some(bits @ (4 | 8 | 16 | 32)) => match view(bits) {
+                    Err(Error::Decode(bloomkit_core::DecodeError::NotViewable(_))) => decoded(),
+                    other => other,
+                },
+                _ => decoded(),
+            }
         }
 
         fn decode_any_width(bytes: &[u8]) -> Result<Owned, Error> {

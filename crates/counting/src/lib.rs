@@ -99,7 +99,7 @@ mod counter;
 
 pub use atomic::AtomicCountingBloomFilter;
 #[cfg(feature = "serde")]
-pub use codec::counter_bits;
+pub use codec::{counter_bits, CountingBloomFilterRef};
 pub use counter::{Counter, CounterArray, Nibbles, Wide, U4};
 
 /// A counting Bloom filter over keys of type `K`, with counters of width `C` ([`U4`] by

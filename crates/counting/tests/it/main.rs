@@ -11,3 +11,4 @@ mod model;
 mod overload;
 #[cfg(feature = "rayon")]
 mod parallel;
+mod view;
