@@ -184,6 +184,8 @@ pub use bloomkit_counting::{AtomicCountingBloomFilter, CountingBloomFilter};
 pub use bloomkit_scalable as scalable;
 #[cfg(feature = "scalable")]
 pub use bloomkit_scalable::ScalableBloomFilter;
+#[cfg(all(feature = "scalable", feature = "serde"))]
+pub use bloomkit_scalable::ScalableBloomFilterRef;
 
 #[cfg(feature = "bitmap")]
 pub use bloomkit_bitmap as bitmap;

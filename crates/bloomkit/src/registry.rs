@@ -754,16 +754,24 @@ mod table {
     #[cfg(feature = "scalable")]
     mod scalable {
         use super::*;
+        use crate::scalable::ScalableBloomFilterRef;
         use crate::ScalableBloomFilter;
 
         member! {
             [] ScalableBloomFilter<str> => Scalable, view = false, insert = fallible,
                 |f| vec![Detail::Slices(f.num_slices() as u64)];
+            ['a] ScalableBloomFilterRef<'a, str> => Scalable, view = true, insert = none,
+                |f| vec![Detail::Slices(f.num_slices() as u64)];
         }
 
         pub(super) const SCALABLE: Entry = Entry {
             variant: Variant::Scalable,
-            open: decoded::<ScalableBloomFilter<str>>,
+            open: |b, v| {
+                view_or_decode::<_, ScalableBloomFilter<str>>(
+                    b,
+                    ScalableBloomFilterRef::with_hasher(b, v),
+                )
+            },
             decode: decode::<ScalableBloomFilter<str>>,
             make: Some(|s| {
                 Ok(Box::new(

@@ -269,30 +269,51 @@ impl<'a, K: ?Sized, S: PortableHasher> BlockedBloomFilterRef<'a, K, S> {
         let mut reader = Reader::open(bytes, Variant::Blocked, verify)?;
         let hasher = reader.hasher::<S>()?;
         let params: crate::codec::BlockedParams = reader.params()?;
-        let blocks = reader.words_in_place::<[u64; 8]>()?;
+        let words = reader.words_in_place::<u64>()?;
         reader.finish()?;
-        if params.blocks != blocks.len() as u64 {
+        if params.blocks.checked_mul(8) != Some(words.len() as u64) {
             return Err(Error::Decode(DecodeError::Invalid(format!(
-                "{} blocks announced, {} present",
+                "{} blocks announced, {} words present",
                 params.blocks,
-                blocks.len()
+                words.len()
             ))));
         }
-        let check = || -> Result<Self, Error> {
-            if blocks.is_empty() {
-                return Err(Error::ZeroBits);
-            }
-            Ok(BlockedBloomFilterRef {
-                lookup: BlockLookup {
-                    blocks,
-                    hashes: check_hashes(u64::from(params.hashes))?,
-                },
-                design: checked_design(params.design)?,
-                hasher,
-                key: PhantomData,
-            })
-        };
-        check().map_err(Error::into_decode)
+        Self::from_words(words, params.hashes, hasher, params.design).map_err(Error::into_decode)
+    }
+
+    /// A view of `words`, a blocked filter's bit array in place (whole 512-bit blocks, as
+    /// [`BlockedBloomFilter::words`] gives them), with the filter's `hashes`, hasher and
+    /// design: for formats that hold blocked filters inside their own bytes (the scalable
+    /// filter's slices).
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`] for no words, [`Error::InvalidHashCount`], an invalid design,
+    /// and [`DecodeError::NotViewable`] for words that are not whole blocks aligned to 8
+    /// bytes.
+    pub fn from_words(
+        words: &'a [u64],
+        hashes: u32,
+        hasher: S,
+        design: Option<Design>,
+    ) -> Result<Self, Error> {
+        if words.is_empty() {
+            return Err(Error::ZeroBits);
+        }
+        let blocks: &[[u64; 8]] = bytemuck::try_cast_slice(words).map_err(|e| {
+            Error::Decode(DecodeError::NotViewable(format!(
+                "{} words are not whole 512-bit blocks in place: {e}",
+                words.len()
+            )))
+        })?;
+        Ok(BlockedBloomFilterRef {
+            lookup: BlockLookup {
+                blocks,
+                hashes: check_hashes(u64::from(hashes))?,
+            },
+            design: checked_design(design)?,
+            hasher,
+            key: PhantomData,
+        })
     }
 
     /// An owned copy of the filter.
@@ -315,6 +336,13 @@ impl<K: ?Sized, S> BlockedBloomFilterRef<'_, K, S> {
     #[inline(always)]
     pub fn contains_hash(&self, hash: u64) -> bool {
         self.lookup.contains_hash(hash)
+    }
+
+    /// Requests the cache line of the block the key whose hash is `hash` goes to (a hint
+    /// that changes nothing): for batches that probe several filters at once.
+    #[inline(always)]
+    pub fn prefetch(&self, hash: u64) {
+        bloomkit_core::batch::prefetch(self.lookup.block_of(hash));
     }
 
     /// The number of 512-bit blocks.

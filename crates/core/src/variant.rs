@@ -197,7 +197,7 @@ impl Variant {
         let facts = match self {
             Variant::Classic => row(1, "classic Bloom filter", "BloomFilter", "classic", "Classic Bloom filter: m bits, k positions anywhere; union and intersection.", Bloom, H, Always, [false, true, true, false, true]),
             Variant::Counting => row(2, "counting Bloom filter", "CountingBloomFilter", "counting", "Counting Bloom filter: keys can be removed later (see --counter-bits).", Bloom, H, Always, [true, true, false, false, true]),
-            Variant::Scalable => row(3, "scalable Bloom filter", "ScalableBloomFilter", "scalable", "Scalable Bloom filter: grows as keys come; --items is only its first size.", Bloom, H, Fallible, [false, true, false, true, false]),
+            Variant::Scalable => row(3, "scalable Bloom filter", "ScalableBloomFilter", "scalable", "Scalable Bloom filter: grows as keys come; --items is only its first size.", Bloom, H, Fallible, [false, true, false, true, true]),
             Variant::Bitmap => row(4, "bitmap", "Bitmap", "bitmap", "Bitmap of dense integer keys: exact, one bit a possible key.", Exact, Keys::Integers, Fallible, [true, true, true, false, false]),
             Variant::Blocked => row(5, "blocked Bloom filter", "BlockedBloomFilter", "blocked", "Blocked Bloom filter: k positions in one 512-bit block (one cache miss a lookup).", Bloom, H, Always, [false, true, true, false, true]),
             Variant::Multi => row(6, "multi-attribute Bloom filter", "MultiFilter", "multi", "Multi-attribute Bloom filter: records queried by any subset of their fields.", Bloom, Keys::Records, Fallible, [false, true, true, false, false]),

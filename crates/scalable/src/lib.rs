@@ -87,6 +87,9 @@ use bloomkit_core::{
 #[cfg(feature = "serde")]
 mod codec;
 
+#[cfg(feature = "serde")]
+pub use codec::ScalableBloomFilterRef;
+
 /// The growth factor used unless set: each slice holds twice the items of the last.
 pub const DEFAULT_GROWTH: u32 = 2;
 /// The tightening ratio used unless set: each slice's rate is 0.85 times the last's.

@@ -104,6 +104,7 @@ fn every_variant_holds_its_trait_set() {
     lookup_only::<SimdBlockFilterRef<'static, u64>>();
     lookup_only::<SplitBlockFilterRef<'static, u64>>();
     lookup_only::<CountingBloomFilterRef<'static, u64>>();
+    lookup_only::<bloomkit::ScalableBloomFilterRef<'static, u64>>();
     lookup_only::<QuotientFilterRef<'static, u64>>();
     lookup_only::<BinaryFuseRef<'static, u8, u64>>();
     lookup_only::<BinaryFuseRef<'static, u16, u64>>();

@@ -117,3 +117,45 @@ fn decoded_slices_must_follow_the_configuration() {
         "too small for its rate",
     );
 }
+
+/// The zero-copy view answers as the owned filter across growth, takes every check the
+/// owned decoder takes (the hostile inputs above are refused by both), and refuses a
+/// buffer it cannot use in place with `NotViewable`.
+#[test]
+fn the_view_answers_as_the_owned_filter_and_checks_what_it_checks() {
+    use bloomkit_core::format::AlignedBytes;
+    use bloomkit_core::{Codec, DecodeError, Error};
+    use bloomkit_scalable::ScalableBloomFilterRef;
+
+    let mut f = ScalableBloomFilter::<u64>::new(100, 0.01).unwrap();
+    f.try_insert_batch(0..20_000u64).unwrap();
+    assert!(f.num_slices() >= 6);
+    let bytes = AlignedBytes::copy_from(&f.to_bytes());
+    let view = ScalableBloomFilterRef::<u64>::from_bytes(&bytes).unwrap();
+    let probes: Vec<u64> = (0..100_000).collect();
+    let owned: Vec<bool> = probes.iter().map(|k| f.contains(k)).collect();
+    let mut batch = Vec::new();
+    view.contains_batch(&probes, &mut batch);
+    assert_eq!(batch, owned);
+    assert!(probes.iter().all(|k| view.contains(k) == f.contains(k)));
+    assert_eq!(view.len(), f.len());
+    assert_eq!(view.num_slices(), f.num_slices());
+    assert_eq!(view.estimated_fpr(), f.estimated_fpr());
+    assert_eq!(view.hash_key(&3), f.hash_key(&3));
+    for cut in [0, 20, 64, bytes.len() / 2, bytes.len() - 1] {
+        let owned = ScalableBloomFilter::<u64>::from_bytes(&bytes[..cut]);
+        let viewed = ScalableBloomFilterRef::<u64>::from_bytes(&bytes[..cut]);
+        assert!(owned.is_err() && viewed.is_err(), "{cut}");
+    }
+    let mut shifted = vec![0u8; bytes.len() + 4];
+    let at = (0..8)
+        .find(|i| (shifted.as_ptr() as usize + i) % 8 == 4)
+        .unwrap();
+    shifted[at..at + bytes.len()].copy_from_slice(&bytes);
+    assert!(matches!(
+        ScalableBloomFilterRef::<u64>::from_bytes(&shifted[at..at + bytes.len()]),
+        Err(Error::Decode(DecodeError::NotViewable(_)))
+    ));
+    let _ = <ScalableBloomFilter<u64> as Codec>::from_bytes(&shifted[at..at + bytes.len()])
+        .expect("the owned decoder reads any alignment");
+}
