@@ -206,10 +206,10 @@ pub use bloomkit_static::{BinaryFuseRef, RibbonFilterRef};
 
 #[cfg(feature = "quotient")]
 pub use bloomkit_quotient as quotient;
-#[cfg(all(feature = "quotient", feature = "serde"))]
-pub use bloomkit_quotient::QuotientFilterRef;
 #[cfg(feature = "quotient")]
 pub use bloomkit_quotient::{ExpandableFilter, QuotientFilter};
+#[cfg(all(feature = "quotient", feature = "serde"))]
+pub use bloomkit_quotient::{ExpandableFilterRef, QuotientFilterRef};
 
 #[cfg(feature = "kv")]
 pub use bloomkit_kv as kv;

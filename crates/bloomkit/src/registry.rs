@@ -435,14 +435,6 @@ mod table {
         }
     }
 
-    /// The variants without a view: decoded (every checksum checked, whatever `Verify`).
-    fn decoded<F: AnyLookup + Codec + 'static>(
-        bytes: &[u8],
-        _: Verify,
-    ) -> Result<Box<dyn AnyLookup + '_>, Error> {
-        decoded_owned::<F>(bytes)
-    }
-
     fn decoded_owned<F: AnyLookup + Codec + 'static>(
         bytes: &[u8],
     ) -> Result<Box<dyn AnyLookup>, Error> {
@@ -862,6 +854,7 @@ mod table {
     #[cfg(feature = "quotient")]
     mod quotient {
         use super::*;
+        use crate::quotient::ExpandableFilterRef;
         use crate::{ExpandableFilter, QuotientFilter, QuotientFilterRef};
 
         member! {
@@ -869,7 +862,10 @@ mod table {
                 |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.remainder_bits() }];
             ['a] QuotientFilterRef<'a, str> => Quotient, view = true, insert = none,
                 |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.remainder_bits() }];
-            [] ExpandableFilter<str> => Expandable, view = false, insert = fallible, |_f| Vec::new();
+            [] ExpandableFilter<str> => Expandable, view = false, insert = fallible,
+                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.fingerprint_bits() }];
+            ['a] ExpandableFilterRef<'a, str> => Expandable, view = true, insert = none,
+                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.fingerprint_bits() }];
         }
 
         pub(super) const QUOTIENT: Entry = Entry {
@@ -892,7 +888,12 @@ mod table {
         };
         pub(super) const EXPANDABLE: Entry = Entry {
             variant: Variant::Expandable,
-            open: decoded::<ExpandableFilter<str>>,
+            open: |b, v| {
+                view_or_decode::<_, ExpandableFilter<str>>(
+                    b,
+                    ExpandableFilterRef::with_hasher(b, v),
+                )
+            },
             decode: decode::<ExpandableFilter<str>>,
             make: Some(|s| {
                 Ok(Box::new(

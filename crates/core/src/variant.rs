@@ -207,7 +207,7 @@ impl Variant {
             Variant::BinaryFuse32 => row(10, "binary fuse filter (32-bit fingerprints)", "BinaryFuse32", "binary-fuse32", "Binary fuse filter, 32-bit fingerprints (static: 2^-32).", Static, H, Never, [false, false, false, false, true]),
             Variant::Ribbon => row(11, "ribbon filter", "RibbonFilter", "ribbon", "Ribbon filter (static, any rate, near the space bound).", Static, H, Never, [false, false, false, false, true]),
             Variant::Quotient => row(12, "quotient filter", "QuotientFilter", "quotient", "Quotient filter: deletes, counts and merges, about a quarter of a counting filter's memory.", Quotient, H, Fallible, [true, true, false, false, true]),
-            Variant::Expandable => row(13, "expandable quotient filter", "ExpandableFilter", "expandable", "Expandable quotient filter: grows a thousandfold at a steady rate.", Quotient, H, Fallible, [true, false, false, true, false]),
+            Variant::Expandable => row(13, "expandable quotient filter", "ExpandableFilter", "expandable", "Expandable quotient filter: grows a thousandfold at a steady rate.", Quotient, H, Fallible, [true, false, false, true, true]),
             Variant::SplitBlock => row(14, "split-block Bloom filter (Parquet)", "SplitBlockFilter", "split-block", "Parquet's split-block filter (Parquet's hash): converts to Parquet's bytes.", Bloom, H, Always, [false, true, true, false, true]),
         };
         facts

@@ -93,15 +93,9 @@ pub const GROWTH_HORIZON: u32 = 10;
 /// ```
 #[derive_where(Clone, PartialEq; S)]
 pub struct ExpandableFilter<K: ?Sized, S = Xxh3Builder> {
-    /// `m` home slots (a multiple of 64, doubling), `w` bits wide (the remainder bits).
-    table: Table,
-    target_fpr: f64,
-    /// Entries (slots) by the fingerprint bits they hold, `0..w`.
-    by_bits: Vec<u64>,
-    /// Copies of keys held (a void entry's copies count once).
-    copies: u64,
-    /// Doublings so far.
-    doublings: u32,
+    /// The table and its counts: what the filter and its view ([`ExpandableFilterRef`])
+    /// both read.
+    core: Core<Vec<u64>>,
     /// The most heap bytes the filter may grow to ([`Builder::max_bytes`]); `None`, no limit
     /// but the hash's bits and 2^40 home slots. Not part of the byte format: a decoded filter
     /// has none until [`set_max_bytes`](Self::set_max_bytes).
@@ -149,11 +143,13 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
         let width = bits as u32 + 1;
         settings.check_bytes(heap_bytes_of(Table::heap_bytes_for(home, width), width))?;
         Ok(ExpandableFilter {
-            table: Table::with_home_slots(home, width)?,
-            target_fpr: design.fpr,
-            by_bits: vec![0; width as usize],
-            copies: 0,
-            doublings: 0,
+            core: Core {
+                table: Table::with_home_slots(home, width)?,
+                target_fpr: design.fpr,
+                by_bits: vec![0; width as usize],
+                copies: 0,
+                doublings: 0,
+            },
             max_bytes: settings.max_bytes,
             hasher,
             key: PhantomData,
@@ -227,23 +223,6 @@ fn bits_held(v: u64, w: u32) -> u32 {
 }
 
 impl<K: ?Sized, S> ExpandableFilter<K, S> {
-    /// Slot width `w`: the newest entries' fingerprint bits, plus one.
-    #[inline(always)]
-    fn width(&self) -> u32 {
-        self.table.remainder_bits
-    }
-
-    /// A hash's home slot among `m` and its next `w - 1` bits: `hash * m / 2^64` and the
-    /// top bits of the fraction (for `m = 2^q`, the top `q` bits of the hash and the next
-    /// ones). Doubling `m` takes the fraction's first bit into the home slot: `2x` or
-    /// `2x + 1`, which is how entries move when the table doubles.
-    #[inline(always)]
-    fn split(&self, hash: u64) -> (usize, u64) {
-        let product = u128::from(hash) * self.table.quotients as u128;
-        let f = self.width() - 1;
-        ((product >> 64) as usize, (product as u64) >> (64 - f))
-    }
-
     /// Adds a copy of the key whose hash is `hash`, doubling the table first when it is at
     /// [`MAX_LOAD`]; `Ok(true)` when no entry matched it before (the key is certainly new).
     ///
@@ -258,68 +237,28 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// [`Error::AllocationFailed`]. Nothing is changed then, but a doubling that succeeded
     /// before the error (the key is not added).
     pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        if self.table.used >= room(self.table.quotients) {
+        if self.core.table.used >= room(self.core.table.quotients) {
             self.double()?;
         }
         let (x, f) = self.split(hash);
-        self.table.prefetch(x);
+        self.core.table.prefetch(x);
         let value = (f << 1) | 1;
         let (new, pushed) = with_popcnt(
             #[inline(always)]
             || {
-                let new = !self.table.run_back(x).any(|(_, v)| matches(v, f));
-                (new, self.table.push_raw(x, value, u64::MAX).is_some())
+                let new = !self.core.table.run_back(x).any(|(_, v)| matches(v, f));
+                (new, self.core.table.push_raw(x, value, u64::MAX).is_some())
             },
         );
         if !pushed {
             // The runs reached the table's last slot: rare, so out of the fast path.
-            let other = self.by_bits.len() as u64 * 8;
-            push_growing(&mut self.table, x, value, self.max_bytes, other)?;
+            let other = self.core.by_bits.len() as u64 * 8;
+            push_growing(&mut self.core.table, x, value, self.max_bytes, other)?;
         }
         let newest = (self.width() - 1) as usize;
-        self.by_bits[newest] += 1;
-        self.copies += 1;
+        self.core.by_bits[newest] += 1;
+        self.core.copies += 1;
         Ok(new)
-    }
-
-    /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
-    /// of [`contains`](Self::contains), with the cache lines of a group of keys requested
-    /// before any is probed ([`bloomkit_core::batch`]), so that in a table larger than the
-    /// cache their misses overlap.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_quotient::ExpandableFilter;
-    ///
-    /// let mut f = ExpandableFilter::<u64>::new(100, 0.01)?;
-    /// assert_eq!(f.try_insert_batch(0..10_000u64)?, 10_000); // doubles as it fills
-    /// let mut found = Vec::new();
-    /// f.contains_batch([1u64, 9_999], &mut found);
-    /// assert_eq!(found, [true, true]);
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        K: Hash,
-        S: BuildHasher,
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        with_popcnt(
-            #[inline(always)]
-            || {
-                pipeline(
-                    out,
-                    keys,
-                    |_, key| self.stage(key.borrow()),
-                    |out, hash| {
-                        let (x, f) = self.split(hash);
-                        out.push(self.table.run_back(x).any(|(_, v)| matches(v, f)));
-                    },
-                );
-            },
-        );
     }
 
     /// Adds a copy of every key of `keys`, in order, doubling as it fills, with the cache
@@ -344,18 +283,6 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         )
     }
 
-    /// A key's hash, with the cache line its lookup starts at requested.
-    #[inline(always)]
-    fn stage(&self, key: &K) -> u64
-    where
-        K: Hash,
-        S: BuildHasher,
-    {
-        let hash = self.hasher.hash_one(key);
-        self.table.prefetch(self.split(hash).0);
-        hash
-    }
-
     /// Removes a copy of the key whose hash is `hash`: the matching entry with the longest
     /// fingerprint.
     ///
@@ -366,12 +293,13 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// remove only keys you inserted.
     pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         let (x, f) = self.split(hash);
-        self.table.prefetch(x);
+        self.core.table.prefetch(x);
         let w = self.width();
         let best = with_popcnt(
             #[inline(always)]
             || {
-                self.table
+                self.core
+                    .table
                     .run_back(x)
                     .filter(|&(_, v)| matches(v, f))
                     .min_by_key(|&(_, v)| v.trailing_zeros())
@@ -380,20 +308,20 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         let (at, v) = best.ok_or(Error::NotPresent)?;
         with_popcnt(
             #[inline(always)]
-            || self.table.remove_raw(x, at),
+            || self.core.table.remove_raw(x, at),
         );
-        self.by_bits[bits_held(v, w) as usize] -= 1;
+        self.core.by_bits[bits_held(v, w) as usize] -= 1;
         // A void entry's copies count once: removing the key it stood for twice (a key
         // removed more often than inserted) may find a second copy.
-        self.copies = self.copies.saturating_sub(1);
+        self.core.copies = self.core.copies.saturating_sub(1);
         Ok(())
     }
 
     /// The bound on the rate once the slots free now fill with entries of
     /// `fingerprint_bits`: the entries held plus that many more.
     fn projected_fpr(&self, fingerprint_bits: u32) -> f64 {
-        let home = self.table.quotients;
-        let free = room(home).saturating_sub(self.table.used);
+        let home = self.core.table.quotients;
+        let free = room(home).saturating_sub(self.core.table.used);
         self.match_sum() + free as f64 * (-f64::from(fingerprint_bits)).exp2() / home as f64
     }
 
@@ -401,7 +329,7 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// (void entries go to both halves), and the slots widen when the next generation needs
     /// longer fingerprints to keep the rate under the target.
     fn double(&mut self) -> Result<(), Error> {
-        let (quotients, w) = (self.table.quotients * 2, self.width());
+        let (quotients, w) = (self.core.table.quotients * 2, self.width());
         // The most home slots: 2^40, and fewer when slots of `width` bits leave the home
         // slot fewer of the hash's 64 bits.
         let too_large = |width: u32| Error::TooLarge {
@@ -414,12 +342,12 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         }
         // The narrowest slots (at least today's) under which a full new generation keeps the
         // rate under the target: the rate held is the same after doubling.
-        let free = room(quotients).saturating_sub(self.table.used);
+        let free = room(quotients).saturating_sub(self.core.table.used);
         let held = self.match_sum();
         let mut fingerprint_bits = w - 1;
         let widest = max_width(quotients);
         while held + free as f64 * (-f64::from(fingerprint_bits)).exp2() / quotients as f64
-            > self.target_fpr
+            > self.core.target_fpr
             && fingerprint_bits + 1 < widest
         {
             fingerprint_bits += 1;
@@ -441,7 +369,7 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         let void = 1u64 << (wide - 1);
         let widen = wide - w;
         let mask = u64::MAX >> (64 - wide);
-        for (x, v) in self.table.iter_raw() {
+        for (x, v) in self.core.table.iter_raw() {
             if bits_held(v, w) == 0 {
                 for half in 0..2 {
                     push_growing(&mut table, x << 1 | half, void, self.max_bytes, other)?;
@@ -454,108 +382,27 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
                 by_bits[bits_held(rest, wide) as usize] += 1;
             }
         }
-        self.table = table;
-        self.by_bits = by_bits;
-        self.doublings += 1;
+        self.core.table = table;
+        self.core.by_bits = by_bits;
+        self.core.doublings += 1;
         // The same bound, summed again over the new table (in another order: a rounding's
         // slack), with the voids' copies taking free slots.
         debug_assert!(
-            self.projected_fpr(wide - 1) <= self.target_fpr * (1.0 + 1e-9) || wide >= widest
+            self.projected_fpr(wide - 1) <= self.core.target_fpr * (1.0 + 1e-9) || wide >= widest
         );
         Ok(())
     }
 
     /// Removes every key; the table keeps its size and slot width.
     pub fn clear(&mut self) {
-        self.table.clear();
-        self.by_bits.fill(0);
-        self.copies = 0;
+        self.core.table.clear();
+        self.core.by_bits.fill(0);
+        self.core.copies = 0;
     }
 
     /// Heap memory held.
     pub fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes() + self.by_bits.len() * 8
-    }
-
-    /// The hasher keys are hashed with.
-    pub fn hasher(&self) -> &S {
-        &self.hasher
-    }
-
-    /// Copies held (exact, counting a void entry's copies once).
-    pub fn len(&self) -> u64 {
-        self.copies
-    }
-
-    /// Whether the filter holds nothing.
-    pub fn is_empty(&self) -> bool {
-        self.copies == 0
-    }
-
-    /// Home slots now (a multiple of 64, doubled at each doubling).
-    pub fn capacity(&self) -> u64 {
-        self.table.quotients as u64
-    }
-
-    /// Slots in use over home slots (the table doubles past [`MAX_LOAD`]).
-    pub fn load_factor(&self) -> f64 {
-        self.table.used as f64 / self.table.quotients as f64
-    }
-
-    /// Doublings since the filter was made.
-    pub fn doublings(&self) -> u32 {
-        self.doublings
-    }
-
-    /// Fingerprint bits the next key inserted gets (the slot width less one).
-    pub fn fingerprint_bits(&self) -> u32 {
-        self.width() - 1
-    }
-
-    /// Whether the key whose hash is `hash` may be in the filter.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        let (x, f) = self.split(hash);
-        // Both cache lines a lookup reads, requested at once so that their misses overlap.
-        self.table.prefetch(x);
-        with_popcnt(
-            #[inline(always)]
-            || self.table.run_back(x).any(|(_, v)| matches(v, f)),
-        )
-    }
-
-    /// Entries matching the key whose hash is `hash`: at least the copies inserted and not
-    /// removed, more when other keys' entries match it.
-    pub fn count_hash(&self, hash: u64) -> u64 {
-        let (x, f) = self.split(hash);
-        with_popcnt(
-            #[inline(always)]
-            || {
-                self.table
-                    .run_back(x)
-                    .filter(|&(_, v)| matches(v, f))
-                    .count() as u64
-            },
-        )
-    }
-
-    /// The false-positive rate now: `1 - exp(-s)`, where `s` is the sum over entries of
-    /// `2^-L / m`, `L` the fingerprint bits an entry holds and `m` the home slots (see the
-    /// type docs): the chance that some entry matches a key never inserted.
-    pub fn estimated_fpr(&self) -> f64 {
-        -(-self.match_sum()).exp_m1()
-    }
-
-    /// The expected number of entries a key never inserted matches: the sum over entries of
-    /// `2^-L / m`, which bounds the rate from above.
-    fn match_sum(&self) -> f64 {
-        let sum: f64 = self
-            .by_bits
-            .iter()
-            .enumerate()
-            .map(|(bits, &n)| n as f64 * (-(bits as f64)).exp2())
-            .sum();
-        sum / self.table.quotients as f64
+        self.core.table.heap_bytes() + self.core.by_bits.len() * 8
     }
 
     /// The most heap bytes the filter may grow to: the builder's
@@ -588,66 +435,284 @@ impl<K: Hash + ?Sized, S: BuildHasher> ExpandableFilter<K, S> {
     pub fn remove(&mut self, key: &K) -> Result<(), Error> {
         self.remove_hash(self.hasher.hash_one(key))
     }
+}
 
-    /// Whether `key` may be in the filter: `true` for every key inserted and not removed.
-    pub fn contains(&self, key: &K) -> bool {
-        self.contains_hash(self.hasher.hash_one(key))
-    }
+/// The read side, the same for the filter and its view over bytes
+/// ([`ExpandableFilterRef`]): lookups, counts, sizes and estimates over the fields `core`
+/// ([`Core`]) and `hasher`, `Debug`, and the read-only side of bloomkit's traits.
+macro_rules! read_side {
+    ([$($lt:lifetime)?] $ty:ident) => {
+        impl<$($lt,)? K: ?Sized, S> $ty<$($lt,)? K, S> {
+            /// Slot width `w`: the newest entries' fingerprint bits, plus one.
+            #[inline(always)]
+            fn width(&self) -> u32 {
+                self.core.table.remainder_bits
+            }
 
-    /// Entries matching `key` (see [`count_hash`](Self::count_hash)).
-    pub fn count(&self, key: &K) -> u64 {
-        self.count_hash(self.hasher.hash_one(key))
-    }
+            /// A hash's home slot among `m` and its next `w - 1` bits: `hash * m / 2^64` and the
+            /// top bits of the fraction (for `m = 2^q`, the top `q` bits of the hash and the next
+            /// ones). Doubling `m` takes the fraction's first bit into the home slot: `2x` or
+            /// `2x + 1`, which is how entries move when the table doubles.
+            #[inline(always)]
+            fn split(&self, hash: u64) -> (usize, u64) {
+                let product = u128::from(hash) * self.core.table.quotients as u128;
+                let f = self.width() - 1;
+                ((product >> 64) as usize, (product as u64) >> (64 - f))
+            }
 
-    /// The 64-bit hash of `key` that the `*_hash` methods take.
-    #[inline]
-    pub fn hash_key(&self, key: &K) -> u64 {
-        self.hasher.hash_one(key)
+            /// The hasher keys are hashed with.
+            pub fn hasher(&self) -> &S {
+                &self.hasher
+            }
+
+            /// Copies held (exact, counting a void entry's copies once).
+            pub fn len(&self) -> u64 {
+                self.core.copies
+            }
+
+            /// Whether the filter holds nothing.
+            pub fn is_empty(&self) -> bool {
+                self.core.copies == 0
+            }
+
+            /// Home slots now (a multiple of 64, doubled at each doubling).
+            pub fn capacity(&self) -> u64 {
+                self.core.table.quotients as u64
+            }
+
+            /// Slots in use over home slots (the table doubles past [`MAX_LOAD`]).
+            pub fn load_factor(&self) -> f64 {
+                self.core.table.used as f64 / self.core.table.quotients as f64
+            }
+
+            /// Doublings since the filter was made.
+            pub fn doublings(&self) -> u32 {
+                self.core.doublings
+            }
+
+            /// Fingerprint bits the next key inserted gets (the slot width less one).
+            pub fn fingerprint_bits(&self) -> u32 {
+                self.width() - 1
+            }
+
+            /// Whether the key whose hash is `hash` may be in the filter.
+            #[inline]
+            pub fn contains_hash(&self, hash: u64) -> bool {
+                let (x, f) = self.split(hash);
+                // Both cache lines a lookup reads, requested at once so that their misses overlap.
+                self.core.table.prefetch(x);
+                with_popcnt(
+                    #[inline(always)]
+                    || self.core.table.run_back(x).any(|(_, v)| matches(v, f)),
+                )
+            }
+
+            /// Entries matching the key whose hash is `hash`: at least the copies inserted and not
+            /// removed, more when other keys' entries match it.
+            pub fn count_hash(&self, hash: u64) -> u64 {
+                let (x, f) = self.split(hash);
+                with_popcnt(
+                    #[inline(always)]
+                    || {
+                        self.core.table
+                            .run_back(x)
+                            .filter(|&(_, v)| matches(v, f))
+                            .count() as u64
+                    },
+                )
+            }
+
+            /// The false-positive rate now: `1 - exp(-s)`, where `s` is the sum over entries of
+            /// `2^-L / m`, `L` the fingerprint bits an entry holds and `m` the home slots (see the
+            /// type docs): the chance that some entry matches a key never inserted.
+            pub fn estimated_fpr(&self) -> f64 {
+                -(-self.match_sum()).exp_m1()
+            }
+
+            /// The expected number of entries a key never inserted matches: the sum over entries of
+            /// `2^-L / m`, which bounds the rate from above.
+            fn match_sum(&self) -> f64 {
+                let sum: f64 = self
+                    .core
+                    .by_bits
+                    .iter()
+                    .enumerate()
+                    .map(|(bits, &n)| n as f64 * (-(bits as f64)).exp2())
+                    .sum();
+                sum / self.core.table.quotients as f64
+            }
+
+            /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
+            /// of [`contains`](Self::contains), with the cache lines of a group of keys requested
+            /// before any is probed ([`bloomkit_core::batch`]), so that in a table larger than the
+            /// cache their misses overlap.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bloomkit_quotient::ExpandableFilter;
+            ///
+            /// let mut f = ExpandableFilter::<u64>::new(100, 0.01)?;
+            /// assert_eq!(f.try_insert_batch(0..10_000u64)?, 10_000); // doubles as it fills
+            /// let mut found = Vec::new();
+            /// f.contains_batch([1u64, 9_999], &mut found);
+            /// assert_eq!(found, [true, true]);
+            /// # Ok::<(), bloomkit_core::Error>(())
+            /// ```
+            pub fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+            where
+                K: Hash,
+                S: BuildHasher,
+                I: IntoIterator,
+                I::Item: Borrow<K>,
+            {
+                with_popcnt(
+                    #[inline(always)]
+                    || {
+                        pipeline(
+                            out,
+                            keys,
+                            |_, key| self.stage(key.borrow()),
+                            |out, hash| {
+                                let (x, f) = self.split(hash);
+                                out.push(self.core.table.run_back(x).any(|(_, v)| matches(v, f)));
+                            },
+                        );
+                    },
+                );
+            }
+
+            /// A key's hash, with the cache line its lookup starts at requested.
+            #[inline(always)]
+            fn stage(&self, key: &K) -> u64
+            where
+                K: Hash,
+                S: BuildHasher,
+            {
+                let hash = self.hasher.hash_one(key);
+                self.core.table.prefetch(self.split(hash).0);
+                hash
+            }
+        }
+
+        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> $ty<$($lt,)? K, S> {
+            /// Whether `key` may be in the filter: `true` for every key inserted and not removed.
+            pub fn contains(&self, key: &K) -> bool {
+                self.contains_hash(self.hasher.hash_one(key))
+            }
+
+            /// Entries matching `key` (see [`count_hash`](Self::count_hash)).
+            pub fn count(&self, key: &K) -> u64 {
+                self.count_hash(self.hasher.hash_one(key))
+            }
+
+            /// The 64-bit hash of `key` that the `*_hash` methods take.
+            #[inline]
+            pub fn hash_key(&self, key: &K) -> u64 {
+                self.hasher.hash_one(key)
+            }
+        }
+
+        impl<$($lt,)? K: ?Sized, S: fmt::Debug> fmt::Debug for $ty<$($lt,)? K, S> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("len", &self.core.copies)
+                    .field("home_slots", &self.core.table.quotients)
+                    .field("slot_bits", &self.core.table.remainder_bits)
+                    .field("doublings", &self.core.doublings)
+                    .field("hasher", &self.hasher)
+                    .finish()
+            }
+        }
+
+        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> LookupCore for $ty<$($lt,)? K, S> {
+            fn contains_hash(&self, hash: u64) -> bool {
+                $ty::contains_hash(self, hash)
+            }
+            fn estimated_len(&self) -> f64 {
+                self.core.copies as f64
+            }
+            fn heap_bytes(&self) -> usize {
+                $ty::heap_bytes(self)
+            }
+            fn target_fpr(&self) -> Option<f64> {
+                Some(self.core.target_fpr)
+            }
+            fn estimated_fpr(&self) -> f64 {
+                $ty::estimated_fpr(self)
+            }
+        }
+
+        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> Lookup for $ty<$($lt,)? K, S> {
+            type Key = K;
+            fn hash_key(&self, key: &K) -> u64 {
+                self.hasher.hash_one(key)
+            }
+            fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
+            where
+                I: IntoIterator,
+                I::Item: Borrow<K>,
+            {
+                $ty::contains_batch(self, keys, out);
+            }
+        }
+    };
+}
+
+read_side!([] ExpandableFilter);
+
+/// A read-only [`ExpandableFilter`] over its serialized bytes, without copying the table:
+/// an expandable filter answered (and counted) in place from a memory-mapped file, by the
+/// owned filter's read code.
+///
+/// The bytes must have the table's words aligned to 8 bytes (a memory map, or any buffer
+/// aligned to 64); others get [`DecodeError::NotViewable`](bloomkit_core::DecodeError::NotViewable),
+/// and the owned decoder reads them. Every run is checked when the view is made.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::format::AlignedBytes;
+/// use bloomkit_quotient::{ExpandableFilter, ExpandableFilterRef};
+///
+/// let mut f = ExpandableFilter::<u64>::new(100, 0.01)?;
+/// f.try_insert_batch(0..10_000u64)?;
+/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+/// let view = ExpandableFilterRef::<u64>::from_bytes(&bytes)?;
+/// assert!((0..10_000u64).all(|k| view.contains(&k)));
+/// assert_eq!(view.to_filter(), f);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+#[cfg(feature = "serde")]
+pub struct ExpandableFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
+    core: Core<&'a [u64]>,
+    hasher: S,
+    key: PhantomData<fn(&K)>,
+}
+
+#[cfg(feature = "serde")]
+impl<K: ?Sized, S> ExpandableFilterRef<'_, K, S> {
+    /// Heap memory the view holds: its counts by fingerprint bits (it borrows the table).
+    pub fn heap_bytes(&self) -> usize {
+        self.core.by_bits.len() * 8
     }
 }
 
-impl<K: ?Sized, S: fmt::Debug> fmt::Debug for ExpandableFilter<K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExpandableFilter")
-            .field("len", &self.copies)
-            .field("home_slots", &self.table.quotients)
-            .field("slot_bits", &self.table.remainder_bits)
-            .field("doublings", &self.doublings)
-            .field("hasher", &self.hasher)
-            .finish()
-    }
-}
+#[cfg(feature = "serde")]
+read_side!(['a] ExpandableFilterRef);
 
-impl<K: Hash + ?Sized, S: BuildHasher> LookupCore for ExpandableFilter<K, S> {
-    fn contains_hash(&self, hash: u64) -> bool {
-        ExpandableFilter::contains_hash(self, hash)
-    }
-    fn estimated_len(&self) -> f64 {
-        self.copies as f64
-    }
-    fn heap_bytes(&self) -> usize {
-        ExpandableFilter::heap_bytes(self)
-    }
-    fn target_fpr(&self) -> Option<f64> {
-        Some(self.target_fpr)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        ExpandableFilter::estimated_fpr(self)
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher> Lookup for ExpandableFilter<K, S> {
-    type Key = K;
-    fn hash_key(&self, key: &K) -> u64 {
-        self.hasher.hash_one(key)
-    }
-    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        ExpandableFilter::contains_batch(self, keys, out);
-    }
+/// What the filter and its view both read: the table and the counts its rate comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Core<W> {
+    /// `m` home slots (a multiple of 64, doubling), `w` bits wide (the remainder bits).
+    pub(crate) table: Table<W>,
+    pub(crate) target_fpr: f64,
+    /// Entries (slots) by the fingerprint bits they hold, `0..w`.
+    pub(crate) by_bits: Vec<u64>,
+    /// Copies of keys held (a void entry's copies count once).
+    pub(crate) copies: u64,
+    /// Doublings so far.
+    pub(crate) doublings: u32,
 }
 
 impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for ExpandableFilter<K, S> {
@@ -685,11 +750,13 @@ impl<K: Hash + ?Sized, S: BuildHasher> Remove for ExpandableFilter<K, S> {
 mod codec {
     use core::marker::PhantomData;
 
-    use bloomkit_core::format::{Reader, Writer};
+    use bloomkit_core::format::{Reader, Verify, Writer};
     use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
     use serde::{Deserialize, Serialize};
 
-    use super::{bits_held, max_width, ExpandableFilter, MAX_HOME_SLOTS};
+    use super::{
+        bits_held, max_width, Core, ExpandableFilter, ExpandableFilterRef, MAX_HOME_SLOTS,
+    };
     use crate::table::{Table, BLOCK};
 
     #[derive(Serialize, Deserialize)]
@@ -707,13 +774,13 @@ mod codec {
         fn encode(&self) -> Writer<'_> {
             Writer::new(Variant::Expandable, self.hasher.spec())
                 .params(&Params {
-                    home_slots: self.table.quotients as u64,
-                    slot_bits: self.table.remainder_bits,
-                    target_fpr: self.target_fpr,
-                    copies: self.copies,
-                    doublings: self.doublings,
+                    home_slots: self.core.table.quotients as u64,
+                    slot_bits: self.core.table.remainder_bits,
+                    target_fpr: self.core.target_fpr,
+                    copies: self.core.copies,
+                    doublings: self.core.doublings,
                 })
-                .words(&self.table.words)
+                .words(&self.core.table.words)
         }
 
         fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
@@ -721,6 +788,20 @@ mod codec {
             let p: Params = reader.params()?;
             let words = reader.words()?;
             reader.finish()?;
+            Ok(ExpandableFilter {
+                core: p.check(words)?,
+                max_bytes: None,
+                hasher,
+                key: PhantomData,
+            })
+        }
+    }
+
+    impl Params {
+        /// The table over `words` and its counts, every parameter and run checked (the
+        /// owned decoder's and the view's one set of checks).
+        fn check<W: AsRef<[u64]>>(&self, words: W) -> Result<Core<W>, Error> {
+            let p = self;
             let bad = |why: String| {
                 Error::Decode(DecodeError::Invalid(format!("expandable filter: {why}")))
             };
@@ -747,16 +828,72 @@ mod codec {
             for (_, v) in table.iter_raw() {
                 by_bits[bits_held(v, p.slot_bits) as usize] += 1;
             }
-            Ok(ExpandableFilter {
+            Ok(Core {
                 table,
                 target_fpr: p.target_fpr,
                 by_bits,
                 copies: p.copies,
                 doublings: p.doublings,
-                max_bytes: None,
+            })
+        }
+    }
+
+    impl<'a, K: ?Sized> ExpandableFilterRef<'a, K> {
+        /// A view of `bytes`, every byte checked (both checksums and every run).
+        ///
+        /// # Errors
+        /// As [`ExpandableFilter::from_bytes`], and `NotViewable` for bytes that cannot be
+        /// used in place (not 8-byte aligned).
+        pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+            Self::with_hasher(bytes, Verify::All)
+        }
+    }
+
+    impl<'a, K: ?Sized, S: PortableHasher> ExpandableFilterRef<'a, K, S> {
+        /// A view of `bytes` written with hasher `S`, checked as `verify` says (the table's
+        /// runs are always checked).
+        ///
+        /// # Errors
+        /// As [`from_bytes`](ExpandableFilterRef::from_bytes).
+        pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+            let mut reader = Reader::open(bytes, Variant::Expandable, verify)?;
+            let hasher = reader.hasher::<S>()?;
+            let p: Params = reader.params()?;
+            let words = reader.words_in_place::<u64>()?;
+            reader.finish()?;
+            Ok(ExpandableFilterRef {
+                core: p.check(words)?,
                 hasher,
                 key: PhantomData,
             })
+        }
+
+        /// An owned copy of the filter (with no byte limit, as a decoded one).
+        pub fn to_filter(&self) -> ExpandableFilter<K, S>
+        where
+            S: Clone,
+        {
+            let t = &self.core.table;
+            ExpandableFilter {
+                core: Core {
+                    table: Table {
+                        remainder_bits: t.remainder_bits,
+                        quotients: t.quotients,
+                        len: t.len,
+                        distinct: t.distinct,
+                        used: t.used,
+                        blocks: t.blocks,
+                        words: t.words.to_vec(),
+                    },
+                    target_fpr: self.core.target_fpr,
+                    by_bits: self.core.by_bits.clone(),
+                    copies: self.core.copies,
+                    doublings: self.core.doublings,
+                },
+                max_bytes: None,
+                hasher: self.hasher.clone(),
+                key: PhantomData,
+            }
         }
     }
 

@@ -68,6 +68,8 @@ mod codec;
 mod expandable;
 mod table;
 
+#[cfg(feature = "serde")]
+pub use expandable::ExpandableFilterRef;
 pub use expandable::{ExpandableFilter, GROWTH_HORIZON};
 
 #[cfg(feature = "serde")]

@@ -106,6 +106,7 @@ fn every_variant_holds_its_trait_set() {
     lookup_only::<CountingBloomFilterRef<'static, u64>>();
     lookup_only::<bloomkit::ScalableBloomFilterRef<'static, u64>>();
     lookup_only::<QuotientFilterRef<'static, u64>>();
+    lookup_only::<bloomkit::ExpandableFilterRef<'static, u64>>();
     lookup_only::<BinaryFuseRef<'static, u8, u64>>();
     lookup_only::<BinaryFuseRef<'static, u16, u64>>();
     lookup_only::<BinaryFuseRef<'static, u32, u64>>();

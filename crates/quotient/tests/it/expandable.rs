@@ -330,3 +330,56 @@ fn decoded_filters_keep_every_key_and_grow() {
     assert!(kept.into_iter().all(|i| g.contains(&member(i))));
     assert!(g.doublings() > f.doublings());
 }
+
+/// The zero-copy view answers and counts as the owned filter after growth and removals,
+/// gives it back whole, takes the owned decoder's checks, and refuses a buffer it cannot
+/// use in place with `NotViewable`.
+#[test]
+fn the_view_answers_as_the_owned_filter_and_refuses_what_it_cannot_use() {
+    use bloomkit_core::format::AlignedBytes;
+    use bloomkit_core::{Codec, DecodeError};
+    use bloomkit_quotient::ExpandableFilterRef;
+
+    let mut f = ExpandableFilter::<u64>::new(100, 0.01).unwrap();
+    f.try_insert_batch(0..30_000u64).unwrap();
+    for k in 0..50u64 {
+        f.try_insert(&k).unwrap(); // a second copy
+    }
+    for k in 20_000..21_000u64 {
+        f.remove(&k).unwrap();
+    }
+    assert!(f.doublings() >= 5);
+    let bytes = AlignedBytes::copy_from(&f.to_bytes());
+    let view = ExpandableFilterRef::<u64>::from_bytes(&bytes).unwrap();
+    let probes: Vec<u64> = (0..100_000).collect();
+    let owned: Vec<bool> = probes.iter().map(|k| f.contains(k)).collect();
+    let mut batch = Vec::new();
+    view.contains_batch(&probes, &mut batch);
+    assert_eq!(batch, owned);
+    assert!(probes.iter().all(|k| view.contains(k) == f.contains(k)));
+    assert!((0..50u64).all(|k| view.count(&k) == f.count(&k) && view.count(&k) >= 2));
+    assert_eq!(view.to_filter(), f);
+    assert_eq!(view.len(), f.len());
+    assert_eq!(view.estimated_fpr(), f.estimated_fpr());
+    assert_eq!(view.hash_key(&5), f.hash_key(&5));
+    for cut in [0, 20, 64, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            ExpandableFilterRef::<u64>::from_bytes(&bytes[..cut]).is_err(),
+            "{cut}"
+        );
+    }
+    let mut shifted = vec![0u8; bytes.len() + 8];
+    let at = (0..8)
+        .find(|i| (shifted.as_ptr() as usize + i) % 8 == 4)
+        .unwrap();
+    shifted[at..at + bytes.len()].copy_from_slice(&bytes);
+    let misaligned = &shifted[at..at + bytes.len()];
+    assert!(matches!(
+        ExpandableFilterRef::<u64>::from_bytes(misaligned),
+        Err(Error::Decode(DecodeError::NotViewable(_)))
+    ));
+    assert_eq!(
+        <ExpandableFilter<u64> as Codec>::from_bytes(misaligned).unwrap(),
+        f
+    );
+}
