@@ -524,8 +524,8 @@ impl<K: ?Sized, S: fmt::Debug> fmt::Debug for SimdBlockFilterRef<'_, K, S> {
 
 /// A read-only [`SplitBlockFilter`] over bloomkit's bytes of it, without copying its blocks:
 /// Parquet's split-block filter answered in place from a memory-mapped file, by the owned
-/// filter's lookup code ([`SplitLookup`]), each key hashed as Parquet hashes it
-/// ([`ParquetValue`]).
+/// filter's lookup code, each key hashed as Parquet hashes it
+/// ([`ParquetValue`](crate::ParquetValue)).
 ///
 /// The bytes must be bloomkit's format (`SplitBlockFilter::to_bytes`), of format version 2 or 3,
 /// with the blocks aligned to 8 bytes in memory (a memory map, or any buffer aligned to 64);
