@@ -24,6 +24,32 @@ struct Params {
     design: Option<Design>,
 }
 
+impl Params {
+    /// The checks the owned decoder and the view share: the counter width is `C`'s, there
+    /// are counters, and k and the design are valid; k and the design.
+    fn check<C: Counter>(&self) -> Result<(u32, Option<Design>), Error> {
+        if self.counter_bits != C::BITS {
+            return Err(Error::Decode(DecodeError::Invalid(format!(
+                "filter of {}-bit counters, expected {}-bit counters",
+                self.counter_bits,
+                C::BITS
+            ))));
+        }
+        let check = || -> Result<(u32, Option<Design>), Error> {
+            if self.counters == 0 {
+                return Err(Error::ZeroBits);
+            }
+            let hashes = check_hashes(u64::from(self.hashes))?;
+            let design = match self.design {
+                Some(d) => Some(Design::new(d.capacity, d.fpr)?),
+                None => None,
+            };
+            Ok((hashes, design))
+        };
+        check().map_err(Error::into_decode)
+    }
+}
+
 impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
     fn params(&self) -> Params {
         Params {
@@ -42,22 +68,8 @@ impl<K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilter<K, C, S> {
         probes: ProbeScheme,
         packed: Cow<'_, [u8]>,
     ) -> Result<Self, Error> {
-        if params.counter_bits != C::BITS {
-            return Err(Error::Decode(DecodeError::Invalid(format!(
-                "filter of {}-bit counters, expected {}-bit counters",
-                params.counter_bits,
-                C::BITS
-            ))));
-        }
+        let (hashes, design) = params.check::<C>()?;
         let check = || -> Result<Self, Error> {
-            if params.counters == 0 {
-                return Err(Error::ZeroBits);
-            }
-            let hashes = check_hashes(u64::from(params.hashes))?;
-            let design = match params.design {
-                Some(d) => Some(Design::new(d.capacity, d.fpr)?),
-                None => None,
-            };
             let counters = C::Array::decode(packed, params.counters)?;
             Ok(CountingBloomFilter::from_counters(
                 counters, hashes, probes, design, hasher,
@@ -208,22 +220,8 @@ impl<'a, K: ?Sized, C: Counter, S: PortableHasher> CountingBloomFilterRef<'a, K,
             }
         };
         reader.finish()?;
+        let (hashes, design) = params.check::<C>()?;
         let check = || -> Result<Self, Error> {
-            if params.counter_bits != C::BITS {
-                return Err(Error::Decode(DecodeError::Invalid(format!(
-                    "filter of {}-bit counters, expected {}-bit counters",
-                    params.counter_bits,
-                    C::BITS
-                ))));
-            }
-            if params.counters == 0 {
-                return Err(Error::ZeroBits);
-            }
-            let hashes = check_hashes(u64::from(params.hashes))?;
-            let design = match params.design {
-                Some(d) => Some(Design::new(d.capacity, d.fpr)?),
-                None => None,
-            };
             let expected = crate::counter::packed_bits::<C>(params.counters).div_ceil(8);
             if packed.len() as u128 != expected {
                 return Err(Error::Decode(DecodeError::Invalid(format!(
