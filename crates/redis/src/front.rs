@@ -6,30 +6,24 @@
 //! engine's `async fn`s with [`crate::exec::block_on`], `tokio` awaits them. What only one
 //! backend has (the module-free filter's shards and shape, `BF.CARD`) stays with its front.
 
-/// An engine future, driven: blocked on in a synchronous front, awaited in a tokio one.
-macro_rules! engine {
-    (sync, $future:expr) => {
-        $crate::exec::block_on($future)
-    };
-    (tokio, $future:expr) => {
-        $future.await
-    };
-}
-
-/// A call of the front's own method (`async` in a tokio front).
-macro_rules! own {
-    (sync, $call:expr) => {
-        $call
-    };
-    (tokio, $call:expr) => {
-        $call.await
-    };
-}
-
 /// The operations every front has. `$mode` is `sync` or `tokio` (with `async` in brackets
 /// for the latter); `key` is how one key is taken, `item` the bound on a batch's items,
 /// `info` and `local` what [`info`] and [`download`] return.
 macro_rules! ops {
+    // An engine future, driven: blocked on in a synchronous front, awaited in a tokio one.
+    (@engine sync, $future:expr) => {
+        $crate::exec::block_on($future)
+    };
+    (@engine tokio, $future:expr) => {
+        $future.await
+    };
+    // A call of the front's own method (`async` in a tokio front).
+    (@own sync, $call:expr) => {
+        $call
+    };
+    (@own tokio, $call:expr) => {
+        $call.await
+    };
     (
         $mode:ident [$($async:ident)?],
         key: $key:ty,
@@ -50,7 +44,7 @@ macro_rules! ops {
         /// [`Error::Corrupt`](crate::Error::Corrupt) for what cannot be,
         /// [`Error::Timeout`](crate::Error::Timeout), and connection errors.
         pub $($async)? fn open(con: C, name: &str) -> Result<Self, Error> {
-            $crate::front::own!($mode, Self::open_with(con, name, &crate::Limits::default()))
+            $crate::front::ops!(@own $mode, Self::open_with(con, name, &crate::Limits::default()))
         }
 
         /// [`open`](Self::open) with these limits.
@@ -59,7 +53,7 @@ macro_rules! ops {
         /// As [`open`](Self::open).
         pub $($async)? fn open_with(con: C, name: &str, limits: &crate::Limits) -> Result<Self, Error> {
             let mut link = $crate::transport::Link::new(con);
-            let core = $crate::front::engine!($mode, <$engine>::open(&mut link, name, limits))?;
+            let core = $crate::front::ops!(@engine $mode, <$engine>::open(&mut link, name, limits))?;
             Ok(Self { core, link })
         }
 
@@ -74,7 +68,7 @@ macro_rules! ops {
         /// [`Error::Timeout`](crate::Error::Timeout), and connection errors.
         pub $($async)? fn try_insert(&mut self, key: $key) -> Result<bool, Error> {
             let mut out = Vec::with_capacity(1);
-            $crate::front::own!($mode, self.try_insert_batch_reporting([key], &mut out))?;
+            $crate::front::ops!(@own $mode, self.try_insert_batch_reporting([key], &mut out))?;
             Ok(out[0])
         }
 
@@ -84,7 +78,7 @@ macro_rules! ops {
         /// As [`try_insert`](Self::try_insert), but for the errors of a full server.
         pub $($async)? fn try_contains(&mut self, key: $key) -> Result<bool, Error> {
             let mut out = Vec::with_capacity(1);
-            $crate::front::own!($mode, self.try_contains_batch([key], &mut out))?;
+            $crate::front::ops!(@own $mode, self.try_contains_batch([key], &mut out))?;
             Ok(out[0])
         }
 
@@ -100,7 +94,7 @@ macro_rules! ops {
             I::Item: $($item)+,
         {
             let mut out = Vec::new();
-            $crate::front::own!($mode, self.try_insert_batch_reporting(keys, &mut out))?;
+            $crate::front::ops!(@own $mode, self.try_insert_batch_reporting(keys, &mut out))?;
             Ok(out.iter().filter(|&&new| new).count())
         }
 
@@ -122,7 +116,7 @@ macro_rules! ops {
             I::Item: $($item)+,
         {
             let len = out.len();
-            $crate::front::engine!($mode, self.core.per_key(&mut self.link, $crate::transport::KeyOp::Insert, keys, out))
+            $crate::front::ops!(@engine $mode, self.core.per_key(&mut self.link, $crate::transport::KeyOp::Insert, keys, out))
                 .inspect_err(|_| out.truncate(len))
         }
 
@@ -137,7 +131,7 @@ macro_rules! ops {
             I::Item: $($item)+,
         {
             let len = out.len();
-            $crate::front::engine!($mode, self.core.per_key(&mut self.link, $crate::transport::KeyOp::Contains, keys, out))
+            $crate::front::ops!(@engine $mode, self.core.per_key(&mut self.link, $crate::transport::KeyOp::Contains, keys, out))
                 .inspect_err(|_| out.truncate(len))
         }
 
@@ -146,7 +140,7 @@ macro_rules! ops {
         /// # Errors
         /// As [`try_contains`](Self::try_contains).
         pub $($async)? fn info(&mut self) -> Result<$info, Error> {
-            $crate::front::engine!($mode, self.core.info(&mut self.link))
+            $crate::front::ops!(@engine $mode, self.core.info(&mut self.link))
         }
 
         /// The whole filter as a local one, answering exactly as the server for every key.
@@ -157,7 +151,7 @@ macro_rules! ops {
         /// [`Error::Corrupt`](crate::Error::Corrupt), and as
         /// [`try_contains`](Self::try_contains).
         pub $($async)? fn download(&mut self) -> Result<$local, Error> {
-            $crate::front::engine!($mode, self.core.download(&mut self.link))
+            $crate::front::ops!(@engine $mode, self.core.download(&mut self.link))
         }
 
         /// Deletes the filter (every key of it, each step atomic). Other clients get
@@ -166,7 +160,7 @@ macro_rules! ops {
         /// # Errors
         /// As [`try_insert`](Self::try_insert).
         pub $($async)? fn delete(mut self) -> Result<C, Error> {
-            $crate::front::engine!($mode, self.core.delete(&mut self.link))?;
+            $crate::front::ops!(@engine $mode, self.core.delete(&mut self.link))?;
             Ok(self.link.con)
         }
 
@@ -205,4 +199,4 @@ macro_rules! ops {
     };
 }
 
-pub(crate) use {engine, ops, own};
+pub(crate) use ops;
