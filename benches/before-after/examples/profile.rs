@@ -1,4 +1,4 @@
-//! One row of the before/after harness, for callgrind: `profile {base|head} {multi|blocked_insert}`.
+//! One row of the before/after harness, for callgrind: `profile {base|head} {multi|blocked_insert|quotient_build|quotient_lookup|counting_build|counting_lookup|expandable_build|expandable_lookup|blocked_str_build|blocked_str_lookup}`; a lookup row's instructions less its build row's, over 65,536, are one lookup's.
 use std::hint::black_box;
 
 fn keys(seed: u64, n: usize) -> Vec<u64> {
@@ -28,6 +28,54 @@ macro_rules! run {
                     h.try_insert(r).unwrap();
                 }
                 fresh.iter().filter(|r| h.contains(black_box(*r))).count()
+            }
+            "quotient_build" | "quotient_lookup" => {
+                let members = keys(1, 100_000);
+                let mut h = $m::QuotientFilter::<u64>::new(100_000, 0.01).unwrap();
+                for k in &members {
+                    let _ = $m::Filter::try_insert(&mut h, k);
+                }
+                if $row == "quotient_build" {
+                    return println!("{}", h.len());
+                }
+                let probes = keys(2, 1 << 16);
+                members.iter().take(1 << 15).chain(&probes[..1 << 15]).filter(|k| h.contains(black_box(*k))).count()
+            }
+            "counting_build" | "counting_lookup" => {
+                let members = keys(1, 100_000);
+                let mut h = $m::CountingBloomFilter::<u64>::new(100_000, 0.01).unwrap();
+                for k in &members {
+                    let _ = $m::Filter::try_insert(&mut h, k);
+                }
+                if $row == "counting_build" {
+                    return println!("{}", h.num_counters());
+                }
+                let probes = keys(2, 1 << 16);
+                members.iter().take(1 << 15).chain(&probes[..1 << 15]).filter(|k| h.contains(black_box(*k))).count()
+            }
+            "expandable_build" | "expandable_lookup" => {
+                let members = keys(1, 100_000);
+                let mut h = $m::ExpandableFilter::<u64>::new(1_000, 0.01).unwrap();
+                for k in &members {
+                    let _ = $m::Filter::try_insert(&mut h, k);
+                }
+                if $row == "expandable_build" {
+                    return println!("{}", h.len());
+                }
+                let probes = keys(2, 1 << 16);
+                members.iter().take(1 << 15).chain(&probes[..1 << 15]).filter(|k| h.contains(black_box(*k))).count()
+            }
+            "blocked_str_build" | "blocked_str_lookup" => {
+                let members: Vec<String> = keys(1, 100_000).iter().map(|k| format!("key-{k}")).collect();
+                let mut h = $m::BlockedBloomFilter::<str>::new(100_000, 0.01).unwrap();
+                for k in &members {
+                    h.insert(k.as_str());
+                }
+                if $row == "blocked_str_build" {
+                    return println!("{}", h.num_blocks());
+                }
+                let probes: Vec<String> = keys(2, 1 << 15).iter().map(|k| format!("key-{k}")).collect();
+                members.iter().take(1 << 15).chain(&probes).filter(|k| h.contains(black_box(k.as_str()))).count()
             }
             _ => {
                 let mut h = $m::BlockedBloomFilter::<u64>::new(1_000_000, 0.01).unwrap();
