@@ -553,7 +553,8 @@ macro_rules! read_side {
             /// use bloomkit_quotient::ExpandableFilter;
             ///
             /// let mut f = ExpandableFilter::<u64>::new(100, 0.01)?;
-            /// assert_eq!(f.try_insert_batch(0..10_000u64)?, 10_000); // doubles as it fills
+            /// let new = f.try_insert_batch(0..10_000u64)?; // doubles as it fills
+            /// assert!(new > 9_900); // less the keys that matched an entry already
             /// let mut found = Vec::new();
             /// f.contains_batch([1u64, 9_999], &mut found);
             /// assert_eq!(found, [true, true]);

@@ -383,7 +383,8 @@ impl<K: ?Sized, S: BuildHasher + Clone> ScalableBloomFilter<K, S> {
     /// use bloomkit_scalable::ScalableBloomFilter;
     ///
     /// let mut f = ScalableBloomFilter::<u64>::new(100, 0.01)?;
-    /// assert_eq!(f.try_insert_batch(0..10_000u64)?, 10_000); // grows as it fills
+    /// let new = f.try_insert_batch(0..10_000u64)?; // grows as it fills
+    /// assert!(new > 9_900); // less the keys that may have been in already
     /// assert!(f.num_slices() > 1);
     /// # Ok::<(), bloomkit_core::Error>(())
     /// ```

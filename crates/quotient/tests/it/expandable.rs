@@ -27,39 +27,14 @@ fn follows_a_counting_model() {
 }
 
 fn follows_model_at(ops: &[(u8, u16)], fpr: f64) -> Result<(), String> {
-    {
-        let mut f = ExpandableFilter::<u64>::new(64, fpr).unwrap();
-        let mut model: HashMap<u64, u64> = HashMap::new();
-        for (i, &(op, k)) in ops.iter().enumerate() {
-            let key = u64::from(k % 1024);
-            if op % 4 == 0 {
-                if let Some(c) = model.get_mut(&key) {
-                    f.remove(&key)
-                        .map_err(|e| format!("remove of an inserted key: {e}"))?;
-                    *c -= 1;
-                    if *c == 0 {
-                        model.remove(&key);
-                    }
-                }
-            } else {
-                // Most steps insert a run of new keys, so the filter doubles along the way.
-                for j in 0..u64::from(op % 16) {
-                    let fresh = 10_000 + (i as u64) * 16 + j;
-                    f.try_insert(&fresh).map_err(|e| format!("insert: {e}"))?;
-                    *model.entry(fresh).or_default() += 1;
-                }
-                f.try_insert(&key).map_err(|e| format!("insert: {e}"))?;
-                *model.entry(key).or_default() += 1;
-            }
-            for (&k, &c) in &model {
-                ensure(f.count(&k) >= c, || {
-                    format!("count of {k}: {} < {c}", f.count(&k))
-                })?;
-            }
-            ensure(f.len() == model.values().sum::<u64>(), || "length".into())?;
-        }
-        Ok(())
-    }
+    let mut f = ExpandableFilter::<u64>::new(64, fpr).unwrap();
+    // Most steps insert a run of new keys, so the filter doubles along the way.
+    let model = crate::Model {
+        keys: 1024,
+        remove_every: 4,
+        fresh_runs: true,
+    };
+    model.check(&mut f, ops, ExpandableFilter::count, ExpandableFilter::len)
 }
 
 /// Short fingerprints (a rate target of 50% gives 4 bits) run out after four doublings:
