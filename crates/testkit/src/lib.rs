@@ -738,3 +738,37 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 }
+
+/// A zero-copy view answers every probe as its owned filter does, one key at a time and in a
+/// batch (the views' tests).
+///
+/// # Panics
+/// On the first probe answered otherwise.
+pub fn check_view_answers<F, V, K>(owned: &F, view: &V, probes: &[K])
+where
+    K: Clone,
+    F: bloomkit_core::Lookup<Key = K>,
+    V: bloomkit_core::Lookup<Key = K>,
+{
+    let expected: Vec<bool> = probes.iter().map(|k| owned.contains(k)).collect();
+    let one: Vec<bool> = probes.iter().map(|k| view.contains(k)).collect();
+    assert_eq!(
+        one, expected,
+        "the view answers otherwise, one key at a time"
+    );
+    let mut batch = Vec::new();
+    view.contains_batch(probes, &mut batch);
+    assert_eq!(batch, expected, "the view answers otherwise in a batch");
+}
+
+/// `bytes` copied to an address 4 bytes past a multiple of 8 (what a view of 8-aligned words
+/// must refuse), in a buffer that owns them: `&buffer[at..]` is the copy.
+pub fn misaligned_copy(bytes: &[u8]) -> (Vec<u8>, usize) {
+    let mut buffer = vec![0u8; bytes.len() + 8];
+    let at = (0..8)
+        .find(|i| (buffer.as_ptr() as usize + i) % 8 == 4)
+        .expect("one of eight offsets is 4 past a multiple of 8");
+    buffer[at..at + bytes.len()].copy_from_slice(bytes);
+    buffer.truncate(at + bytes.len());
+    (buffer, at)
+}

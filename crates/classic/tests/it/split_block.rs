@@ -300,13 +300,8 @@ fn the_view_answers_as_the_owned_filter_and_refuses_what_it_cannot_use() {
     let bytes = AlignedBytes::copy_from(&f.to_bytes());
     let view = SplitBlockFilterRef::<u64>::from_bytes(&bytes).unwrap();
     let probes: Vec<u64> = (10_000..60_000).collect();
-    let owned: Vec<bool> = probes.iter().map(|k| f.contains(k)).collect();
-    let one: Vec<bool> = probes.iter().map(|k| view.contains(k)).collect();
-    let mut batch = Vec::new();
-    view.contains_batch(&probes, &mut batch);
-    assert_eq!(one, owned);
-    assert_eq!(batch, owned);
-    assert!(owned[..10_000].iter().all(|&b| b));
+    kit::check_view_answers(&f, &view, &probes);
+    assert!(probes[..10_000].iter().all(|k| view.contains(k)));
     assert_eq!(view.to_filter(), f);
     assert_eq!(view.count_ones(), f.count_ones());
     assert_eq!(view.hash_key(&7), f.hash_key(&7));
@@ -323,19 +318,11 @@ fn the_view_answers_as_the_owned_filter_and_refuses_what_it_cannot_use() {
             "{cut}"
         );
     }
-    let mut shifted = vec![0u8; bytes.len() + 1];
-    shifted[1..].copy_from_slice(&bytes);
-    let misaligned = if (shifted.as_ptr() as usize + 1) % 8 == 0 {
-        &shifted[..]
-    } else {
-        &shifted[1..]
-    };
-    if (misaligned.as_ptr() as usize) % 8 != 0 {
-        assert!(matches!(
-            SplitBlockFilterRef::<u64>::from_bytes(misaligned),
-            Err(Error::Decode(DecodeError::NotViewable(_)))
-        ));
-    }
+    let (shifted, at) = kit::misaligned_copy(&bytes);
+    assert!(matches!(
+        SplitBlockFilterRef::<u64>::from_bytes(&shifted[at..]),
+        Err(Error::Decode(DecodeError::NotViewable(_)))
+    ));
     let mut corrupt = bytes.as_bytes().to_vec();
     let last = corrupt.len() - 9;
     corrupt[last] ^= 0x10;

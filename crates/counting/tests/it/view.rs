@@ -29,11 +29,7 @@ where
     for b in [&bytes[..], &shifted[1..]] {
         let view = CountingBloomFilterRef::<u64, C>::with_hasher(b, Verify::All).unwrap();
         let probes: Vec<u64> = (0..20_000).collect();
-        let owned: Vec<bool> = probes.iter().map(|k| f.contains(k)).collect();
-        let mut batch = Vec::new();
-        view.contains_batch(&probes, &mut batch);
-        assert_eq!(batch, owned, "{}-bit", C::BITS);
-        assert!(probes.iter().all(|k| view.contains(k) == f.contains(k)));
+        bloomkit_testkit::check_view_answers(&f, &view, &probes);
         assert!((0..100u64).all(|k| view.count(&k) == f.count(&k) && view.count(&k) >= 2));
         assert_eq!(view.to_filter().unwrap(), f);
         assert_eq!(view.nonzero_counters(), f.nonzero_counters());

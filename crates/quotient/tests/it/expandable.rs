@@ -327,11 +327,7 @@ fn the_view_answers_as_the_owned_filter_and_refuses_what_it_cannot_use() {
     let bytes = AlignedBytes::copy_from(&f.to_bytes());
     let view = ExpandableFilterRef::<u64>::from_bytes(&bytes).unwrap();
     let probes: Vec<u64> = (0..100_000).collect();
-    let owned: Vec<bool> = probes.iter().map(|k| f.contains(k)).collect();
-    let mut batch = Vec::new();
-    view.contains_batch(&probes, &mut batch);
-    assert_eq!(batch, owned);
-    assert!(probes.iter().all(|k| view.contains(k) == f.contains(k)));
+    bloomkit_testkit::check_view_answers(&f, &view, &probes);
     assert!((0..50u64).all(|k| view.count(&k) == f.count(&k) && view.count(&k) >= 2));
     assert_eq!(view.to_filter(), f);
     assert_eq!(view.len(), f.len());
@@ -343,12 +339,8 @@ fn the_view_answers_as_the_owned_filter_and_refuses_what_it_cannot_use() {
             "{cut}"
         );
     }
-    let mut shifted = vec![0u8; bytes.len() + 8];
-    let at = (0..8)
-        .find(|i| (shifted.as_ptr() as usize + i) % 8 == 4)
-        .unwrap();
-    shifted[at..at + bytes.len()].copy_from_slice(&bytes);
-    let misaligned = &shifted[at..at + bytes.len()];
+    let (shifted, at) = bloomkit_testkit::misaligned_copy(&bytes);
+    let misaligned = &shifted[at..];
     assert!(matches!(
         ExpandableFilterRef::<u64>::from_bytes(misaligned),
         Err(Error::Decode(DecodeError::NotViewable(_)))

@@ -133,11 +133,7 @@ fn the_view_answers_as_the_owned_filter_and_checks_what_it_checks() {
     let bytes = AlignedBytes::copy_from(&f.to_bytes());
     let view = ScalableBloomFilterRef::<u64>::from_bytes(&bytes).unwrap();
     let probes: Vec<u64> = (0..100_000).collect();
-    let owned: Vec<bool> = probes.iter().map(|k| f.contains(k)).collect();
-    let mut batch = Vec::new();
-    view.contains_batch(&probes, &mut batch);
-    assert_eq!(batch, owned);
-    assert!(probes.iter().all(|k| view.contains(k) == f.contains(k)));
+    bloomkit_testkit::check_view_answers(&f, &view, &probes);
     assert_eq!(view.len(), f.len());
     assert_eq!(view.num_slices(), f.num_slices());
     assert_eq!(view.estimated_fpr(), f.estimated_fpr());
@@ -147,15 +143,11 @@ fn the_view_answers_as_the_owned_filter_and_checks_what_it_checks() {
         let viewed = ScalableBloomFilterRef::<u64>::from_bytes(&bytes[..cut]);
         assert!(owned.is_err() && viewed.is_err(), "{cut}");
     }
-    let mut shifted = vec![0u8; bytes.len() + 4];
-    let at = (0..8)
-        .find(|i| (shifted.as_ptr() as usize + i) % 8 == 4)
-        .unwrap();
-    shifted[at..at + bytes.len()].copy_from_slice(&bytes);
+    let (shifted, at) = bloomkit_testkit::misaligned_copy(&bytes);
     assert!(matches!(
-        ScalableBloomFilterRef::<u64>::from_bytes(&shifted[at..at + bytes.len()]),
+        ScalableBloomFilterRef::<u64>::from_bytes(&shifted[at..]),
         Err(Error::Decode(DecodeError::NotViewable(_)))
     ));
-    let _ = <ScalableBloomFilter<u64> as Codec>::from_bytes(&shifted[at..at + bytes.len()])
+    let _ = <ScalableBloomFilter<u64> as Codec>::from_bytes(&shifted[at..])
         .expect("the owned decoder reads any alignment");
 }
