@@ -14,6 +14,7 @@ use bloomkit_core::sizing::{self, check_hashes, Design};
 use bloomkit_core::{DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
 
 use crate::blocked::BlockLookup;
+use crate::codec::{BlockedParams, Params, SimdBlockParams};
 use crate::split_block::SplitLookup;
 use crate::{BlockedBloomFilter, BloomFilter, Lookup, SimdBlockFilter, SplitBlockFilter};
 
@@ -25,7 +26,44 @@ fn checked_design(design: Option<Design>) -> Result<Option<Design>, Error> {
 /// What both views say alike: the constructors with the default hasher, the key-taking
 /// lookups, and the design and hasher getters. (`$owned` names the filter in the docs.)
 macro_rules! view_common {
-    ($view:ident, $owned:ident) => {
+    ($(
+        $(#[$doc:meta])*
+        $view:ident($lookup:ident) of $owned:ident, $variant:ident, $params:ident,
+        debug: [$($field:literal => $getter:ident),*];
+    )*) => {$(
+        $(#[$doc])*
+        pub struct $view<'a, K: ?Sized, S = Xxh3Builder> {
+            lookup: $lookup<'a>,
+            design: Option<Design>,
+            hasher: S,
+            key: PhantomData<fn(&K)>,
+        }
+
+        bloomkit_core::impl_lookup!(['a, S: BuildHasher] $view<'a, K, S>, key = K);
+
+        impl<K: ?Sized, S: fmt::Debug> fmt::Debug for $view<'_, K, S> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($view))
+                    $(.field($field, &self.$getter()))*
+                    .field("design", &self.design)
+                    .field("hasher", &self.hasher)
+                    .finish()
+            }
+        }
+
+        impl<'a, K: ?Sized, S: PortableHasher> $view<'a, K, S> {
+            /// A view of `bytes` written with hasher `S`, checked as `verify` says.
+            ///
+            /// # Errors
+            /// As [`from_bytes`](Self::from_bytes).
+            pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+                let mut reader = Reader::open(bytes, Variant::$variant, verify)?;
+                let hasher = reader.hasher::<S>()?;
+                let params: $params = reader.params()?;
+                Self::read(reader, hasher, params)
+            }
+        }
+
         impl<'a, K: ?Sized> $view<'a, K> {
             /// A view of `bytes`, every byte checked (both checksums: reads the whole input
             /// once). For a hasher of your own, use [`with_hasher`](Self::with_hasher).
@@ -57,6 +95,11 @@ macro_rules! view_common {
             pub fn hasher(&self) -> &S {
                 &self.hasher
             }
+
+            /// Heap memory the view holds: none (it borrows its bytes).
+            pub fn heap_bytes(&self) -> usize {
+                0
+            }
         }
 
         impl<K: Hash + ?Sized, S: BuildHasher> $view<'_, K, S> {
@@ -80,54 +123,133 @@ macro_rules! view_common {
                 self.lookup.contains_batch(&self.hasher, keys, out);
             }
         }
+    )*};
+}
+
+/// The reads of the two views over 256-bit split blocks (`$owned` names the filter in the
+/// docs).
+macro_rules! split_reads {
+    ([$($generics:tt)*] $view:ty, $owned:ident) => {
+        impl<$($generics)*> $view {
+            /// Whether the key whose hash is `hash` may be in the filter.
+            #[inline(always)]
+            pub fn contains_hash(&self, hash: u64) -> bool {
+                self.lookup.contains_hash(hash)
+            }
+
+            /// The number of 256-bit blocks.
+            pub fn num_blocks(&self) -> u64 {
+                self.lookup.blocks.len() as u64
+            }
+
+            /// The number of bits (256 per block).
+            pub fn num_bits(&self) -> u64 {
+                self.num_blocks() * 256
+            }
+
+            /// The number of set bits, counted (reads every block).
+            pub fn count_ones(&self) -> u64 {
+                self.lookup.count_ones()
+            }
+
+            /// An estimate of the number of distinct keys inserted, from the fill of each
+            #[doc = concat!("block (as [`", stringify!($owned), "::estimated_len`]; reads every block).")]
+            pub fn estimated_len(&self) -> f64 {
+                self.lookup.estimated_len()
+            }
+
+            /// The false-positive rate from the fill of each block (as
+            #[doc = concat!("[`", stringify!($owned), "::estimated_fpr`]; reads every block).")]
+            pub fn estimated_fpr(&self) -> f64 {
+                self.lookup.estimated_fpr()
+            }
+        }
     };
 }
 
-view_common!(BloomFilterRef, BloomFilter);
-view_common!(BlockedBloomFilterRef, BlockedBloomFilter);
-view_common!(SimdBlockFilterRef, SimdBlockFilter);
+view_common! {
+    /// A read-only [`BloomFilter`] over serialized bytes, without copying its bit array: made
+    /// for filters in memory-mapped files, which many processes can then share in the page
+    /// cache, and which answer their first query without being read whole.
+    ///
+    /// The bytes must be of format version 2 or 3 (3 is what this build writes) and the bit
+    /// array aligned to 8 bytes in memory, which it is in a memory map (page-aligned) and in any buffer
+    /// aligned to 64. Other bytes get [`DecodeError::NotViewable`] with the reason; the owned
+    /// decoder ([`BloomFilter::from_bytes`]) reads them all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::{BloomFilter, BloomFilterRef};
+    /// use bloomkit_core::format::AlignedBytes;
+    ///
+    /// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
+    /// f.insert("a");
+    /// // Any aligned buffer: in practice a memory map (see the `mmap_shared` example).
+    /// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+    ///
+    /// let view = BloomFilterRef::<str>::from_bytes(&bytes)?;
+    /// assert!(view.contains("a"));
+    /// assert_eq!(view.to_filter(), f);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    BloomFilterRef(Lookup) of BloomFilter, Classic, Params, debug: ["bits" => num_bits, "hashes" => num_hashes];
 
-/// A read-only [`BloomFilter`] over serialized bytes, without copying its bit array: made
-/// for filters in memory-mapped files, which many processes can then share in the page
-/// cache, and which answer their first query without being read whole.
-///
-/// The bytes must be of format version 2 or 3 (3 is what this build writes) and the bit
-/// array aligned to 8 bytes in memory, which it is in a memory map (page-aligned) and in any buffer
-/// aligned to 64. Other bytes get [`DecodeError::NotViewable`] with the reason; the owned
-/// decoder ([`BloomFilter::from_bytes`]) reads them all.
-///
-/// # Examples
-///
-/// ```
-/// use bloomkit_classic::{BloomFilter, BloomFilterRef};
-/// use bloomkit_core::format::AlignedBytes;
-///
-/// let mut f = BloomFilter::<str>::new(1_000, 0.01)?;
-/// f.insert("a");
-/// // Any aligned buffer: in practice a memory map (see the `mmap_shared` example).
-/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
-///
-/// let view = BloomFilterRef::<str>::from_bytes(&bytes)?;
-/// assert!(view.contains("a"));
-/// assert_eq!(view.to_filter(), f);
-/// # Ok::<(), bloomkit_core::Error>(())
-/// ```
-pub struct BloomFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
-    lookup: Lookup<'a>,
-    design: Option<Design>,
-    hasher: S,
-    key: PhantomData<fn(&K)>,
+    /// A read-only [`BlockedBloomFilter`] over serialized bytes, without copying its blocks:
+    /// the view for large filters in memory-mapped files (one cache line per lookup, which a
+    /// map serves from the page cache). Version 2 bytes place the blocks at 64-byte offsets, so
+    /// in a page-aligned map every block is one cache line, as in the owned filter.
+    ///
+    /// Same rules as [`BloomFilterRef`]: version 2 or 3 bytes, the payload aligned to 8 bytes in
+    /// memory, or [`DecodeError::NotViewable`] with the reason.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::{BlockedBloomFilter, BlockedBloomFilterRef};
+    /// use bloomkit_core::format::AlignedBytes;
+    ///
+    /// let mut f = BlockedBloomFilter::<u64>::new(10_000, 0.01)?;
+    /// f.insert_batch(0..100u64);
+    /// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+    ///
+    /// // O(1): the payload's checksum is not read; each lookup reads one block.
+    /// let view = BlockedBloomFilterRef::<u64>::from_bytes_unverified_payload(&bytes)?;
+    /// let mut found = Vec::new();
+    /// view.contains_batch(0..100u64, &mut found);
+    /// assert_eq!(found, vec![true; 100]);
+    /// assert_eq!((view.num_blocks(), view.heap_bytes()), (f.num_blocks(), 0));
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    BlockedBloomFilterRef(BlockLookup) of BlockedBloomFilter, Blocked, BlockedParams, debug: ["blocks" => num_blocks, "hashes" => num_hashes];
+
+    /// A read-only [`SimdBlockFilter`] over serialized bytes, without copying its blocks (for
+    /// filters in memory-mapped files): the owned filter's lookups, by the same code.
+    ///
+    /// Same rules as [`BloomFilterRef`]: the payload aligned to 8 bytes in memory, or
+    /// [`DecodeError::NotViewable`] with the reason.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_classic::{SimdBlockFilter, SimdBlockFilterRef};
+    /// use bloomkit_core::format::AlignedBytes;
+    ///
+    /// let mut f = SimdBlockFilter::<u64>::new(10_000, 0.01)?;
+    /// f.insert_batch(0..100u64);
+    /// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+    ///
+    /// let view = SimdBlockFilterRef::<u64>::from_bytes(&bytes)?;
+    /// assert!((0..100u64).all(|k| view.contains(&k)));
+    /// assert_eq!(view.to_filter(), f);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    SimdBlockFilterRef(SplitLookup) of SimdBlockFilter, SimdBlock, SimdBlockParams, debug: ["blocks" => num_blocks];
 }
 
 impl<'a, K: ?Sized, S: PortableHasher> BloomFilterRef<'a, K, S> {
-    /// A view of `bytes` written with hasher `S`, checked as `verify` says.
-    ///
-    /// # Errors
-    /// As [`from_bytes`](BloomFilterRef::from_bytes).
-    pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
-        let mut reader = Reader::open(bytes, Variant::Classic, verify)?;
-        let hasher = reader.hasher::<S>()?;
-        let params: crate::codec::Params = reader.params()?;
+    /// The view of what `reader` holds after the hasher.
+    fn read(mut reader: Reader<'a>, hasher: S, params: Params) -> Result<Self, Error> {
         let probes = reader.probes()?;
         let words = reader.words_in_place::<u64>()?;
         reader.finish()?;
@@ -209,66 +331,11 @@ impl<K: ?Sized, S> BloomFilterRef<'_, K, S> {
     pub fn estimated_fpr(&self) -> f64 {
         sizing::fpr_from_fill(self.num_bits(), self.num_hashes(), self.count_ones()).unwrap_or(1.0)
     }
-
-    /// Heap memory the view holds: none (it borrows its bytes).
-    pub fn heap_bytes(&self) -> usize {
-        0
-    }
-}
-
-bloomkit_core::impl_lookup!(['a, S: BuildHasher] BloomFilterRef<'a, K, S>, key = K);
-
-impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilterRef<'_, K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BloomFilterRef")
-            .field("bits", &self.lookup.bits.len())
-            .field("hashes", &self.lookup.hashes)
-            .field("design", &self.design)
-            .field("hasher", &self.hasher)
-            .finish()
-    }
-}
-
-/// A read-only [`BlockedBloomFilter`] over serialized bytes, without copying its blocks:
-/// the view for large filters in memory-mapped files (one cache line per lookup, which a
-/// map serves from the page cache). Version 2 bytes place the blocks at 64-byte offsets, so
-/// in a page-aligned map every block is one cache line, as in the owned filter.
-///
-/// Same rules as [`BloomFilterRef`]: version 2 or 3 bytes, the payload aligned to 8 bytes in
-/// memory, or [`DecodeError::NotViewable`] with the reason.
-///
-/// # Examples
-///
-/// ```
-/// use bloomkit_classic::{BlockedBloomFilter, BlockedBloomFilterRef};
-/// use bloomkit_core::format::AlignedBytes;
-///
-/// let mut f = BlockedBloomFilter::<u64>::new(10_000, 0.01)?;
-/// f.insert_batch(0..100u64);
-/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
-///
-/// let view = BlockedBloomFilterRef::<u64>::from_bytes_unverified_payload(&bytes)?;
-/// let mut found = Vec::new();
-/// view.contains_batch(0..100u64, &mut found);
-/// assert!(found.iter().all(|&x| x));
-/// # Ok::<(), bloomkit_core::Error>(())
-/// ```
-pub struct BlockedBloomFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
-    lookup: BlockLookup<'a>,
-    design: Option<Design>,
-    hasher: S,
-    key: PhantomData<fn(&K)>,
 }
 
 impl<'a, K: ?Sized, S: PortableHasher> BlockedBloomFilterRef<'a, K, S> {
-    /// A view of `bytes` written with hasher `S`, checked as `verify` says.
-    ///
-    /// # Errors
-    /// As [`from_bytes`](BlockedBloomFilterRef::from_bytes).
-    pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
-        let mut reader = Reader::open(bytes, Variant::Blocked, verify)?;
-        let hasher = reader.hasher::<S>()?;
-        let params: crate::codec::BlockedParams = reader.params()?;
+    /// The view of what `reader` holds after the hasher.
+    fn read(mut reader: Reader<'a>, hasher: S, params: BlockedParams) -> Result<Self, Error> {
         let words = reader.words_in_place::<u64>()?;
         reader.finish()?;
         if params.blocks.checked_mul(8) != Some(words.len() as u64) {
@@ -386,63 +453,11 @@ impl<K: ?Sized, S> BlockedBloomFilterRef<'_, K, S> {
     pub fn estimated_fpr(&self) -> f64 {
         crate::blocked::fpr_from_fill(self.block_ones(), self.num_hashes())
     }
-
-    /// Heap memory the view holds: none (it borrows its bytes).
-    pub fn heap_bytes(&self) -> usize {
-        0
-    }
-}
-
-bloomkit_core::impl_lookup!(['a, S: BuildHasher] BlockedBloomFilterRef<'a, K, S>, key = K);
-
-impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BlockedBloomFilterRef<'_, K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BlockedBloomFilterRef")
-            .field("blocks", &self.lookup.blocks.len())
-            .field("hashes", &self.lookup.hashes)
-            .field("design", &self.design)
-            .field("hasher", &self.hasher)
-            .finish()
-    }
-}
-
-/// A read-only [`SimdBlockFilter`] over serialized bytes, without copying its blocks (for
-/// filters in memory-mapped files): the owned filter's lookups, by the same code.
-///
-/// Same rules as [`BloomFilterRef`]: the payload aligned to 8 bytes in memory, or
-/// [`DecodeError::NotViewable`] with the reason.
-///
-/// # Examples
-///
-/// ```
-/// use bloomkit_classic::{SimdBlockFilter, SimdBlockFilterRef};
-/// use bloomkit_core::format::AlignedBytes;
-///
-/// let mut f = SimdBlockFilter::<u64>::new(10_000, 0.01)?;
-/// f.insert_batch(0..100u64);
-/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
-///
-/// let view = SimdBlockFilterRef::<u64>::from_bytes(&bytes)?;
-/// assert!((0..100u64).all(|k| view.contains(&k)));
-/// assert_eq!(view.to_filter(), f);
-/// # Ok::<(), bloomkit_core::Error>(())
-/// ```
-pub struct SimdBlockFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
-    lookup: SplitLookup<'a>,
-    design: Option<Design>,
-    hasher: S,
-    key: PhantomData<fn(&K)>,
 }
 
 impl<'a, K: ?Sized, S: PortableHasher> SimdBlockFilterRef<'a, K, S> {
-    /// A view of `bytes` written with hasher `S`, checked as `verify` says.
-    ///
-    /// # Errors
-    /// As [`from_bytes`](SimdBlockFilterRef::from_bytes).
-    pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
-        let mut reader = Reader::open(bytes, Variant::SimdBlock, verify)?;
-        let hasher = reader.hasher::<S>()?;
-        let params: crate::codec::SimdBlockParams = reader.params()?;
+    /// The view of what `reader` holds after the hasher.
+    fn read(mut reader: Reader<'a>, hasher: S, params: SimdBlockParams) -> Result<Self, Error> {
         let blocks = reader.words_in_place::<[u64; 4]>()?;
         reader.finish()?;
         params.check_blocks(blocks.len())?;
@@ -470,57 +485,7 @@ impl<'a, K: ?Sized, S: PortableHasher> SimdBlockFilterRef<'a, K, S> {
     }
 }
 
-impl<K: ?Sized, S> SimdBlockFilterRef<'_, K, S> {
-    /// Whether the key whose hash is `hash` may be in the filter.
-    #[inline(always)]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        self.lookup.contains_hash(hash)
-    }
-
-    /// The number of 256-bit blocks.
-    pub fn num_blocks(&self) -> u64 {
-        self.lookup.blocks.len() as u64
-    }
-
-    /// The number of bits (256 per block).
-    pub fn num_bits(&self) -> u64 {
-        self.num_blocks() * 256
-    }
-
-    /// The number of set bits, counted (reads every block).
-    pub fn count_ones(&self) -> u64 {
-        self.lookup.count_ones()
-    }
-
-    /// An estimate of the number of distinct keys inserted (as
-    /// [`SimdBlockFilter::estimated_len`]; reads every block).
-    pub fn estimated_len(&self) -> f64 {
-        self.lookup.estimated_len()
-    }
-
-    /// The false-positive rate from the fill of each block (as
-    /// [`SimdBlockFilter::estimated_fpr`]; reads every block).
-    pub fn estimated_fpr(&self) -> f64 {
-        self.lookup.estimated_fpr()
-    }
-
-    /// Heap memory the view holds: none (it borrows its bytes).
-    pub fn heap_bytes(&self) -> usize {
-        0
-    }
-}
-
-bloomkit_core::impl_lookup!(['a, S: BuildHasher] SimdBlockFilterRef<'a, K, S>, key = K);
-
-impl<K: ?Sized, S: fmt::Debug> fmt::Debug for SimdBlockFilterRef<'_, K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SimdBlockFilterRef")
-            .field("blocks", &self.lookup.blocks.len())
-            .field("design", &self.design)
-            .field("hasher", &self.hasher)
-            .finish()
-    }
-}
+split_reads!([K: ?Sized, S] SimdBlockFilterRef<'_, K, S>, SimdBlockFilter);
 
 /// A read-only [`SplitBlockFilter`] over bloomkit's bytes of it, without copying its blocks:
 /// Parquet's split-block filter answered in place from a memory-mapped file, by the owned
@@ -603,32 +568,13 @@ impl<'a, K: ?Sized> SplitBlockFilterRef<'a, K> {
             .expect("the view's parameters were checked")
     }
 
-    /// Whether the key whose hash is `hash` may be in the filter.
-    #[inline(always)]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        self.lookup.contains_hash(hash)
-    }
-
     /// The items and rate the filter was sized for, if it was sized from them.
     pub fn design(&self) -> Option<Design> {
         self.design
     }
-
-    /// The number of 256-bit blocks.
-    pub fn num_blocks(&self) -> u64 {
-        self.lookup.blocks.len() as u64
-    }
-
-    /// The number of bits (256 per block).
-    pub fn num_bits(&self) -> u64 {
-        self.num_blocks() * 256
-    }
-
-    /// The number of set bits, counted (reads every block).
-    pub fn count_ones(&self) -> u64 {
-        self.lookup.count_ones()
-    }
 }
+
+split_reads!([K: ?Sized] SplitBlockFilterRef<'_, K>, SplitBlockFilter);
 
 impl<K: crate::ParquetValue + ?Sized> SplitBlockFilterRef<'_, K> {
     /// Whether `key` may be in the filter: the owned filter's answer, by the same code.
