@@ -562,13 +562,7 @@ impl<K: ?Sized, S: Clone> EmptyLike for BlockedBloomFilter<K, S> {
 
 bitwise_set_ops!([S: PortableHasher + Clone] BlockedBloomFilter<K, S>);
 
-bloomkit_core::impl_infallible_filter!([S: BuildHasher] BlockedBloomFilter<K, S>, key = K);
-
-#[cfg(feature = "rayon")]
-bloomkit_core::impl_par_extend!(
-    [S: PortableHasher + Clone + Send] BlockedBloomFilter<K, S>, key = K,
-    doc = ("bloomkit_classic", BlockedBloomFilter)
-);
+filter_traits!(BlockedBloomFilter);
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BlockedBloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -74,6 +74,21 @@ use bloomkit_core::{
     Union, Xxh3Builder,
 };
 
+/// The traits of the three owned hashed filters whose inserts cannot fail: [`Filter`] and
+/// the rest through `impl_infallible_filter!`, and `ParallelExtend` with the `rayon`
+/// feature.
+macro_rules! filter_traits {
+    ($ty:ident) => {
+        bloomkit_core::impl_infallible_filter!([S: core::hash::BuildHasher] $ty<K, S>, key = K);
+
+        #[cfg(feature = "rayon")]
+        bloomkit_core::impl_par_extend!(
+            [S: bloomkit_core::PortableHasher + Clone + Send] $ty<K, S>, key = K,
+            doc = ("bloomkit_classic", $ty)
+        );
+    };
+}
+
 mod atomic;
 mod blocked;
 #[cfg(feature = "serde")]
@@ -412,13 +427,7 @@ impl<K: ?Sized, S: PortableHasher + Clone> Intersection for BloomFilter<K, S> {
     }
 }
 
-bloomkit_core::impl_infallible_filter!([S: BuildHasher] BloomFilter<K, S>, key = K);
-
-#[cfg(feature = "rayon")]
-bloomkit_core::impl_par_extend!(
-    [S: PortableHasher + Clone + Send] BloomFilter<K, S>, key = K,
-    doc = ("bloomkit_classic", BloomFilter)
-);
+filter_traits!(BloomFilter);
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for BloomFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

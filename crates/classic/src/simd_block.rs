@@ -248,13 +248,7 @@ impl<K: ?Sized, S: Clone> EmptyLike for SimdBlockFilter<K, S> {
 
 crate::blocked::bitwise_set_ops!([S: PortableHasher + Clone] SimdBlockFilter<K, S>);
 
-bloomkit_core::impl_infallible_filter!([S: BuildHasher] SimdBlockFilter<K, S>, key = K);
-
-#[cfg(feature = "rayon")]
-bloomkit_core::impl_par_extend!(
-    [S: PortableHasher + Clone + Send] SimdBlockFilter<K, S>, key = K,
-    doc = ("bloomkit_classic", SimdBlockFilter)
-);
+filter_traits!(SimdBlockFilter);
 
 impl<K: ?Sized, S: fmt::Debug> fmt::Debug for SimdBlockFilter<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

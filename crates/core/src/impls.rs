@@ -94,25 +94,47 @@ forward!(&mut F, Box<F>);
 /// bloomkit_core::impl_lookup!(['a, S: BuildHasher] BloomFilterRef<'a, K, S>, key = K);
 /// ```
 ///
+/// A structure that counts its keys exactly and keeps its target rate elsewhere than a
+/// `Design` says so: `len()` is the estimate, and the target rate is an expression of `f`
+/// (the structure):
+///
+/// ```text
+/// bloomkit_core::impl_lookup!([S: BuildHasher] QuotientFilter<K, S>, key = K,
+///     exact_len, target_fpr = |f| f.target_fpr);
+/// ```
+///
 /// Exported only so the variant crates can use it: not part of the public API, and hidden
 /// from the docs.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! impl_lookup {
     ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
+        $crate::impl_lookup!(@impl [$($generics)*] $ty, $key,
+            len = |f| <$ty>::estimated_len(f),
+            target_fpr = |f| <$ty>::design(f).map(|d| d.fpr));
+    };
+    ([$($generics:tt)*] $ty:ty, key = $key:ident, exact_len, target_fpr = |$f:ident| $fpr:expr) => {
+        $crate::impl_lookup!(@impl [$($generics)*] $ty, $key,
+            len = |f| <$ty>::len(f) as f64,
+            target_fpr = |$f| ::core::option::Option::Some($fpr));
+    };
+    (@impl [$($generics:tt)*] $ty:ty, $key:ident,
+        len = |$l:ident| $len:expr, target_fpr = |$t:ident| $fpr:expr) => {
         impl<$($generics)*, $key: ::core::hash::Hash + ?::core::marker::Sized> $crate::LookupCore for $ty {
             #[inline]
             fn contains_hash(&self, hash: u64) -> bool {
                 <$ty>::contains_hash(self, hash)
             }
             fn estimated_len(&self) -> f64 {
-                <$ty>::estimated_len(self)
+                let $l = self;
+                $len
             }
             fn heap_bytes(&self) -> usize {
                 <$ty>::heap_bytes(self)
             }
             fn target_fpr(&self) -> ::core::option::Option<f64> {
-                <$ty>::design(self).map(|d| d.fpr)
+                let $t = self;
+                $fpr
             }
             fn estimated_fpr(&self) -> f64 {
                 <$ty>::estimated_fpr(self)
@@ -133,6 +155,45 @@ macro_rules! impl_lookup {
                 I::Item: ::core::borrow::Borrow<$key>,
             {
                 <$ty>::contains_batch(self, keys, out);
+            }
+        }
+    };
+}
+
+/// [`FilterCore`] and [`Filter`] for a filter whose inserts can fail with [`Error`](crate::Error)
+/// (it fills, or reaches a limit), forwarding to its inherent `try_insert_hash`,
+/// `try_insert_batch` and `clear`. Same arguments as [`impl_lookup!`], which it does not
+/// include (such filters count their keys: `impl_lookup!(..., exact_len, ...)`):
+///
+/// ```text
+/// bloomkit_core::impl_fallible_filter!([S: BuildHasher] QuotientFilter<K, S>, key = K);
+/// ```
+///
+/// Exported only so the variant crates can use it: not part of the public API, and hidden
+/// from the docs.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! impl_fallible_filter {
+    ([$($generics:tt)*] $ty:ty, key = $key:ident) => {
+        impl<$($generics)*, $key: ::core::hash::Hash + ?::core::marker::Sized> $crate::FilterCore for $ty {
+            type InsertError = $crate::Error;
+
+            #[inline]
+            fn try_insert_hash(&mut self, hash: u64) -> ::core::result::Result<bool, $crate::Error> {
+                <$ty>::try_insert_hash(self, hash)
+            }
+            fn clear(&mut self) {
+                <$ty>::clear(self);
+            }
+        }
+
+        impl<$($generics)*, $key: ::core::hash::Hash + ?::core::marker::Sized> $crate::Filter for $ty {
+            fn try_insert_batch<I>(&mut self, keys: I) -> ::core::result::Result<usize, $crate::Error>
+            where
+                I: ::core::iter::IntoIterator,
+                I::Item: ::core::borrow::Borrow<$key>,
+            {
+                <$ty>::try_insert_batch(self, keys)
             }
         }
     };

@@ -8,7 +8,7 @@ use core::marker::PhantomData;
 
 use bloomkit_core::batch::{pipeline, try_insert_counting, with_popcnt};
 use bloomkit_core::build::{FromSettings, Settings};
-use bloomkit_core::{Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
+use bloomkit_core::{Error, Remove, Xxh3Builder};
 use derive_where::derive_where;
 
 use crate::table::Table;
@@ -596,23 +596,7 @@ macro_rules! read_side {
             }
         }
 
-        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> $ty<$($lt,)? K, S> {
-            /// Whether `key` may be in the filter: `true` for every key inserted and not removed.
-            pub fn contains(&self, key: &K) -> bool {
-                self.contains_hash(self.hasher.hash_one(key))
-            }
-
-            /// Entries matching `key` (see [`count_hash`](Self::count_hash)).
-            pub fn count(&self, key: &K) -> u64 {
-                self.count_hash(self.hasher.hash_one(key))
-            }
-
-            /// The 64-bit hash of `key` that the `*_hash` methods take.
-            #[inline]
-            pub fn hash_key(&self, key: &K) -> u64 {
-                self.hasher.hash_one(key)
-            }
-        }
+        key_reads!([$($lt)?] $ty, count = "Entries matching `key`");
 
         impl<$($lt,)? K: ?Sized, S: fmt::Debug> fmt::Debug for $ty<$($lt,)? K, S> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -626,37 +610,8 @@ macro_rules! read_side {
             }
         }
 
-        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> LookupCore for $ty<$($lt,)? K, S> {
-            fn contains_hash(&self, hash: u64) -> bool {
-                $ty::contains_hash(self, hash)
-            }
-            fn estimated_len(&self) -> f64 {
-                self.core.copies as f64
-            }
-            fn heap_bytes(&self) -> usize {
-                $ty::heap_bytes(self)
-            }
-            fn target_fpr(&self) -> Option<f64> {
-                Some(self.core.target_fpr)
-            }
-            fn estimated_fpr(&self) -> f64 {
-                $ty::estimated_fpr(self)
-            }
-        }
-
-        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> Lookup for $ty<$($lt,)? K, S> {
-            type Key = K;
-            fn hash_key(&self, key: &K) -> u64 {
-                self.hasher.hash_one(key)
-            }
-            fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-            where
-                I: IntoIterator,
-                I::Item: Borrow<K>,
-            {
-                $ty::contains_batch(self, keys, out);
-            }
-        }
+        bloomkit_core::impl_lookup!([$($lt,)? S: BuildHasher] $ty<$($lt,)? K, S>, key = K,
+            exact_len, target_fpr = |f| f.core.target_fpr);
     };
 }
 
@@ -716,25 +671,7 @@ pub(crate) struct Core<W> {
     pub(crate) doublings: u32,
 }
 
-impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for ExpandableFilter<K, S> {
-    type InsertError = Error;
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.try_insert_hash(hash)
-    }
-    fn clear(&mut self) {
-        ExpandableFilter::clear(self);
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher> bloomkit_core::Filter for ExpandableFilter<K, S> {
-    fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        ExpandableFilter::try_insert_batch(self, keys)
-    }
-}
+bloomkit_core::impl_fallible_filter!([S: BuildHasher] ExpandableFilter<K, S>, key = K);
 
 impl<K: Hash + ?Sized, S: BuildHasher> Remove for ExpandableFilter<K, S> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {

@@ -63,6 +63,31 @@
 /// The core crate (the traits, errors and hashing), re-exported.
 pub use bloomkit_core;
 
+/// The key-taking reads both tables' filters and their views share: `contains`, `count` (its
+/// doc's first words given) and `hash_key`.
+macro_rules! key_reads {
+    ([$($lt:lifetime)?] $ty:ident, count = $count_doc:literal) => {
+        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> $ty<$($lt,)? K, S> {
+            /// Whether `key` may be in the filter: `true` for every key inserted and not removed.
+            pub fn contains(&self, key: &K) -> bool {
+                self.contains_hash(self.hasher.hash_one(key))
+            }
+
+            #[doc = concat!($count_doc, " (see [`count_hash`](Self::count_hash)).")]
+            pub fn count(&self, key: &K) -> u64 {
+                self.count_hash(self.hasher.hash_one(key))
+            }
+
+            /// The 64-bit hash of `key` that the `*_hash` methods take: the filter's hasher
+            /// applied once.
+            #[inline]
+            pub fn hash_key(&self, key: &K) -> u64 {
+                self.hasher.hash_one(key)
+            }
+        }
+    };
+}
+
 #[cfg(feature = "serde")]
 mod codec;
 mod expandable;
@@ -82,7 +107,7 @@ use core::marker::PhantomData;
 
 use bloomkit_core::batch::{pipeline, try_insert_counting, with_popcnt};
 use bloomkit_core::build::{FromSettings, Settings};
-use bloomkit_core::{Error, FilterCore, Lookup, LookupCore, Remove, Xxh3Builder};
+use bloomkit_core::{Error, Remove, Xxh3Builder};
 use derive_where::derive_where;
 
 use table::Table;
@@ -620,23 +645,9 @@ macro_rules! read_side {
 
         }
 
+        key_reads!([$($lt)?] $ty, count = "Copies of `key` held");
+
         impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> $ty<$($lt,)? K, S> {
-            /// Whether `key` may be in the filter: `true` for every key inserted and not removed.
-            pub fn contains(&self, key: &K) -> bool {
-                self.contains_hash(self.hasher.hash_one(key))
-            }
-
-            /// Copies of `key` held (see [`count_hash`](Self::count_hash)).
-            pub fn count(&self, key: &K) -> u64 {
-                self.count_hash(self.hasher.hash_one(key))
-            }
-
-            /// The 64-bit hash of `key` that the `*_hash` methods take: the filter's hasher applied
-            /// once.
-            #[inline]
-            pub fn hash_key(&self, key: &K) -> u64 {
-                self.hasher.hash_one(key)
-            }
 
             /// Whether each of `keys` may be in the filter, appended to `out` in order: the answers
             /// of [`contains`](Self::contains), with the cache lines of a group of keys requested
@@ -694,37 +705,8 @@ macro_rules! read_side {
             }
         }
 
-        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> LookupCore for $ty<$($lt,)? K, S> {
-            fn contains_hash(&self, hash: u64) -> bool {
-                $ty::contains_hash(self, hash)
-            }
-            fn estimated_len(&self) -> f64 {
-                self.table.len as f64
-            }
-            fn heap_bytes(&self) -> usize {
-                $ty::heap_bytes(self)
-            }
-            fn target_fpr(&self) -> Option<f64> {
-                Some(self.target_fpr)
-            }
-            fn estimated_fpr(&self) -> f64 {
-                $ty::estimated_fpr(self)
-            }
-        }
-
-        impl<$($lt,)? K: Hash + ?Sized, S: BuildHasher> Lookup for $ty<$($lt,)? K, S> {
-            type Key = K;
-            fn hash_key(&self, key: &K) -> u64 {
-                self.hasher.hash_one(key)
-            }
-            fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-            where
-                I: IntoIterator,
-                I::Item: Borrow<K>,
-            {
-                $ty::contains_batch(self, keys, out);
-            }
-        }
+        bloomkit_core::impl_lookup!([$($lt,)? S: BuildHasher] $ty<$($lt,)? K, S>, key = K,
+            exact_len, target_fpr = |f| f.target_fpr);
     };
 }
 
@@ -732,25 +714,7 @@ read_side!([] QuotientFilter);
 #[cfg(feature = "serde")]
 read_side!(['a] QuotientFilterRef);
 
-impl<K: Hash + ?Sized, S: BuildHasher> FilterCore for QuotientFilter<K, S> {
-    type InsertError = Error;
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.try_insert_hash(hash)
-    }
-    fn clear(&mut self) {
-        QuotientFilter::clear(self);
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher> bloomkit_core::Filter for QuotientFilter<K, S> {
-    fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        QuotientFilter::try_insert_batch(self, keys)
-    }
-}
+bloomkit_core::impl_fallible_filter!([S: BuildHasher] QuotientFilter<K, S>, key = K);
 
 impl<K: Hash + ?Sized, S: BuildHasher> Remove for QuotientFilter<K, S> {
     fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {

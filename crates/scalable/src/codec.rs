@@ -342,9 +342,9 @@ impl<K: ?Sized, S> ScalableBloomFilterRef<'_, K, S> {
             .product::<f64>()
     }
 
-    /// The target rate the filter was built for.
-    pub fn target_fpr(&self) -> f64 {
-        self.config.fpr
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
     }
 
     /// Heap memory the view holds: its list of slices (it borrows their bits).
@@ -388,44 +388,8 @@ impl<K: core::hash::Hash + ?Sized, S: core::hash::BuildHasher> ScalableBloomFilt
     }
 }
 
-impl<K: core::hash::Hash + ?Sized, S: core::hash::BuildHasher> bloomkit_core::LookupCore
-    for ScalableBloomFilterRef<'_, K, S>
-{
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        ScalableBloomFilterRef::contains_hash(self, hash)
-    }
-    fn estimated_len(&self) -> f64 {
-        self.len as f64
-    }
-    fn heap_bytes(&self) -> usize {
-        ScalableBloomFilterRef::heap_bytes(self)
-    }
-    fn target_fpr(&self) -> Option<f64> {
-        Some(self.config.fpr)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        ScalableBloomFilterRef::estimated_fpr(self)
-    }
-}
-
-impl<K: core::hash::Hash + ?Sized, S: core::hash::BuildHasher> bloomkit_core::Lookup
-    for ScalableBloomFilterRef<'_, K, S>
-{
-    type Key = K;
-
-    #[inline]
-    fn hash_key(&self, key: &K) -> u64 {
-        ScalableBloomFilterRef::hash_key(self, key)
-    }
-    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        ScalableBloomFilterRef::contains_batch(self, keys, out);
-    }
-}
+bloomkit_core::impl_lookup!([S: core::hash::BuildHasher] ScalableBloomFilterRef<'_, K, S>, key = K,
+    exact_len, target_fpr = |f| f.config.fpr);
 
 impl<K: ?Sized, S: core::fmt::Debug> core::fmt::Debug for ScalableBloomFilterRef<'_, K, S> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -80,8 +80,7 @@ use bloomkit_core::batch::{pipeline, prefetch, try_insert_counting};
 use bloomkit_core::build::{FromSettings, Growable, Settings, WithHasher};
 use bloomkit_core::hash::block_contains;
 use bloomkit_core::{
-    check_fpr, sizing, Error, Filter, FilterCore, Limit, Lookup, LookupCore, Parameter,
-    PortableHasher, Setting, Union, Xxh3Builder,
+    check_fpr, sizing, Error, Limit, Parameter, PortableHasher, Setting, Union, Xxh3Builder,
 };
 
 #[cfg(feature = "serde")]
@@ -627,60 +626,10 @@ impl<K: ?Sized, S: PortableHasher + Clone> Union for ScalableBloomFilter<K, S> {
     }
 }
 
-impl<K: ?Sized, S: BuildHasher + Clone> LookupCore for ScalableBloomFilter<K, S> {
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        ScalableBloomFilter::contains_hash(self, hash)
-    }
-    fn estimated_len(&self) -> f64 {
-        self.len as f64
-    }
-    fn heap_bytes(&self) -> usize {
-        ScalableBloomFilter::heap_bytes(self)
-    }
-    fn target_fpr(&self) -> Option<f64> {
-        Some(self.config.fpr)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        ScalableBloomFilter::estimated_fpr(self)
-    }
-}
+bloomkit_core::impl_fallible_filter!([S: BuildHasher + Clone] ScalableBloomFilter<K, S>, key = K);
 
-impl<K: ?Sized, S: BuildHasher + Clone> FilterCore for ScalableBloomFilter<K, S> {
-    type InsertError = Error;
-    fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        ScalableBloomFilter::try_insert_hash(self, hash)
-    }
-    fn clear(&mut self) {
-        ScalableBloomFilter::clear(self);
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher + Clone> Lookup for ScalableBloomFilter<K, S> {
-    type Key = K;
-
-    #[inline]
-    fn hash_key(&self, key: &K) -> u64 {
-        self.hasher.hash_one(key)
-    }
-    fn contains_batch<I>(&self, keys: I, out: &mut Vec<bool>)
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        ScalableBloomFilter::contains_batch(self, keys, out);
-    }
-}
-
-impl<K: Hash + ?Sized, S: BuildHasher + Clone> Filter for ScalableBloomFilter<K, S> {
-    fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
-    where
-        I: IntoIterator,
-        I::Item: Borrow<K>,
-    {
-        ScalableBloomFilter::try_insert_batch(self, keys)
-    }
-}
+bloomkit_core::impl_lookup!([S: BuildHasher + Clone] ScalableBloomFilter<K, S>, key = K,
+    exact_len, target_fpr = |f| f.config.fpr);
 
 /// Inserts keys or references to them, growing as the filter fills. `extend` cannot return
 /// an error, and never drops a key or panics: a key the filter refuses (at the builder's
