@@ -3,16 +3,6 @@
 //! each finding stays a regression test on stable Rust. (The fuzzing itself:
 //! `cargo xtask fuzz`, nightly.)
 
-#![cfg(all(
-    feature = "classic",
-    feature = "counting",
-    feature = "scalable",
-    feature = "bitmap",
-    feature = "static",
-    feature = "quotient",
-    feature = "serde"
-))]
-
 // The fuzz crate's library, as a module here: its `pub` items are for the fuzz targets.
 #[allow(unreachable_pub)]
 #[path = "../../../../fuzz/src/checks.rs"]

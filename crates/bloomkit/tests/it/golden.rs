@@ -14,15 +14,6 @@
 //! writes the current version's files from [`fixtures`] (never an older version's: those
 //! are frozen as the build of that version wrote them). See `docs/format.md`.
 
-#![cfg(all(
-    feature = "classic",
-    feature = "counting",
-    feature = "scalable",
-    feature = "bitmap",
-    feature = "multi",
-    feature = "serde"
-))]
-
 use std::fmt::Debug;
 use std::path::PathBuf;
 

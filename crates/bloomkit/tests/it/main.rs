@@ -4,28 +4,33 @@
 
 #[cfg(all(feature = "classic", feature = "counting", feature = "scalable"))]
 mod builder;
-#[cfg(all(
-    feature = "classic",
-    feature = "counting",
-    feature = "scalable",
-    feature = "bitmap",
-    feature = "multi",
-    feature = "static",
-    feature = "quotient",
-    feature = "serde"
-))]
-mod conformance;
 #[cfg(all(feature = "classic", feature = "serde"))]
 mod cross_process;
-mod fuzz_regressions;
-mod golden;
-#[cfg(all(
-    feature = "classic",
-    feature = "counting",
-    feature = "scalable",
-    feature = "static",
-    feature = "quotient",
-    feature = "serde"
-))]
-mod registry;
 mod typed_keys;
+
+/// The modules that bind every variant at once, built with every variant's feature and
+/// `serde` (the default features).
+macro_rules! with_every_variant {
+    ($($module:item)*) => {
+        $(
+            #[cfg(all(
+                feature = "classic",
+                feature = "counting",
+                feature = "scalable",
+                feature = "bitmap",
+                feature = "multi",
+                feature = "static",
+                feature = "quotient",
+                feature = "serde"
+            ))]
+            $module
+        )*
+    };
+}
+
+with_every_variant! {
+    mod conformance;
+    mod fuzz_regressions;
+    mod golden;
+    mod registry;
+}
