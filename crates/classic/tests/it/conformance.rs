@@ -24,12 +24,8 @@ fn filter_promises() {
 }
 
 #[test]
-fn union_keeps_both_sides() {
+fn union_and_intersection_keep_their_keys() {
     kit::check_union(make);
-}
-
-#[test]
-fn intersection_keeps_common_items() {
     kit::check_intersection(make);
 }
 
