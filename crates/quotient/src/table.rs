@@ -1367,6 +1367,33 @@ mod tests {
     /// Many copies of few fingerprints (the remainders' extremes among them): counts,
     /// lookups and listings match a model while counters grow and shrink, in runs shared
     /// with other fingerprints; removing every copy empties the table.
+    /// The table against its model after `step`: whether it holds each fingerprint of the
+    /// `(home slots, remainders)` grid `probe`, its listing in order, and (with serde) its
+    /// words accepted by the decoder's checks as a table of `qbits` quotient bits.
+    fn check_listing(
+        t: &Table,
+        model: &BTreeMap<(usize, u64), u64>,
+        step: usize,
+        probe: (usize, u64),
+        qbits: u32,
+    ) {
+        for q in 0..probe.0 {
+            for r in 0..probe.1 {
+                let held = model.contains_key(&(q, r));
+                assert_eq!(t.contains(q, r), held, "step {step}: ({q}, {r})");
+            }
+        }
+        let listed: Vec<(usize, u64, u64)> = t.iter().collect();
+        let want: Vec<(usize, u64, u64)> = model.iter().map(|(&(q, r), &c)| (q, r, c)).collect();
+        assert_eq!(listed, want, "step {step}: iter");
+        #[cfg(feature = "serde")]
+        if let Err(e) = Table::from_words(qbits, t.remainder_bits, t.len, &t.words[..]) {
+            panic!("step {step}: a table the steps left is refused: {e}");
+        }
+        #[cfg(not(feature = "serde"))]
+        let _ = qbits;
+    }
+
     #[test]
     fn counters_follow_a_model() {
         let mut rng = bloomkit_testkit::seeded_rng("counters_follow_a_model");
@@ -1418,20 +1445,7 @@ mod tests {
                     fewest_slots_a_copy = fewest_slots_a_copy.min(t.used as f64 / t.len as f64);
                 }
                 if step % 50 == 0 {
-                    for q in 0..16 {
-                        for r in 0..=top.min(16) {
-                            let held = model.contains_key(&(q, r));
-                            assert_eq!(t.contains(q, r), held, "step {step}: ({q}, {r})");
-                        }
-                    }
-                    let listed: Vec<(usize, u64, u64)> = t.iter().collect();
-                    let want: Vec<(usize, u64, u64)> =
-                        model.iter().map(|(&(q, r), &c)| (q, r, c)).collect();
-                    assert_eq!(listed, want, "step {step}: iter");
-                    #[cfg(feature = "serde")]
-                    if let Err(e) = Table::from_words(6, rbits, t.len, &t.words[..]) {
-                        panic!("step {step}: a table the steps left is refused: {e}");
-                    }
+                    check_listing(&t, &model, step, (16, top.min(16) + 1), 6);
                 }
             }
             // The counters did count: at some point far fewer slots than copies.
@@ -1496,20 +1510,13 @@ mod tests {
                         assert!(t.contains(q, r));
                     }
                     assert_eq!(t.len, model.values().sum::<u64>());
-                    for q in 0..t.quotients {
-                        for r in 0..(1u64 << rbits).min(8) {
-                            let held = model.contains_key(&(q, r));
-                            assert_eq!(t.contains(q, r), held, "step {step}: ({q}, {r})");
-                        }
-                    }
-                    let listed: Vec<(usize, u64, u64)> = t.iter().collect();
-                    let want: Vec<(usize, u64, u64)> =
-                        model.iter().map(|(&(q, r), &c)| (q, r, c)).collect();
-                    assert_eq!(listed, want, "step {step}: iter");
-                    #[cfg(feature = "serde")]
-                    if let Err(e) = Table::from_words(qbits, rbits, t.len, &t.words[..]) {
-                        panic!("step {step}: a table the steps left is refused: {e}");
-                    }
+                    check_listing(
+                        &t,
+                        &model,
+                        step,
+                        (t.quotients, (1u64 << rbits).min(8)),
+                        qbits,
+                    );
                 }
             }
         }

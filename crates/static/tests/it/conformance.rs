@@ -80,6 +80,31 @@ fn same_answers<F: LookupCore, V: Lookup<Key = u64>>(
     ensure(v.heap_bytes() == 0, || "a view holds heap".into())
 }
 
+/// [`follows_the_model`] for a binary fuse filter of fingerprint `F` and its view.
+fn fuse_matches_the_model<F: Fingerprint>(keys: &[u64]) -> Outcome
+where
+    BinaryFuse<F, u64>: Codec + Debug,
+{
+    follows_the_model(
+        keys,
+        |keys| BinaryFuse::<F, u64>::from_keys(keys).unwrap(),
+        |bytes, f, probes, one| {
+            same_answers(BinaryFuseRef::<F, u64>::from_bytes(bytes), f, probes, one)
+        },
+    )
+}
+
+/// [`follows_the_model`] for a ribbon filter at rate `fpr` and its view.
+fn ribbon_matches_the_model(keys: &[u64], fpr: f64) -> Outcome {
+    follows_the_model(
+        keys,
+        |keys| RibbonFilter::<u64>::from_keys_with_fpr(keys, fpr).unwrap(),
+        |bytes, f, probes, one| {
+            same_answers(RibbonFilterRef::<u64>::from_bytes(bytes), f, probes, one)
+        },
+    )
+}
+
 fn fuse_model<F: Fingerprint>()
 where
     BinaryFuse<F, u64>: Codec + Debug,
@@ -91,13 +116,7 @@ where
             .map(|k| k % 64)
             .chain(keys.iter().copied())
             .collect();
-        follows_the_model(
-            &keys,
-            |keys| BinaryFuse::<F, u64>::from_keys(keys).unwrap(),
-            |bytes, f, probes, one| {
-                same_answers(BinaryFuseRef::<F, u64>::from_bytes(bytes), f, probes, one)
-            },
-        )
+        fuse_matches_the_model::<F>(&keys)
     });
 }
 
@@ -125,13 +144,7 @@ fn ribbon_follows_the_model() {
             .map(|k| k % 64)
             .chain(keys.iter().copied())
             .collect();
-        follows_the_model(
-            &keys,
-            |keys| RibbonFilter::<u64>::from_keys_with_fpr(keys, fpr).unwrap(),
-            |bytes, f, probes, one| {
-                same_answers(RibbonFilterRef::<u64>::from_bytes(bytes), f, probes, one)
-            },
-        )?;
+        ribbon_matches_the_model(&keys, fpr)?;
         let f = RibbonFilter::<u64>::from_keys_with_fpr(&keys, fpr).unwrap();
         ensure(f.estimated_fpr() <= fpr * (1.0 + 1e-9), || {
             format!("model rate {} above the target {fpr}", f.estimated_fpr())
@@ -269,26 +282,8 @@ fn larger_random_sets_follow_the_model() {
         let repeats: Vec<u64> = keys.iter().step_by(3).copied().collect();
         keys.extend(repeats);
         let fpr = [0.3, 0.01, 0.0007][rate as usize % 3];
-        follows_the_model(
-            &keys,
-            |keys| BinaryFuse8::<u64>::from_keys(keys).unwrap(),
-            |bytes, f, probes, one| {
-                same_answers(BinaryFuseRef::<u8, u64>::from_bytes(bytes), f, probes, one)
-            },
-        )?;
-        follows_the_model(
-            &keys,
-            |keys| BinaryFuse32::<u64>::from_keys(keys).unwrap(),
-            |bytes, f, probes, one| {
-                same_answers(BinaryFuseRef::<u32, u64>::from_bytes(bytes), f, probes, one)
-            },
-        )?;
-        follows_the_model(
-            &keys,
-            |keys| RibbonFilter::<u64>::from_keys_with_fpr(keys, fpr).unwrap(),
-            |bytes, f, probes, one| {
-                same_answers(RibbonFilterRef::<u64>::from_bytes(bytes), f, probes, one)
-            },
-        )
+        fuse_matches_the_model::<u8>(&keys)?;
+        fuse_matches_the_model::<u32>(&keys)?;
+        ribbon_matches_the_model(&keys, fpr)
     });
 }
