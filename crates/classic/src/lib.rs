@@ -74,6 +74,48 @@ use bloomkit_core::{
     Union, Xxh3Builder,
 };
 
+/// The sizes, estimates and word-wise set operation of the two owned split-block filters
+/// (256-bit blocks of eight 32-bit words, one bit a word a key), over their fields
+/// `design`, `blocks` and `ones` and their `lookup()`.
+macro_rules! split_block_common {
+    () => {
+        /// The items and rate the filter was sized for, if it was sized from them.
+        pub fn design(&self) -> Option<Design> {
+            self.design
+        }
+
+        /// The block-load model's rate once `items` distinct keys are in.
+        pub fn fpr_at(&self, items: u64) -> f64 {
+            sizing::split_block_fpr_model(items, self.num_blocks()).unwrap_or(1.0)
+        }
+
+        /// The distinct keys inserted, estimated block by block from the fill: a block whose
+        /// words hold `x` set bits in all held about `ln(1 - x/256) / ln(31/32)` keys.
+        /// Infinite once a block is full. Reads every block.
+        pub fn estimated_len(&self) -> f64 {
+            self.lookup().estimated_len()
+        }
+
+        /// The rate now, from the bits: the average over blocks of the product over words
+        /// of each word's share of set bits (exact for a hash uniform over its 64 bits).
+        /// Reads every block.
+        pub fn estimated_fpr(&self) -> f64 {
+            self.lookup().estimated_fpr()
+        }
+
+        /// `self = op(self, other)` word by word, for union and intersection; the count of
+        /// ones follows.
+        fn combine(&mut self, other: &Self, op: fn(u32, u32) -> u32) {
+            self.ones = crate::blocked::combine_words(
+                bytemuck::cast_slice_mut(&mut self.blocks),
+                bytemuck::cast_slice(&other.blocks),
+                op,
+                u32::count_ones,
+            );
+        }
+    };
+}
+
 /// The traits of the three owned hashed filters whose inserts cannot fail: [`Filter`] and
 /// the rest through `impl_infallible_filter!`, and `ParallelExtend` with the `rayon`
 /// feature.

@@ -9,7 +9,6 @@ use bloomkit_core::build::{FromSettings, Settings};
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{check_same_shape, EmptyLike, Error, Parameter, PortableHasher, Xxh3Builder};
 
-use crate::blocked::combine_words;
 use crate::split_block::{insert_split, zeroed, SplitBlock, SplitLookup};
 use crate::{MAX_SPLIT_BLOCKS, SPLIT_BLOCK_BYTES};
 
@@ -186,36 +185,7 @@ impl<K: ?Sized, S> SimdBlockFilter<K, S> {
         &self.hasher
     }
 
-    /// The items and rate the filter was sized for, if it was sized from them.
-    pub fn design(&self) -> Option<Design> {
-        self.design
-    }
-
-    /// The block-load model's rate once `items` distinct keys are in.
-    pub fn fpr_at(&self, items: u64) -> f64 {
-        sizing::split_block_fpr_model(items, self.num_blocks()).unwrap_or(1.0)
-    }
-
-    /// The distinct keys inserted, estimated block by block from the fill; infinite once a
-    /// block is full. Reads every block.
-    pub fn estimated_len(&self) -> f64 {
-        self.lookup().estimated_len()
-    }
-
-    /// The rate now, from the bits: the average over blocks of the product over words of
-    /// each word's share of set bits. Reads every block.
-    pub fn estimated_fpr(&self) -> f64 {
-        self.lookup().estimated_fpr()
-    }
-
-    fn combine(&mut self, other: &Self, op: fn(u32, u32) -> u32) {
-        self.ones = combine_words(
-            bytemuck::cast_slice_mut(&mut self.blocks),
-            bytemuck::cast_slice(&other.blocks),
-            op,
-            u32::count_ones,
-        );
-    }
+    split_block_common!();
 }
 
 bloomkit_core::impl_key_methods!(

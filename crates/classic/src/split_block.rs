@@ -14,7 +14,7 @@ use bloomkit_core::hash::{
 use bloomkit_core::sizing::{self, Design};
 use bloomkit_core::{DecodeError, Error, Filter, FilterCore, Lookup, LookupCore, Parameter};
 
-use crate::blocked::{combine_words, test_group};
+use crate::blocked::test_group;
 use crate::thrift;
 
 /// Bytes in one block: eight 32-bit words.
@@ -528,28 +528,7 @@ impl<K: ?Sized> SplitBlockFilter<K> {
         self.lookup().locate(hash)
     }
 
-    /// The items and rate the filter was sized for, if it was sized from them.
-    pub fn design(&self) -> Option<Design> {
-        self.design
-    }
-
-    /// The block-load model's rate once `items` distinct keys are in.
-    pub fn fpr_at(&self, items: u64) -> f64 {
-        sizing::split_block_fpr_model(items, self.num_blocks()).unwrap_or(1.0)
-    }
-
-    /// The distinct keys inserted, estimated block by block from the fill: a block whose
-    /// words hold `x` set bits in all held about `ln(1 - x/256) / ln(31/32)` keys. Infinite
-    /// once a block is full.
-    pub fn estimated_len(&self) -> f64 {
-        self.lookup().estimated_len()
-    }
-
-    /// The rate now, from the bits: the average over blocks of the product over words of
-    /// each word's share of set bits (exact for a hash uniform over its 64 bits).
-    pub fn estimated_fpr(&self) -> f64 {
-        self.lookup().estimated_fpr()
-    }
+    split_block_common!();
 
     /// Checks that `other` has the same number of blocks (all split-block filters hash alike).
     ///
@@ -564,15 +543,6 @@ impl<K: ?Sized> SplitBlockFilter<K> {
             });
         }
         Ok(())
-    }
-
-    fn combine(&mut self, other: &Self, op: fn(u32, u32) -> u32) {
-        self.ones = combine_words(
-            bytemuck::cast_slice_mut(&mut self.blocks),
-            bytemuck::cast_slice(&other.blocks),
-            op,
-            u32::count_ones,
-        );
     }
 }
 

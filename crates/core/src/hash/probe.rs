@@ -128,33 +128,44 @@ fn add_mod(a: u64, b: u64, m: u64) -> u64 {
     s.min(s.wrapping_sub(m))
 }
 
-impl Iterator for Probes {
-    type Item = u64;
+/// `Iterator` and `ExactSizeIterator` for a probe sequence that counts down the positions
+/// it has `left` to give; `$next` (given the sequence as `$s`) gives the next one.
+macro_rules! counted_positions {
+    ($ty:ident, |$s:ident| $next:block) => {
+        impl Iterator for $ty {
+            type Item = u64;
 
-    #[inline]
-    fn next(&mut self) -> Option<u64> {
-        if self.left == 0 {
-            return None;
-        }
-        self.left -= 1;
-        let out = self.x;
-        // x(i+1) = x(i) + y(i);  y(i+1) = y(i) + (i + 1).
-        self.x = add_mod(self.x, self.y, self.m);
-        self.step += 1;
-        if self.step == self.m {
-            self.step = 0;
-        }
-        self.y = add_mod(self.y, self.step, self.m);
-        Some(out)
-    }
+            #[inline]
+            fn next(&mut self) -> Option<u64> {
+                if self.left == 0 {
+                    return None;
+                }
+                self.left -= 1;
+                let $s = self;
+                Some($next)
+            }
 
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left as usize, Some(self.left as usize))
-    }
+            #[inline]
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                (self.left as usize, Some(self.left as usize))
+            }
+        }
+
+        impl ExactSizeIterator for $ty {}
+    };
 }
 
-impl ExactSizeIterator for Probes {}
+counted_positions!(Probes, |p| {
+    let out = p.x;
+    // x(i+1) = x(i) + y(i);  y(i+1) = y(i) + (i + 1).
+    p.x = add_mod(p.x, p.y, p.m);
+    p.step += 1;
+    if p.step == p.m {
+        p.step = 0;
+    }
+    p.y = add_mod(p.y, p.step, p.m);
+    out
+});
 
 /// How a filter of `m` bits derives the k positions of a key from its hash: recorded in the
 /// filter (and in its bytes from format version 3 on), since the same hash gives other
@@ -328,29 +339,13 @@ impl WideProbes {
     }
 }
 
-impl Iterator for WideProbes {
-    type Item = u64;
-
-    #[inline]
-    fn next(&mut self) -> Option<u64> {
-        if self.left == 0 {
-            return None;
-        }
-        self.left -= 1;
-        let out = reduce(self.next, self.m);
-        self.next = self.next.wrapping_add(self.step);
-        self.step = self.step.wrapping_add(self.accel);
-        self.accel = self.accel.wrapping_add(WIDE_CUBIC);
-        Some(out)
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left as usize, Some(self.left as usize))
-    }
-}
-
-impl ExactSizeIterator for WideProbes {}
+counted_positions!(WideProbes, |p| {
+    let out = reduce(p.next, p.m);
+    p.next = p.next.wrapping_add(p.step);
+    p.step = p.step.wrapping_add(p.accel);
+    p.accel = p.accel.wrapping_add(WIDE_CUBIC);
+    out
+});
 
 /// The positions of one key under either [`ProbeScheme`] ([`ProbeScheme::positions`]).
 #[derive(Debug, Clone)]
