@@ -13,12 +13,28 @@
 //! lookup. The `*_str_*` functions do the same with names as keys (and hash them alone), and
 //! the `*_inserts` functions insert 10^5 u64 keys (blocked and SIMD block filters, one at a
 //! time and batched), the `*_str_inserts` 10^5 names (divide by 10^5).
+//!
+//! The `specialist_*` functions set each member against the crate that does only its
+//! structure, on 10^5 u64 keys at 1% (10^5 member and 10^5 absent probes per lookup
+//! function, so divide by 2 * 10^5; builds and inserts by 10^5, removes by 5 * 10^4): the
+//! SIMD block filter against sbbf-rs, binary fuse against xorf, the quotient filter against
+//! qfilter, the expandable filter (grown 1000x) against qfilter made resizeable, and ribbon
+//! against binary fuse. Every peer that takes hashes is given bloomkit's XXH3 hash of the
+//! key, so the hash costs both sides the same:
+//!
+//! ```text
+//! callgrind_annotate --inclusive=yes /tmp/cg.out | grep specialist_
+//! ```
 
 use std::hint::black_box;
 
-use bloomkit::{BlockedBloomFilter, BloomFilter, CountingBloomFilter, SimdBlockFilter};
+use bloomkit::{
+    BinaryFuse8, BlockedBloomFilter, BloomFilter, CountingBloomFilter, ExpandableFilter,
+    QuotientFilter, RibbonFilter, SimdBlockFilter,
+};
 use bloomkit_benches::key;
 use twox_hash::XxHash3_64;
+use xorf::Filter as _;
 
 const N: u64 = 100_000;
 
@@ -171,6 +187,172 @@ fn strings_and_inserts() {
     );
 }
 
+/// bloomkit's XXH3 hash of a u64 key: what the peers that take hashes are given.
+fn xxh3(k: &u64) -> u64 {
+    std::hash::BuildHasher::hash_one(&bloomkit::core::Xxh3Builder::default(), k)
+}
+
+#[inline(never)]
+fn specialist_simd_lookups(f: &SimdBlockFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.contains(black_box(*k))).count()
+}
+
+#[inline(never)]
+fn specialist_sbbf_lookups(f: &sbbf_rs_safe::Filter, keys: &[u64]) -> usize {
+    keys.iter()
+        .filter(|k| f.contains_hash(xxh3(black_box(*k))))
+        .count()
+}
+
+#[inline(never)]
+fn specialist_fuse8_build(keys: &[u64]) -> usize {
+    BinaryFuse8::<u64>::from_keys(black_box(keys))
+        .expect("built")
+        .heap_bytes()
+}
+
+#[inline(never)]
+fn specialist_xorf_fuse8_build(keys: &[u64]) -> usize {
+    let hashes: Vec<u64> = keys.iter().map(|k| xxh3(black_box(k))).collect();
+    xorf::BinaryFuse8::try_from(&hashes)
+        .expect("built")
+        .fingerprints
+        .len()
+}
+
+#[inline(never)]
+fn specialist_fuse8_lookups(f: &BinaryFuse8<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.contains(black_box(*k))).count()
+}
+
+#[inline(never)]
+fn specialist_xorf_fuse8_lookups(f: &xorf::BinaryFuse8, keys: &[u64]) -> usize {
+    keys.iter()
+        .filter(|k| f.contains(&xxh3(black_box(*k))))
+        .count()
+}
+
+#[inline(never)]
+fn specialist_ribbon_lookups(f: &RibbonFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.contains(black_box(*k))).count()
+}
+
+#[inline(never)]
+fn specialist_quotient_inserts(f: &mut QuotientFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter()
+        .filter(|k| f.try_insert(black_box(*k)).expect("room"))
+        .count()
+}
+
+#[inline(never)]
+fn specialist_qfilter_inserts(f: &mut qfilter::Filter, keys: &[u64]) -> usize {
+    keys.iter()
+        .filter(|k| {
+            f.insert_fingerprint(true, xxh3(black_box(*k)))
+                .expect("room")
+        })
+        .count()
+}
+
+#[inline(never)]
+fn specialist_quotient_lookups(f: &QuotientFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.contains(black_box(*k))).count()
+}
+
+#[inline(never)]
+fn specialist_qfilter_lookups(f: &qfilter::Filter, keys: &[u64]) -> usize {
+    keys.iter()
+        .filter(|k| f.contains_fingerprint(xxh3(black_box(*k))))
+        .count()
+}
+
+#[inline(never)]
+fn specialist_quotient_removes(f: &mut QuotientFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter()
+        .filter(|k| f.remove(black_box(*k)).is_ok())
+        .count()
+}
+
+#[inline(never)]
+fn specialist_qfilter_removes(f: &mut qfilter::Filter, keys: &[u64]) -> usize {
+    keys.iter()
+        .filter(|k| f.remove_fingerprint(xxh3(black_box(*k))))
+        .count()
+}
+
+#[inline(never)]
+fn specialist_expandable_lookups(f: &ExpandableFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.contains(black_box(*k))).count()
+}
+
+#[inline(never)]
+fn specialist_qfilter_resizeable_lookups(f: &qfilter::Filter, keys: &[u64]) -> usize {
+    // In reverse order: a body of its own, which the compiler cannot fold into
+    // `specialist_qfilter_lookups` (the counts would merge).
+    keys.iter()
+        .rev()
+        .filter(|k| f.contains_fingerprint(xxh3(black_box(*k))))
+        .count()
+}
+
+/// Each member beside its specialist (see the crate docs for how to read the counts).
+fn specialists(members: &[u64], probes: &[u64]) {
+    let mut simd = SimdBlockFilter::<u64>::new(N, 0.01).expect("valid");
+    simd.insert_batch(members);
+    let bits_per_key = (simd.num_bits() as f64 / N as f64).round() as usize;
+    let mut sbbf = sbbf_rs_safe::Filter::new(bits_per_key, N as usize);
+    for k in members {
+        sbbf.insert_hash(xxh3(k));
+    }
+    println!(
+        "SIMD block {} / sbbf-rs {}",
+        specialist_simd_lookups(&simd, probes),
+        specialist_sbbf_lookups(&sbbf, probes)
+    );
+
+    let fuse = BinaryFuse8::<u64>::from_keys(members).expect("built");
+    let hashes: Vec<u64> = members.iter().map(xxh3).collect();
+    let xfuse = xorf::BinaryFuse8::try_from(&hashes).expect("built");
+    let ribbon = RibbonFilter::<u64>::from_keys_with_fpr(members, 0.01).expect("built");
+    println!(
+        "fuse8 build {} / xorf {}; lookups {} / xorf {}; ribbon {}",
+        specialist_fuse8_build(members),
+        specialist_xorf_fuse8_build(members),
+        specialist_fuse8_lookups(&fuse, probes),
+        specialist_xorf_fuse8_lookups(&xfuse, probes),
+        specialist_ribbon_lookups(&ribbon, probes)
+    );
+
+    let mut quotient = QuotientFilter::<u64>::new(N, 0.01).expect("valid");
+    let mut qf = qfilter::Filter::new(N, 0.01).expect("valid");
+    let inserted = (
+        specialist_quotient_inserts(&mut quotient, members),
+        specialist_qfilter_inserts(&mut qf, members),
+    );
+    let found = (
+        specialist_quotient_lookups(&quotient, probes),
+        specialist_qfilter_lookups(&qf, probes),
+    );
+    let half = &members[..members.len() / 2];
+    println!(
+        "quotient inserts {inserted:?}, lookups {found:?}, removes {} / {}",
+        specialist_quotient_removes(&mut quotient, half),
+        specialist_qfilter_removes(&mut qf, half)
+    );
+
+    let mut expandable = ExpandableFilter::<u64>::new(N / 1_000, 0.01).expect("valid");
+    expandable.try_insert_batch(members).expect("room");
+    let mut resizeable = qfilter::Filter::new_resizeable(N / 1_000, N, 0.01).expect("valid");
+    for k in members {
+        resizeable.insert_fingerprint(true, xxh3(k)).expect("room");
+    }
+    println!(
+        "expandable {} / qfilter resizeable {}",
+        specialist_expandable_lookups(&expandable, probes),
+        specialist_qfilter_resizeable_lookups(&resizeable, probes)
+    );
+}
+
 fn main() {
     strings_and_inserts();
     let members: Vec<u64> = (0..N).map(key).collect();
@@ -197,4 +379,5 @@ fn main() {
         fastbloom_lookups(&fast, &probes),
         probes.len()
     );
+    specialists(&members, &probes);
 }
