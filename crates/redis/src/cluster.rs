@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisResult, Value};
 
 use crate::exec::{run_wire, Batch, Connection, Replies, Round, Wire};
+use crate::slot::slot_of;
 use crate::wire::RespConnection;
 
 /// How many times a group is sent at most in one call (a redirection or a reconnection
@@ -377,28 +378,6 @@ fn slot_map(v: &Value, asked: &str) -> Option<Vec<(u16, u16, String)>> {
     }
     map.sort();
     Some(map)
-}
-
-/// The hash slot of `key`: CRC16 (XMODEM) of the key, or of its hash tag (the bytes between
-/// the first `{` and the next `}`, when there are some), modulo 16384.
-pub(crate) fn slot_of(key: &[u8]) -> u16 {
-    let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
-        let rest = &key[open + 1..];
-        let close = rest.iter().position(|&b| b == b'}')?;
-        (close > 0).then(|| &rest[..close])
-    });
-    let mut crc = 0u16;
-    for &b in tagged.unwrap_or(key) {
-        crc ^= u16::from(b) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc % 16_384
 }
 
 impl Connection for RespCluster<RespConnection> {

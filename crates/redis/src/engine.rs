@@ -23,8 +23,8 @@ use crate::layout::{Layout, Shape, SharedLayout};
 use crate::options::{Info, Limits, Options};
 use crate::scripts::{Lua, SCRIPTS};
 use crate::transport::{
-    bounded_int, call, check_name, corrupt, deadline, eval, fresh_id, round, script_call,
-    server_error, timed_out_error, KeyOp, Link,
+    bounded_int, call, check_name, corrupt, deadline, eval, fresh_id, script_call, server_error,
+    KeyEngine, KeyOp, Link,
 };
 use crate::Error;
 
@@ -242,6 +242,79 @@ impl RangeBytes {
         let clear = *byte & mask == 0;
         *byte |= mask;
         clear
+    }
+}
+
+/// One group of a call on keys: at most [`KEYS_PER_CALL`] keys of one shard.
+#[derive(Debug)]
+pub(crate) struct KeyGroup {
+    /// The shard.
+    shard: usize,
+    /// The keys' bit positions, [`Shape::hashes`] per key.
+    positions: Vec<u64>,
+    /// Where the keys stand among the call's.
+    indices: Vec<usize>,
+}
+
+impl<F: SharedLayout, I> KeyEngine<I> for Core<F>
+where
+    I: IntoIterator,
+    I::Item: Borrow<F::Key>,
+{
+    type Group = KeyGroup;
+
+    fn limits(&self) -> (&str, Option<Duration>) {
+        (&self.name, self.timeout)
+    }
+
+    /// Per shard, at most [`KEYS_PER_CALL`] keys go in one group ([`Core::commands`]), the
+    /// shards in order.
+    fn write(&self, op: KeyOp, keys: I, d: Option<Instant>) -> (Batch, Vec<KeyGroup>, usize) {
+        let k = self.shape.hashes as usize;
+        let mut per_shard: Vec<Vec<KeyGroup>> =
+            (0..self.shards.len()).map(|_| Vec::new()).collect();
+        let mut count = 0;
+        let mut key_positions = Vec::with_capacity(k);
+        for (i, key) in keys.into_iter().enumerate() {
+            key_positions.clear();
+            F::positions(
+                self.hasher.hash_one(key.borrow()),
+                &self.shape,
+                &mut key_positions,
+            );
+            let shard = self.locate(key_positions[0]).0;
+            let groups = &mut per_shard[shard];
+            if groups
+                .last()
+                .is_none_or(|g| g.indices.len() == KEYS_PER_CALL)
+            {
+                groups.push(KeyGroup {
+                    shard,
+                    positions: Vec::new(),
+                    indices: Vec::new(),
+                });
+            }
+            let group = groups.last_mut().expect("a group was just pushed");
+            group.positions.extend_from_slice(&key_positions);
+            group.indices.push(i);
+            count = i + 1;
+        }
+        let groups: Vec<KeyGroup> = per_shard.into_iter().flatten().collect();
+        let mut batch = Batch::new();
+        for g in &groups {
+            self.commands(&mut batch, op, g.shard, &g.positions, d);
+        }
+        (batch, groups, count)
+    }
+
+    fn indices(group: &KeyGroup) -> impl Iterator<Item = usize> + '_ {
+        group.indices.iter().copied()
+    }
+
+    fn answer(&self, op: KeyOp, group: &KeyGroup, values: Vec<Value>) -> Result<Vec<bool>, Error> {
+        let mut these = Vec::with_capacity(group.indices.len());
+        self.answers(op, group.shard, &group.positions, values, &mut these)?;
+        Ok(these)
     }
 }
 
@@ -1000,86 +1073,6 @@ impl<F: SharedLayout> Core<F> {
                 format!("{keys} keys sent, answers for another number"),
             ));
         }
-        Ok(())
-    }
-
-    /// Runs `op` on `keys` and appends its answer for each, in order: for
-    /// [`KeyOp::Insert`] whether the key was certainly new (had a clear bit before), for
-    /// [`KeyOp::Contains`] whether it may be in the filter. Per shard, at most
-    /// [`KEYS_PER_CALL`] keys go in one group; all groups go in one round trip (per node of
-    /// a cluster). On an error `out` is left as it was.
-    pub(crate) async fn per_key<C, I>(
-        &self,
-        link: &mut Link<C>,
-        op: KeyOp,
-        keys: I,
-        out: &mut Vec<bool>,
-    ) -> Result<(), Error>
-    where
-        C: Connection,
-        I: IntoIterator,
-        I::Item: Borrow<F::Key>,
-    {
-        let deadline = deadline(self.timeout);
-        let k = self.shape.hashes as usize;
-        let mut per_shard: Vec<(Vec<u64>, Vec<usize>)> =
-            vec![Default::default(); self.shards.len()];
-        let mut count = 0;
-        let mut key_positions = Vec::with_capacity(k);
-        for (i, key) in keys.into_iter().enumerate() {
-            key_positions.clear();
-            F::positions(
-                self.hasher.hash_one(key.borrow()),
-                &self.shape,
-                &mut key_positions,
-            );
-            let (positions, indices) = &mut per_shard[self.locate(key_positions[0]).0];
-            positions.extend_from_slice(&key_positions);
-            indices.push(i);
-            count = i + 1;
-        }
-        let mut carried = Vec::new();
-        for (s, (positions, indices)) in per_shard.iter().enumerate() {
-            for (chunk, idx) in positions
-                .chunks(KEYS_PER_CALL * k)
-                .zip(indices.chunks(KEYS_PER_CALL))
-            {
-                carried.push((s, chunk, idx));
-            }
-        }
-        if carried.is_empty() {
-            return Ok(());
-        }
-        let mut batch = Batch::new();
-        for &(s, chunk, _) in &carried {
-            self.commands(&mut batch, op, s, chunk, deadline);
-        }
-        let replies = round(&self.name, link, &batch, deadline).await?;
-        let mut answered = vec![false; count];
-        let mut these = Vec::with_capacity(KEYS_PER_CALL);
-        let mut inserted = Vec::new();
-        let timed_out = replies.timed_out;
-        let groups = replies.groups.len();
-        for (values, (s, chunk, idx)) in replies.groups.into_iter().zip(&carried) {
-            these.clear();
-            self.answers(op, *s, chunk, values, &mut these)?;
-            for (&answer, &i) in these.iter().zip(*idx) {
-                answered[i] = answer;
-            }
-            if op == KeyOp::Insert {
-                inserted.extend_from_slice(idx);
-            }
-        }
-        if timed_out {
-            inserted.sort_unstable();
-            return Err(timed_out_error(
-                &self.name,
-                self.timeout,
-                inserted,
-                format!("{groups} of {} groups of keys answered", carried.len()),
-            ));
-        }
-        out.extend(answered);
         Ok(())
     }
 

@@ -116,7 +116,7 @@ macro_rules! ops {
             I::Item: $($item)+,
         {
             let len = out.len();
-            $crate::front::ops!(@engine $mode, self.core.per_key(&mut self.link, $crate::transport::KeyOp::Insert, keys, out))
+            $crate::front::ops!(@engine $mode, $crate::transport::per_key(&self.core, &mut self.link, $crate::transport::KeyOp::Insert, keys, out))
                 .inspect_err(|_| out.truncate(len))
         }
 
@@ -131,7 +131,7 @@ macro_rules! ops {
             I::Item: $($item)+,
         {
             let len = out.len();
-            $crate::front::ops!(@engine $mode, self.core.per_key(&mut self.link, $crate::transport::KeyOp::Contains, keys, out))
+            $crate::front::ops!(@engine $mode, $crate::transport::per_key(&self.core, &mut self.link, $crate::transport::KeyOp::Contains, keys, out))
                 .inspect_err(|_| out.truncate(len))
         }
 

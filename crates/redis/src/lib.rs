@@ -112,6 +112,7 @@ mod layout;
 mod options;
 mod redisbloom;
 mod scripts;
+mod slot;
 mod transport;
 mod wire;
 

@@ -22,6 +22,81 @@ pub(crate) enum KeyOp {
     Contains,
 }
 
+/// An engine's half of a call on keys ([`per_key`]): how it writes the keys (`I`) into
+/// groups of a batch, and how it reads each group's replies.
+pub(crate) trait KeyEngine<I: IntoIterator> {
+    /// One group's keys, as the engine wrote them.
+    type Group;
+
+    /// The filter's name, for errors, and the deadline of each call.
+    fn limits(&self) -> (&str, Option<Duration>);
+
+    /// A batch of `op` on `keys`, one batch group per group returned, and how many keys
+    /// there were; `d` is the call's deadline.
+    fn write(&self, op: KeyOp, keys: I, d: Option<Instant>) -> (Batch, Vec<Self::Group>, usize);
+
+    /// Where `group`'s keys stand among the call's, in the order of its answers.
+    fn indices(group: &Self::Group) -> impl Iterator<Item = usize> + '_;
+
+    /// The answers of `group`'s keys, read from its replies (`values`) and checked.
+    fn answer(
+        &self,
+        op: KeyOp,
+        group: &Self::Group,
+        values: Vec<Value>,
+    ) -> Result<Vec<bool>, Error>;
+}
+
+/// Runs `op` on `keys` with `engine` and appends its answer for each, in order: for
+/// [`KeyOp::Insert`] whether the key was certainly new, for [`KeyOp::Contains`] whether it
+/// may be in the filter. The groups the engine writes all go in one round trip (per node of
+/// a cluster). On an error `out` is left as it was; a round cut by its deadline is
+/// [`Error::Timeout`], naming for an insert the keys of the groups that answered.
+pub(crate) async fn per_key<E, C, I>(
+    engine: &E,
+    link: &mut Link<C>,
+    op: KeyOp,
+    keys: I,
+    out: &mut Vec<bool>,
+) -> Result<(), Error>
+where
+    E: KeyEngine<I>,
+    C: Connection,
+    I: IntoIterator,
+{
+    let (name, timeout) = engine.limits();
+    let deadline = deadline(timeout);
+    let (batch, groups, count) = engine.write(op, keys, deadline);
+    if groups.is_empty() {
+        return Ok(());
+    }
+    let replies = round(name, link, &batch, deadline).await?;
+    let mut answered = vec![false; count];
+    let mut inserted = Vec::new();
+    let timed_out = replies.timed_out;
+    let answering = replies.groups.len();
+    for (values, group) in replies.groups.into_iter().zip(&groups) {
+        let these = engine.answer(op, group, values)?;
+        for (answer, i) in these.into_iter().zip(E::indices(group)) {
+            answered[i] = answer;
+        }
+        if op == KeyOp::Insert {
+            inserted.extend(E::indices(group));
+        }
+    }
+    if timed_out {
+        inserted.sort_unstable();
+        return Err(timed_out_error(
+            name,
+            timeout,
+            inserted,
+            format!("{answering} of {} groups of keys answered", groups.len()),
+        ));
+    }
+    out.extend(answered);
+    Ok(())
+}
+
 /// A connection, the replies earlier round trips on it left unread (see [`Round`]), and why
 /// it was retired, if it was.
 #[derive(Debug)]

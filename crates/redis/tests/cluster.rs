@@ -63,28 +63,75 @@ fn a_six_shard_filter_spreads_over_three_nodes_and_answers_as_the_local_one() {
 /// What one writer saw: per batch, when it ended and whether it succeeded.
 type Outcomes = Vec<(std::time::Instant, Result<(), String>)>;
 
+/// The fault tests' filter: blocked, on the crate's own cluster connection.
+type OnCluster = RedisFilter<BlockedBloomFilter<str>, bloomkit_redis::RespCluster>;
+
+/// Three primaries with a replica each, and what the fault tests run on them: the deadline
+/// of each call (2 s), options of 6 shards whose inserts a replica acknowledges before they
+/// succeed (a primary killed after answering cannot take a key with it), and a maker of the
+/// crate's own cluster connections (routing, redirections and reconnections bounded by each
+/// call's deadline). `None` where the test skips itself.
+fn replicated_cluster() -> Option<(
+    RedisCluster,
+    std::time::Duration,
+    Options,
+    impl Fn() -> bloomkit_redis::RespCluster + Clone + Send + 'static,
+)> {
+    let cluster = RedisCluster::start_with_replicas(3, 1)?;
+    let limit = std::time::Duration::from_secs(2);
+    let options = Options::new(1_000_000, 0.01)
+        .shards(6)
+        .wait_replicas(1)
+        .timeout(Some(limit));
+    let urls = cluster.urls();
+    let con = move || bloomkit_redis::RespCluster::open(urls.clone(), Some(limit)).unwrap();
+    Some((cluster, limit, options, con))
+}
+
+/// Brings the killed primary `node` back and waits (up to 30 s) until it has rejoined as a
+/// replica with its link to its primary up.
+fn restart_until_rejoined(cluster: &mut RedisCluster, node: usize) {
+    use std::time::{Duration, Instant};
+
+    cluster.nodes[node].restart();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !cluster.replicas().contains(&node)
+        || !cluster.nodes[node]
+            .command(&["INFO", "replication"])
+            .contains("master_link_status:up")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the restarted node did not rejoin"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Asserts that `f` finds every key of `confirmed`: no false negative, no write lost.
+fn assert_none_lost(f: &mut OnCluster, confirmed: &[String]) {
+    let mut out = Vec::new();
+    f.try_contains_batch(confirmed.iter().map(String::as_str), &mut out)
+        .unwrap();
+    let lost = out.iter().filter(|&&found| !found).count();
+    assert_eq!(
+        lost,
+        0,
+        "false negatives (confirmed keys lost) among {} confirmed keys",
+        confirmed.len()
+    );
+}
+
 #[test]
 fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_negatives() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    let Some(mut cluster) = RedisCluster::start_with_replicas(3, 1) else {
+    let Some((mut cluster, limit, options, client)) = replicated_cluster() else {
         return;
     };
-    // Each insert is acknowledged by a replica before it succeeds: a primary killed after
-    // answering cannot take a key with it.
-    let limit = Duration::from_secs(2);
-    let options = Options::new(1_000_000, 0.01)
-        .shards(6)
-        .wait_replicas(1)
-        .timeout(Some(limit));
-    // The crate's own cluster connection: routing, redirections and reconnections bounded
-    // by each call's deadline.
-    let urls = cluster.urls();
-    let client = move || bloomkit_redis::RespCluster::open(urls.clone(), Some(limit)).unwrap();
-    let f: RedisFilter<BlockedBloomFilter<str>, _> =
-        RedisFilter::open_or_create(client(), "failover", &options).unwrap();
+    let f: OnCluster = RedisFilter::open_or_create(client(), "failover", &options).unwrap();
     drop(f);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -148,19 +195,7 @@ fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_nega
     assert!(cluster.primaries().contains(&promoted));
     // Until the dead node is back, the promoted one has no replica, and inserts that must
     // reach one fail there (Error::Unreplicated): brought back, it rejoins as a replica.
-    cluster.nodes[primaries[1]].restart();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !cluster.replicas().contains(&primaries[1])
-        || !cluster.nodes[primaries[1]]
-            .command(&["INFO", "replication"])
-            .contains("master_link_status:up")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the restarted node did not rejoin"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    restart_until_rejoined(&mut cluster, primaries[1]);
     // The recovery window: errors inside it are allowed, none after.
     let recovered = Instant::now() + Duration::from_secs(2);
     std::thread::sleep(Duration::from_secs(5));
@@ -204,18 +239,8 @@ fn a_failover_and_a_killed_primary_under_load_end_in_no_errors_and_no_false_nega
         "{} keys confirmed",
         confirmed.len()
     );
-    let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
-        RedisFilter::open(client(), "failover").unwrap();
-    let mut out = Vec::new();
-    f.try_contains_batch(confirmed.iter().map(String::as_str), &mut out)
-        .unwrap();
-    let lost = out.iter().filter(|&&found| !found).count();
-    assert_eq!(
-        lost,
-        0,
-        "false negatives among {} confirmed keys",
-        confirmed.len()
-    );
+    let mut f: OnCluster = RedisFilter::open(client(), "failover").unwrap();
+    assert_none_lost(&mut f, &confirmed);
 }
 
 #[test]
@@ -256,21 +281,12 @@ fn flushed_scripts_on_every_node_are_loaded_again_by_every_call() {
 /// reconnects where no deadline reaches.
 #[test]
 fn a_primary_killed_and_left_dead_holds_no_call_past_its_deadline() {
-    use bloomkit_redis::RespCluster;
     use std::time::{Duration, Instant};
 
-    let Some(mut cluster) = RedisCluster::start_with_replicas(3, 1) else {
+    let Some((mut cluster, limit, options, con)) = replicated_cluster() else {
         return;
     };
-    let limit = Duration::from_secs(2);
-    let options = Options::new(1_000_000, 0.01)
-        .shards(6)
-        .wait_replicas(1)
-        .timeout(Some(limit));
-    let urls = cluster.urls();
-    let con = || RespCluster::open(urls.clone(), Some(limit)).unwrap();
-    let mut f: RedisFilter<BlockedBloomFilter<str>, _> =
-        RedisFilter::open_or_create(con(), "dead", &options).unwrap();
+    let mut f: OnCluster = RedisFilter::open_or_create(con(), "dead", &options).unwrap();
     let primaries = cluster.primaries();
     let mut confirmed = Vec::new();
     let mut slowest = Duration::ZERO;
@@ -303,30 +319,14 @@ fn a_primary_killed_and_left_dead_holds_no_call_past_its_deadline() {
     assert!(slowest <= limit + limit / 10, "an insert took {slowest:?}");
     // Until the dead node is back, the promoted primary has no replica to acknowledge
     // inserts; brought back, it rejoins as one, and inserts succeed again.
-    cluster.nodes[primaries[1]].restart();
-    let rejoined = Instant::now() + Duration::from_secs(30);
-    while !cluster.replicas().contains(&primaries[1])
-        || !cluster.nodes[primaries[1]]
-            .command(&["INFO", "replication"])
-            .contains("master_link_status:up")
-    {
-        assert!(
-            Instant::now() < rejoined,
-            "the restarted node did not rejoin"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    restart_until_rejoined(&mut cluster, primaries[1]);
     let last: Vec<String> = (0..500).map(|i| format!("last:{i}")).collect();
     f.try_insert_batch(last.iter().map(String::as_str)).unwrap();
-    let mut g: RedisFilter<BlockedBloomFilter<str>, _> = RedisFilter::open(con(), "dead").unwrap();
-    let mut out = Vec::new();
-    g.try_contains_batch(confirmed.iter().map(String::as_str), &mut out)
-        .unwrap();
+    let mut g: OnCluster = RedisFilter::open(con(), "dead").unwrap();
     assert!(
         confirmed.len() >= 1_000,
         "{} confirmed keys",
         confirmed.len()
     );
-    let lost = out.iter().filter(|&&x| !x).count();
-    assert_eq!(lost, 0, "confirmed keys lost of {}", confirmed.len());
+    assert_none_lost(&mut g, &confirmed);
 }

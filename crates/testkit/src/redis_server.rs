@@ -27,6 +27,11 @@ use std::time::{Duration, Instant};
 
 use crate::resp::{self, Value};
 
+/// Redis Cluster's key hash: the client crate's own (`bloomkit-redis`), the same file, so
+/// the slots this harness expects are the ones the client routes to.
+#[path = "../../redis/src/slot.rs"]
+mod slot;
+
 /// How to install `redis-server` and `redis-cli` on Debian and Ubuntu.
 pub const INSTALL: &str = "apt-get install redis-server redis-tools";
 
@@ -766,13 +771,7 @@ impl RedisCluster {
     /// key, or of its hash tag (the bytes between the first `{` and the first `}` after it,
     /// when there are some) modulo 16384.
     pub fn slot_of(key: impl AsRef<[u8]>) -> u16 {
-        let key = key.as_ref();
-        let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
-            let rest = &key[open + 1..];
-            let close = rest.iter().position(|&b| b == b'}')?;
-            (close > 0).then(|| &rest[..close])
-        });
-        crc16_xmodem(tagged.unwrap_or(key)) % 16384
+        slot::slot_of(key.as_ref())
     }
 
     /// The node serving `slot` now, from a running node's `CLUSTER SLOTS`.
@@ -803,22 +802,6 @@ impl RedisCluster {
     }
 }
 
-/// CRC16-XMODEM (polynomial 0x1021, initial value 0), Redis Cluster's key hash.
-fn crc16_xmodem(bytes: &[u8]) -> u16 {
-    let mut crc = 0u16;
-    for &b in bytes {
-        crc ^= u16::from(b) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc
-}
-
 #[cfg(test)]
 mod tests {
     use super::RedisCluster;
@@ -826,7 +809,7 @@ mod tests {
     #[test]
     fn slots_follow_redis_cluster() {
         // Values from the Redis Cluster specification and `CLUSTER KEYSLOT`.
-        assert_eq!(super::crc16_xmodem(b"123456789"), 0x31c3);
+        assert_eq!(super::slot::crc16_xmodem(b"123456789"), 0x31c3);
         assert_eq!(RedisCluster::slot_of("foo"), 12182);
         assert_eq!(RedisCluster::slot_of("bar"), 5061);
         assert_eq!(

@@ -11,17 +11,18 @@
 
 pub(crate) mod chain;
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::Value;
 
-use crate::exec::{block_on, Batch, Connection};
+use crate::exec::{Batch, Connection};
 use crate::options::{RedisBloomInfo, RedisBloomOptions};
 use crate::scripts::{Lua, SCRIPTS};
 use crate::transport::{
-    call, corrupt, deadline, fresh_id, round, script_call, server_error, timed_out_error, KeyOp,
-    Link,
+    call, corrupt, deadline, fresh_id, round, script_call, server_error, timed_out_error,
+    KeyEngine, KeyOp, Link,
 };
 use crate::{Error, Limits};
 
@@ -274,27 +275,26 @@ impl RbCore {
             Some(f) => args.extend([&b"EXPANSION"[..], f.as_bytes()]),
             None => args.push(b"NONSCALING"),
         }
-        let mut batch = Batch::new();
-        batch.group();
-        script(
-            &mut batch,
-            &SCRIPTS.rb_create,
-            false,
-            &[&core.id_key, &core.name],
-            &args,
-        );
-        core.one_by(link, batch, deadline(core.timeout)).await?;
+        let keys = [core.id_key.as_str(), core.name.as_str()];
+        let d = deadline(core.timeout);
+        core.one_script(link, &SCRIPTS.rb_create, &keys, &args, d)
+            .await?;
         Ok(core)
     }
 
-    /// Sends a batch of one group of one command and returns its reply within `d`, errors
-    /// typed.
-    async fn one_by<C: Connection>(
+    /// Runs one call of `lua` on `keys` with `args` (a batch of one group of one command)
+    /// and returns its reply within `d`, errors typed.
+    async fn one_script<C: Connection>(
         &self,
         link: &mut Link<C>,
-        batch: Batch,
+        lua: &Lua,
+        keys: &[&str],
+        args: &[&[u8]],
         d: Option<Instant>,
     ) -> Result<Value, Error> {
+        let mut batch = Batch::new();
+        batch.group();
+        script(&mut batch, lua, false, keys, args);
         match self.first_group(link, batch, d).await?.into_iter().next() {
             Some(Value::ServerError(e)) => Err(server_error(&self.name, &e)),
             Some(v) => Ok(v),
@@ -332,35 +332,36 @@ impl RbCore {
     /// `BF.INFO key`, ...), the guard.
     fn guarded_read(&self, batch: &mut Batch, command: impl FnOnce(&mut Batch)) {
         let keys = [self.id_key.as_str(), self.name.as_str()];
+        let args = self.guard_args();
+        let guard = |batch: &mut Batch| {
+            script(
+                batch,
+                &SCRIPTS.rb_guard_read,
+                false,
+                &keys,
+                &args.each_ref().map(Vec::as_slice),
+            );
+        };
         batch.group();
-        script(
-            batch,
-            &SCRIPTS.rb_guard_read,
-            false,
-            &keys,
-            &self.guard_args().each_ref().map(Vec::as_slice),
-        );
+        guard(batch);
         command(batch);
-        script(
-            batch,
-            &SCRIPTS.rb_guard_read,
-            false,
-            &keys,
-            &self.guard_args().each_ref().map(Vec::as_slice),
-        );
+        guard(batch);
+    }
+
+    /// A new batch of one guarded read (see [`Self::guarded_read`]).
+    fn guarded_batch(&self, command: impl FnOnce(&mut Batch)) -> Batch {
+        let mut batch = Batch::new();
+        self.guarded_read(&mut batch, command);
+        batch
     }
 
     /// The middle reply of a guarded read, once both guards passed.
     fn read_reply(&self, values: Vec<Value>) -> Result<Value, Error> {
-        let [first, read, last]: [Value; 3] = values
+        let [read]: [Value; 1] = self
+            .guarded_replies(values)?
             .try_into()
             .map_err(|v| corrupt(&self.name, format!("a guarded read answered {v:?}")))?;
-        self.passed(first)?;
-        self.passed(last)?;
-        match read {
-            Value::ServerError(e) => Err(server_error(&self.name, &e)),
-            v => Ok(v),
-        }
+        Ok(read)
     }
 
     /// A guard's answer: the filter's count (kept as the least it may hold from now on),
@@ -374,109 +375,6 @@ impl RbCore {
             Value::ServerError(e) => Err(server_error(&self.name, &e)),
             other => Err(corrupt(&self.name, format!("the guard answered {other:?}"))),
         }
-    }
-
-    /// Inserts (`insert`) or looks up `keys`, appending one answer per key to `out`.
-    pub(crate) async fn per_key<C, I>(
-        &self,
-        link: &mut Link<C>,
-        op: KeyOp,
-        keys: I,
-        out: &mut Vec<bool>,
-    ) -> Result<(), Error>
-    where
-        C: Connection,
-        I: IntoIterator,
-        I::Item: AsRef<[u8]>,
-    {
-        let insert = op == KeyOp::Insert;
-        let d = deadline(self.timeout);
-        let mut batch = Batch::new();
-        let mut sizes = Vec::new();
-        let mut keys = keys.into_iter().peekable();
-        let shelter_keys = [
-            self.id_key.as_str(),
-            self.name.as_str(),
-            self.shelter.as_str(),
-        ];
-        while keys.peek().is_some() {
-            let chunk: Vec<I::Item> = keys.by_ref().take(KEYS_PER_COMMAND).collect();
-            sizes.push(chunk.len());
-            let command = |batch: &mut Batch, name: &[u8], extra: &[&[u8]]| {
-                batch.start(2 + extra.len() + chunk.len());
-                batch.arg(name);
-                batch.arg(self.name.as_bytes());
-                for e in extra {
-                    batch.arg(e);
-                }
-                for k in &chunk {
-                    batch.arg(k.as_ref());
-                }
-                batch.end_command();
-            };
-            if insert {
-                batch.group();
-                simple(&mut batch, &[b"MULTI"]);
-                // Sent whole: an EVALSHA refused inside a transaction would let the insert
-                // after it run unguarded.
-                script(
-                    &mut batch,
-                    &SCRIPTS.rb_guard_write,
-                    true,
-                    &shelter_keys,
-                    &self.guard_args().each_ref().map(Vec::as_slice),
-                );
-                command(&mut batch, b"BF.INSERT", &[b"NOCREATE", b"ITEMS"]);
-                script(&mut batch, &SCRIPTS.unshelter, true, &shelter_keys, &[]);
-                simple(&mut batch, &[b"EXEC"]);
-                if self.replicas > 0 {
-                    let ms = d.map_or(0, |d| {
-                        d.saturating_duration_since(Instant::now())
-                            .as_millis()
-                            .max(1) as u64
-                    });
-                    let (r, ms) = (self.replicas.to_string(), ms.to_string());
-                    simple(&mut batch, &[b"WAIT", r.as_bytes(), ms.as_bytes()]);
-                }
-            } else {
-                self.guarded_read(&mut batch, |b| command(b, b"BF.MEXISTS", &[]));
-            }
-        }
-        if sizes.is_empty() {
-            return Ok(());
-        }
-        let replies = round(&self.name, link, &batch, d).await?;
-        let answered = replies.groups.len();
-        let start = out.len();
-        let mut done = 0;
-        for (values, &n) in replies.groups.into_iter().zip(&sizes) {
-            let got = if insert {
-                self.inserted(values, n)
-            } else {
-                self.read_reply(values).and_then(|v| self.flags(v, n))
-            };
-            match got {
-                Ok(flags) => out.extend(flags),
-                Err(e) => {
-                    out.truncate(start);
-                    return Err(e);
-                }
-            }
-            done += n;
-        }
-        if replies.timed_out {
-            out.truncate(start);
-            let inserted = if insert {
-                (0..done).collect()
-            } else {
-                Vec::new()
-            };
-            return Err(self.timed_out(
-                inserted,
-                format!("{answered} of {} groups of keys answered", sizes.len()),
-            ));
-        }
-        Ok(())
     }
 
     /// `n` answers of 0 / 1, or the first error among them.
@@ -569,11 +467,11 @@ impl RbCore {
         &self,
         link: &mut Link<C>,
     ) -> Result<RedisBloomInfo, Error> {
-        let mut batch = Batch::new();
-        self.guarded_read(&mut batch, |b| {
-            simple(b, &[b"BF.INFO", self.name.as_bytes()])
-        });
-        let v = self.guarded_by(link, batch, deadline(self.timeout)).await?;
+        let batch = self.guarded_batch(|b| simple(b, &[b"BF.INFO", self.name.as_bytes()]));
+        let v = self.read_reply(
+            self.first_group(link, batch, deadline(self.timeout))
+                .await?,
+        )?;
         let pairs: Vec<(Value, Value)> = match v {
             Value::Map(pairs) => pairs,
             Value::Array(items) if items.len() % 2 == 0 => {
@@ -634,23 +532,9 @@ impl RbCore {
         link: &mut Link<C>,
         d: Option<Instant>,
     ) -> Result<u64, Error> {
-        let mut batch = Batch::new();
-        self.guarded_read(&mut batch, |b| {
-            simple(b, &[b"BF.CARD", self.name.as_bytes()])
-        });
-        let v = self.guarded_by(link, batch, d).await?;
+        let batch = self.guarded_batch(|b| simple(b, &[b"BF.CARD", self.name.as_bytes()]));
+        let v = self.read_reply(self.first_group(link, batch, d).await?)?;
         int(&self.name, &v, "BF.CARD")
-    }
-
-    /// One guarded read's reply, within `d`.
-    async fn guarded_by<C: Connection>(
-        &self,
-        link: &mut Link<C>,
-        batch: Batch,
-        d: Option<Instant>,
-    ) -> Result<Value, Error> {
-        let values = self.first_group(link, batch, d).await?;
-        self.read_reply(values)
     }
 
     /// The filter as a local chain: the header, then every chunk (their iterators follow
@@ -664,11 +548,11 @@ impl RbCore {
         let d = deadline(self.timeout);
         let mut last = 0;
         for _ in 0..3 {
-            let mut batch = Batch::new();
-            self.guarded_read(&mut batch, |b| {
+            let batch = self.guarded_batch(|b| {
                 simple(b, &[b"BF.SCANDUMP", self.name.as_bytes(), b"0"]);
             });
-            let header = match self.dump_reply(self.guarded_by(link, batch, d).await?, 1)? {
+            let v = self.read_reply(self.first_group(link, batch, d).await?)?;
+            let header = match self.dump_reply(v, 1)? {
                 header if RedisBloomChain::declared_bytes(&header).is_some() => header,
                 other => {
                     return Err(corrupt(
@@ -688,14 +572,13 @@ impl RbCore {
             let mut chain = RedisBloomChain::from_header_within(&header, self.max_bytes)?;
             let pieces: Vec<(u64, usize)> = chain.pieces().map(|p| (p.start, p.len)).collect();
             for round_pieces in rounds(&pieces, |&(_, len)| len) {
-                let mut batch = Batch::new();
-                self.guarded_read(&mut batch, |b| {
+                let batch = self.guarded_batch(|b| {
                     for &(start, _) in round_pieces {
                         let it = (start + 1).to_string();
                         simple(b, &[b"BF.SCANDUMP", self.name.as_bytes(), it.as_bytes()]);
                     }
                 });
-                let values = self.many_replies(link, batch, d).await?;
+                let values = self.guarded_replies(self.first_group(link, batch, d).await?)?;
                 if values.len() != round_pieces.len() {
                     return Err(corrupt(
                         &self.name,
@@ -768,16 +651,8 @@ impl RbCore {
         let staging = side_key(name, &format!("load-{}", core.id))?;
         let mut chunks = chain.chunks();
         let (_, header) = chunks.next().expect("a dump has a header");
-        let mut batch = Batch::new();
-        batch.group();
-        script(
-            &mut batch,
-            &SCRIPTS.rb_stage,
-            false,
-            &[&staging],
-            &[&header],
-        );
-        core.one_by(link, batch, d).await?;
+        core.one_script(link, &SCRIPTS.rb_stage, &[&staging], &[&header], d)
+            .await?;
         let chunks: Vec<_> = chunks.collect();
         for this in rounds(&chunks, |(_, c)| c.len()) {
             let mut batch = Batch::new();
@@ -811,28 +686,21 @@ impl RbCore {
                 }
             }
         }
-        let mut batch = Batch::new();
-        batch.group();
-        script(
-            &mut batch,
+        let keys = [core.id_key.as_str(), core.name.as_str(), staging.as_str()];
+        core.one_script(
+            link,
             &SCRIPTS.rb_commit_load,
-            false,
-            &[&core.id_key, &core.name, &staging],
+            &keys,
             &[core.id.as_bytes()],
-        );
-        core.one_by(link, batch, d).await?;
+            d,
+        )
+        .await?;
         Ok(core)
     }
 
-    /// The replies of a guarded group of several commands, once both guards passed; the
-    /// first error reply among them is the error.
-    async fn many_replies<C: Connection>(
-        &self,
-        link: &mut Link<C>,
-        batch: Batch,
-        d: Option<Instant>,
-    ) -> Result<Vec<Value>, Error> {
-        let mut values = self.first_group(link, batch, d).await?;
+    /// The replies of a guarded group of several commands (`values`, the guards' with
+    /// them), once both guards passed; the first error reply among them is the error.
+    fn guarded_replies(&self, mut values: Vec<Value>) -> Result<Vec<Value>, Error> {
         if values.len() < 2 {
             return Err(corrupt(&self.name, "a guarded round answered too little"));
         }
@@ -850,17 +718,101 @@ impl RbCore {
 
     /// Deletes the filter and its creation id.
     pub(crate) async fn delete<C: Connection>(&self, link: &mut Link<C>) -> Result<(), Error> {
-        let mut batch = Batch::new();
-        batch.group();
-        script(
-            &mut batch,
+        let keys = [self.id_key.as_str(), self.name.as_str()];
+        let args = self.guard_args();
+        let args = args.each_ref().map(Vec::as_slice);
+        self.one_script(
+            link,
             &SCRIPTS.rb_delete,
-            false,
-            &[&self.id_key, &self.name],
-            &self.guard_args().each_ref().map(Vec::as_slice),
-        );
-        self.one_by(link, batch, deadline(self.timeout)).await?;
+            &keys,
+            &args,
+            deadline(self.timeout),
+        )
+        .await?;
         Ok(())
+    }
+}
+
+/// Keys go in groups of at most [`KEYS_PER_COMMAND`], in order: an insert is a transaction
+/// of a guard, `BF.INSERT ... NOCREATE` and the closing script (with a `WAIT` after it for
+/// replicas), a lookup a guarded read of `BF.MEXISTS`. A group is where its keys stand.
+impl<I> KeyEngine<I> for RbCore
+where
+    I: IntoIterator,
+    I::Item: AsRef<[u8]>,
+{
+    type Group = Range<usize>;
+
+    fn limits(&self) -> (&str, Option<Duration>) {
+        (&self.name, self.timeout)
+    }
+
+    fn write(&self, op: KeyOp, keys: I, d: Option<Instant>) -> (Batch, Vec<Range<usize>>, usize) {
+        let mut batch = Batch::new();
+        let mut groups = Vec::new();
+        let mut count = 0;
+        let mut keys = keys.into_iter().peekable();
+        let shelter_keys = [
+            self.id_key.as_str(),
+            self.name.as_str(),
+            self.shelter.as_str(),
+        ];
+        while keys.peek().is_some() {
+            let chunk: Vec<I::Item> = keys.by_ref().take(KEYS_PER_COMMAND).collect();
+            groups.push(count..count + chunk.len());
+            count += chunk.len();
+            let command = |batch: &mut Batch, name: &[u8], extra: &[&[u8]]| {
+                batch.start(2 + extra.len() + chunk.len());
+                batch.arg(name);
+                batch.arg(self.name.as_bytes());
+                for e in extra {
+                    batch.arg(e);
+                }
+                for k in &chunk {
+                    batch.arg(k.as_ref());
+                }
+                batch.end_command();
+            };
+            if op == KeyOp::Insert {
+                batch.group();
+                simple(&mut batch, &[b"MULTI"]);
+                // Sent whole: an EVALSHA refused inside a transaction would let the insert
+                // after it run unguarded.
+                script(
+                    &mut batch,
+                    &SCRIPTS.rb_guard_write,
+                    true,
+                    &shelter_keys,
+                    &self.guard_args().each_ref().map(Vec::as_slice),
+                );
+                command(&mut batch, b"BF.INSERT", &[b"NOCREATE", b"ITEMS"]);
+                script(&mut batch, &SCRIPTS.unshelter, true, &shelter_keys, &[]);
+                simple(&mut batch, &[b"EXEC"]);
+                if self.replicas > 0 {
+                    let ms = d.map_or(0, |d| {
+                        d.saturating_duration_since(Instant::now())
+                            .as_millis()
+                            .max(1) as u64
+                    });
+                    let (r, ms) = (self.replicas.to_string(), ms.to_string());
+                    simple(&mut batch, &[b"WAIT", r.as_bytes(), ms.as_bytes()]);
+                }
+            } else {
+                self.guarded_read(&mut batch, |b| command(b, b"BF.MEXISTS", &[]));
+            }
+        }
+        (batch, groups, count)
+    }
+
+    fn indices(group: &Range<usize>) -> impl Iterator<Item = usize> + '_ {
+        group.clone()
+    }
+
+    fn answer(&self, op: KeyOp, group: &Range<usize>, v: Vec<Value>) -> Result<Vec<bool>, Error> {
+        match op {
+            KeyOp::Insert => self.inserted(v, group.len()),
+            KeyOp::Contains => self.flags(self.read_reply(v)?, group.len()),
+        }
     }
 }
 
@@ -943,45 +895,68 @@ impl<C: Connection> RedisBloomFilter<C> {
         local: RedisBloomChain,
         engine: RbCore,
     );
-
-    /// Creates the filter `name` (`BF.RESERVE`) with a creation id next to it.
-    ///
-    /// # Errors
-    /// [`Error::Filter`] for sizing RedisBloom refuses (capacity 0, a rate outside (0, 1),
-    /// expansion 0), [`Error::AlreadyExists`] when a key `name` exists, [`Error::NoModule`],
-    /// [`Error::InvalidName`], [`Error::Refused`] when the server refuses the reservation,
-    /// [`Error::Timeout`], and connection errors.
-    pub fn reserve(con: C, name: &str, options: &RedisBloomOptions) -> Result<Self, Error> {
-        let mut link = Link::new(con);
-        let core = block_on(RbCore::reserve(&mut link, name, options))?;
-        Ok(RedisBloomFilter { core, link })
-    }
-
-    /// Creates the filter `name` from a local chain (`BF.LOADCHUNK`): a filter built offline
-    /// by a batch job, loaded in chunks of at most [`MAX_CHUNK_BYTES`].
-    ///
-    /// # Errors
-    /// As [`reserve`](Self::reserve); a load cut by the deadline leaves a partial filter,
-    /// which [`delete`](Self::delete) removes.
-    pub fn load(
-        con: C,
-        name: &str,
-        chain: &RedisBloomChain,
-        limits: &Limits,
-    ) -> Result<Self, Error> {
-        let mut link = Link::new(con);
-        let core = block_on(RbCore::load(&mut link, name, chain, limits))?;
-        Ok(RedisBloomFilter { core, link })
-    }
-
-    /// Keys inserted (`BF.CARD`).
-    ///
-    /// # Errors
-    /// As [`try_contains`](Self::try_contains).
-    pub fn count(&mut self) -> Result<u64, Error> {
-        block_on(self.core.card(&mut self.link))
-    }
+    rb_ops!(sync []);
 }
+
+/// What only a RedisBloom front has (creating a filter, `BF.CARD`), for the synchronous
+/// [`RedisBloomFilter`] and its tokio twin alike: `$mode` as in [`crate::front::ops!`].
+macro_rules! rb_ops {
+    ($mode:ident [$($async:ident)?]) => {
+        /// Creates the filter `name` (`BF.RESERVE`) with a creation id next to it.
+        ///
+        /// # Errors
+        /// [`Error::Filter`](crate::Error::Filter) for sizing RedisBloom refuses (capacity 0,
+        /// a rate outside (0, 1), expansion 0),
+        /// [`Error::AlreadyExists`](crate::Error::AlreadyExists) when a key `name` exists,
+        /// [`Error::NoModule`](crate::Error::NoModule),
+        /// [`Error::InvalidName`](crate::Error::InvalidName),
+        /// [`Error::Refused`](crate::Error::Refused) when the server refuses the reservation,
+        /// [`Error::Timeout`](crate::Error::Timeout), and connection errors.
+        pub $($async)? fn reserve(
+            con: C,
+            name: &str,
+            options: &$crate::RedisBloomOptions,
+        ) -> Result<Self, $crate::Error> {
+            let mut link = $crate::transport::Link::new(con);
+            let core = $crate::front::ops!(
+                @engine $mode,
+                $crate::redisbloom::RbCore::reserve(&mut link, name, options)
+            )?;
+            Ok(Self { core, link })
+        }
+
+        /// Creates the filter `name` from a local chain (`BF.LOADCHUNK`): a filter built
+        /// offline by a batch job, loaded in chunks of at most
+        /// [`MAX_CHUNK_BYTES`](crate::MAX_CHUNK_BYTES).
+        ///
+        /// # Errors
+        /// As [`reserve`](Self::reserve); a load cut by the deadline leaves a partial filter,
+        /// which [`delete`](Self::delete) removes.
+        pub $($async)? fn load(
+            con: C,
+            name: &str,
+            chain: &$crate::RedisBloomChain,
+            limits: &$crate::Limits,
+        ) -> Result<Self, $crate::Error> {
+            let mut link = $crate::transport::Link::new(con);
+            let core = $crate::front::ops!(
+                @engine $mode,
+                $crate::redisbloom::RbCore::load(&mut link, name, chain, limits)
+            )?;
+            Ok(Self { core, link })
+        }
+
+        /// Keys inserted (`BF.CARD`).
+        ///
+        /// # Errors
+        /// As [`try_contains`](Self::try_contains).
+        pub $($async)? fn count(&mut self) -> Result<u64, $crate::Error> {
+            $crate::front::ops!(@engine $mode, self.core.card(&mut self.link))
+        }
+    };
+}
+
+use rb_ops;
 
 #[cfg(feature = "tokio")]
 mod tokio_front;

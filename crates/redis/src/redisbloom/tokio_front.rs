@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::{RbCore, RedisBloomChain};
-use crate::options::{RedisBloomInfo, RedisBloomOptions};
+use crate::options::RedisBloomInfo;
 use crate::transport::Link;
-use crate::{Connection, Error, Limits};
+use crate::{Connection, Error};
 
 /// [`RedisBloomFilter`](super::RedisBloomFilter) on an async connection
 /// ([`redis::aio::MultiplexedConnection`] or [`redis::cluster_async::ClusterConnection`]):
@@ -31,37 +31,5 @@ impl<C: Connection> AsyncRedisBloomFilter<C> {
         local: RedisBloomChain,
         engine: RbCore,
     );
-
-    /// See [`RedisBloomFilter::reserve`](super::RedisBloomFilter::reserve).
-    ///
-    /// # Errors
-    /// As there.
-    pub async fn reserve(con: C, name: &str, options: &RedisBloomOptions) -> Result<Self, Error> {
-        let mut link = Link::new(con);
-        let core = RbCore::reserve(&mut link, name, options).await?;
-        Ok(AsyncRedisBloomFilter { core, link })
-    }
-
-    /// See [`RedisBloomFilter::load`](super::RedisBloomFilter::load).
-    ///
-    /// # Errors
-    /// As there.
-    pub async fn load(
-        con: C,
-        name: &str,
-        chain: &RedisBloomChain,
-        limits: &Limits,
-    ) -> Result<Self, Error> {
-        let mut link = Link::new(con);
-        let core = RbCore::load(&mut link, name, chain, limits).await?;
-        Ok(AsyncRedisBloomFilter { core, link })
-    }
-
-    /// See [`RedisBloomFilter::count`](super::RedisBloomFilter::count).
-    ///
-    /// # Errors
-    /// As there.
-    pub async fn count(&mut self) -> Result<u64, Error> {
-        self.core.card(&mut self.link).await
-    }
+    super::rb_ops!(tokio [async]);
 }
