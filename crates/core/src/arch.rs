@@ -53,6 +53,23 @@ pub fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
+/// Asks for the cache line of `items[index]`, as [`prefetch`], without checking `index`
+/// against the length (a hint only: an address past the slice is asked for and nothing is
+/// read), so a lookup pays no bounds check for it.
+#[inline(always)]
+pub fn prefetch_at<T>(items: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = items.as_ptr().wrapping_add(index).cast::<i8>();
+        // SAFETY: as in `prefetch`; a prefetch never faults, whatever the address, and the
+        // pointer is never read through.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (items, index);
+}
+
 /// The eight odd constants of Parquet's split-block Bloom filter (and Impala's and Kudu's
 /// before it): a key's bit in word `i` of its block is `(x * SALT[i]) >> 27`, `x` the low
 /// 32 bits of its hash.
@@ -314,6 +331,11 @@ pub fn with_simd<R>(f: impl FnOnce() -> R) -> R {
 /// ```
 #[inline]
 pub fn with_popcnt<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if bmi::fast_pdep() {
+        // SAFETY: the CPU has POPCNT, BMI1 and BMI2 (`fast_pdep` checked them).
+        return unsafe { bmi::popcnt_bmi2_scope(f) };
+    }
     #[cfg(all(target_arch = "x86_64", not(miri), not(target_feature = "popcnt")))]
     if std::arch::is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU has POPCNT (just checked), all the function needs.
@@ -331,6 +353,99 @@ pub fn with_popcnt<R>(f: impl FnOnce() -> R) -> R {
 #[target_feature(enable = "popcnt")]
 unsafe fn popcnt_scope<R>(f: impl FnOnce() -> R) -> R {
     f()
+}
+
+/// The position of the `k`-th set bit of `word` by BMI2's `pdep` (deposit bit `k` of a
+/// one-hot mask into the word's set bits, then count trailing zeros), where the CPU runs
+/// `pdep` fast; `None` elsewhere ([`crate::bits::select`] then counts by bytes). Two
+/// instructions where the caller is compiled with BMI2 (inside [`with_popcnt`]); a call
+/// elsewhere. `k` must be below the word's ones (else the answer is 64).
+#[inline(always)]
+pub(crate) fn select_pdep(word: u64, k: u32) -> Option<u32> {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if bmi::fast_pdep() {
+        // SAFETY: the CPU has BMI2 (`fast_pdep` checked it).
+        return Some(unsafe { bmi::select(word, k) });
+    }
+    let _ = (word, k);
+    None
+}
+
+/// BMI2, and whether this CPU's `pdep` is fast.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod bmi {
+    use core::sync::atomic::{AtomicU8, Ordering};
+
+    /// 0: not asked yet; 1: no fast `pdep`; 2: fast `pdep` (and POPCNT, BMI1, BMI2).
+    static FAST_PDEP: AtomicU8 = AtomicU8::new(0);
+
+    /// Whether the CPU has POPCNT, BMI1 and BMI2 and runs `pdep` in a few cycles: not an AMD
+    /// (or Hygon) CPU before Zen 3 (family 0x19), whose `pdep` is microcode taking tens to
+    /// hundreds of cycles. Asked once, then a load and a compare.
+    #[inline(always)]
+    pub(super) fn fast_pdep() -> bool {
+        match FAST_PDEP.load(Ordering::Relaxed) {
+            0 => ask(),
+            known => known == 2,
+        }
+    }
+
+    #[cold]
+    fn ask() -> bool {
+        let fast = std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && !microcoded_pdep();
+        FAST_PDEP.store(if fast { 2 } else { 1 }, Ordering::Relaxed);
+        fast
+    }
+
+    /// An AMD or Hygon CPU before family 0x19 (Zen 3), from CPUID leaves 0 and 1.
+    // `__cpuid` is a safe function from Rust 1.89 on and unsafe before (the MSRV is older).
+    #[allow(unused_unsafe)]
+    fn microcoded_pdep() -> bool {
+        use core::arch::x86_64::__cpuid;
+        // SAFETY: CPUID exists on every x86-64 CPU; leaves 0 and 1 always.
+        let vendor = unsafe { __cpuid(0) };
+        let name = [vendor.ebx, vendor.edx, vendor.ecx];
+        let is = |s: &[u8; 12]| {
+            name.iter()
+                .zip(s.chunks(4))
+                .all(|(&r, c)| r == u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        };
+        if !is(b"AuthenticAMD") && !is(b"HygonGenuine") {
+            return false;
+        }
+        // SAFETY: as above.
+        let eax = unsafe { __cpuid(1) }.eax;
+        let base = (eax >> 8) & 0xf;
+        let family = if base == 0xf {
+            base + ((eax >> 20) & 0xff)
+        } else {
+            base
+        };
+        family < 0x19
+    }
+
+    /// [`super::select_pdep`]'s two instructions.
+    ///
+    /// # Safety
+    /// The CPU must have BMI2.
+    #[inline]
+    #[target_feature(enable = "bmi2")]
+    pub(super) unsafe fn select(word: u64, k: u32) -> u32 {
+        core::arch::x86_64::_pdep_u64(1u64 << k, word).trailing_zeros()
+    }
+
+    /// [`super::popcnt_scope`] with BMI1 and BMI2 too, so [`select`] inlines.
+    ///
+    /// # Safety
+    /// The CPU must have POPCNT, BMI1 and BMI2.
+    #[inline]
+    #[target_feature(enable = "popcnt,bmi1,bmi2")]
+    pub(super) unsafe fn popcnt_bmi2_scope<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
 }
 
 /// [`split_block_contains`] without SIMD: what runs off x86-64, and under miri.

@@ -11,7 +11,7 @@
 //! lookups from 8.5-8.7 to 5.4-6.6 ns a key; `docs/performance.md`). Every Bloom variant's
 //! `contains_batch` and `insert_batch` is built on it.
 
-pub use crate::arch::{prefetch, with_popcnt, with_simd};
+pub use crate::arch::{prefetch, prefetch_at, with_popcnt, with_simd};
 
 /// Keys staged ahead of their probes: enough to cover a DRAM miss with the work of hashing
 /// and prefetching the others, few enough that the lines are still in L1 when the finish

@@ -531,9 +531,102 @@ impl core::fmt::Debug for BitArray {
     }
 }
 
+/// For each byte value and `k < 8`: the position of its `k`-th set bit (8 past its ones).
+const SELECT_IN_BYTE: [[u8; 8]; 256] = {
+    let mut table = [[8u8; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (mut bit, mut k) = (0, 0);
+        while bit < 8 {
+            if byte >> bit & 1 == 1 {
+                table[byte][k] = bit as u8;
+                k += 1;
+            }
+            bit += 1;
+        }
+        byte += 1;
+    }
+    table
+};
+
+/// The position of the `k`-th set bit of `word` (0-based `k`, fewer than the word's ones),
+/// in constant time: one `pdep` and one `tzcnt` where the CPU runs BMI2's `pdep` fast and
+/// the caller is compiled with BMI2 (inside [`with_popcnt`](crate::batch::with_popcnt));
+/// elsewhere, the byte that holds it from the bytes' running counts of ones (one multiply),
+/// then a table within the byte. The same answer either way.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::bits::select;
+///
+/// assert_eq!(select(0b1011_0100, 0), 2);
+/// assert_eq!(select(0b1011_0100, 3), 7);
+/// ```
+#[inline(always)]
+pub fn select(word: u64, k: u32) -> u32 {
+    debug_assert!(k < word.count_ones(), "select {k} of {word:#x}");
+    if let Some(at) = crate::arch::select_pdep(word, k) {
+        return at;
+    }
+    select_broadword(word, k)
+}
+
+/// [`select`] without BMI2: the running counts of ones byte by byte, then a table.
+#[inline(always)]
+pub fn select_broadword(word: u64, k: u32) -> u32 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut s = word - ((word >> 1) & 0x5555_5555_5555_5555);
+    s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
+    s = (s + (s >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i: the ones in bytes 0..=i (at most 64, so no byte overflows).
+    let running = s.wrapping_mul(ONES);
+    // A high bit for every byte whose running count is <= k: those before the target.
+    let before_bytes = (((u64::from(k) * ONES) | HIGHS) - running) & HIGHS;
+    let byte = before_bytes.count_ones();
+    let ones_before = (running << 8 >> (8 * byte)) as u32 & 0xff;
+    let in_byte = (word >> (8 * byte)) as usize & 0xff;
+    8 * byte + u32::from(SELECT_IN_BYTE[in_byte][(k - ones_before) as usize])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The constant-time select finds the bit a loop finds, for every rank of random words
+    /// and of words with runs of ones.
+    #[test]
+    fn select_matches_a_loop() {
+        let mut x = 3u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let z = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z ^ (z >> 31)
+        };
+        for i in 0..20_000u64 {
+            let word = match i % 4 {
+                0 => next(),
+                1 => next() & next() & next(),
+                2 => u64::MAX << (next() % 64),
+                _ => next() | next(),
+            };
+            let mut w = word;
+            for k in 0..word.count_ones() {
+                assert_eq!(select(word, k), w.trailing_zeros(), "{word:#x} k {k}");
+                assert_eq!(
+                    select_broadword(word, k),
+                    w.trailing_zeros(),
+                    "{word:#x} k {k}"
+                );
+                // Inside the scope that enables BMI2 (the pdep path, where the CPU runs it
+                // fast).
+                let scoped = crate::arch::with_popcnt(|| select(word, k));
+                assert_eq!(scoped, w.trailing_zeros(), "{word:#x} k {k} in scope");
+                w &= w - 1;
+            }
+        }
+    }
 
     #[test]
     fn or_words_is_a_union_in_pieces_and_refuses_what_does_not_fit() {

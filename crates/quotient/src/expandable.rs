@@ -241,7 +241,7 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
             self.double()?;
         }
         let (x, f) = self.split(hash);
-        self.core.table.prefetch(x);
+        self.core.table.prefetch_remainders(x);
         let value = (f << 1) | 1;
         let (new, pushed) = with_popcnt(
             #[inline(always)]
@@ -293,7 +293,7 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
     /// remove only keys you inserted.
     pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         let (x, f) = self.split(hash);
-        self.core.table.prefetch(x);
+        self.core.table.prefetch_remainders(x);
         let w = self.width();
         let best = with_popcnt(
             #[inline(always)]
@@ -499,8 +499,13 @@ macro_rules! read_side {
             #[inline]
             pub fn contains_hash(&self, hash: u64) -> bool {
                 let (x, f) = self.split(hash);
-                // Both cache lines a lookup reads, requested at once so that their misses overlap.
-                self.core.table.prefetch(x);
+                // The remainders near the home slot are requested before the block's bits are
+                // read, so that the two misses overlap; a key whose home slot holds no run is
+                // answered from those bits, without entering the POPCNT scope (a call).
+                self.core.table.prefetch_remainders(x);
+                if !self.core.table.is_occupied(x) {
+                    return false;
+                }
                 with_popcnt(
                     #[inline(always)]
                     || self.core.table.run_back(x).any(|(_, v)| matches(v, f)),

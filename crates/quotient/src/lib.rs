@@ -205,7 +205,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// is changed.
     #[inline]
     pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.table.prefetch(self.split(hash).0);
+        self.table.prefetch_remainders(self.split(hash).0);
         with_popcnt(
             #[inline(always)]
             || self.insert_split(hash),
@@ -231,7 +231,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// as with a counting Bloom filter: remove only keys you inserted.
     pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         let (home, rem) = self.split(hash);
-        self.table.prefetch(home);
+        self.table.prefetch_remainders(home);
         if with_popcnt(
             #[inline(always)]
             || self.table.remove(home, rem),
@@ -609,9 +609,14 @@ macro_rules! read_side {
             /// Whether the key whose hash is `hash` may be in the filter.
             #[inline]
             pub fn contains_hash(&self, hash: u64) -> bool {
-                // Both cache lines a lookup reads (the block's bits, then the remainders near
-                // the home slot) are requested at once, so that their misses overlap.
-                self.table.prefetch(self.split(hash).0);
+                // The remainders near the home slot are requested before the block's bits are
+                // read, so that the two misses overlap; a key whose home slot holds no run is
+                // answered from those bits, without entering the POPCNT scope (a call).
+                let home = self.split(hash).0;
+                self.table.prefetch_remainders(home);
+                if !self.table.is_occupied(home) {
+                    return false;
+                }
                 with_popcnt(
                     #[inline(always)]
                     || self.contains_split(hash),

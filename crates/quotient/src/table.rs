@@ -20,6 +20,7 @@
 //! table is a multiset of fingerprints, exact at that level (a false positive is two keys
 //! sharing a fingerprint, never the table's doing).
 
+use bloomkit_core::bits::select;
 use bloomkit_core::Error;
 
 /// Slots per block (one word of each bitmap).
@@ -115,44 +116,6 @@ fn shift_down(words: &mut [u64], lo: usize, hi: usize, d: usize) {
         }
         w += 1;
     }
-}
-
-/// For each byte value and `k < 8`: the position of its `k`-th set bit (8 past its ones).
-const SELECT_IN_BYTE: [[u8; 8]; 256] = {
-    let mut table = [[8u8; 8]; 256];
-    let mut byte = 0;
-    while byte < 256 {
-        let (mut bit, mut k) = (0, 0);
-        while bit < 8 {
-            if byte >> bit & 1 == 1 {
-                table[byte][k] = bit as u8;
-                k += 1;
-            }
-            bit += 1;
-        }
-        byte += 1;
-    }
-    table
-};
-
-/// The position of the `k`-th set bit (0-based `k`, fewer than the word's ones) of `word`,
-/// in constant time: the byte that holds it from the bytes' running counts of ones (one
-/// multiply), then a table within the byte.
-#[inline(always)]
-fn select(word: u64, k: u32) -> u32 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut s = word - ((word >> 1) & 0x5555_5555_5555_5555);
-    s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
-    s = (s + (s >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
-    // Byte i: the ones in bytes 0..=i (at most 64, so no byte overflows).
-    let running = s.wrapping_mul(ONES);
-    // A high bit for every byte whose running count is <= k: those before the target.
-    let before_bytes = (((u64::from(k) * ONES) | HIGHS) - running) & HIGHS;
-    let byte = before_bytes.count_ones();
-    let ones_before = (running << 8 >> (8 * byte)) as u32 & 0xff;
-    let in_byte = (word >> (8 * byte)) as usize & 0xff;
-    8 * byte + u32::from(SELECT_IN_BYTE[in_byte][(k - ones_before) as usize])
 }
 
 /// Home slots, blocks in all, and words of a table of `quotients` home slots (a multiple of
@@ -785,7 +748,7 @@ impl<W: AsRef<[u64]>> Table<W> {
     }
 
     #[inline(always)]
-    fn is_occupied(&self, x: usize) -> bool {
+    pub(crate) fn is_occupied(&self, x: usize) -> bool {
         self.occ(x / BLOCK) >> (x % BLOCK) & 1 == 1
     }
 
@@ -812,13 +775,22 @@ impl<W: AsRef<[u64]>> Table<W> {
     }
 
     /// Requests the cache lines a lookup of quotient `x` starts with: its block's counts
-    /// and bits, and the remainders at its home slot.
+    /// and bits, and the remainders at its home slot (for a batch, whose keys' lines are
+    /// asked for before any is read).
     #[inline(always)]
     pub(crate) fn prefetch(&self, x: usize) {
-        use bloomkit_core::batch::prefetch;
-        let base = (x / BLOCK) * self.stride();
-        prefetch(&self.w()[base]);
-        prefetch(&self.w()[base + HEAD + (x % BLOCK) * self.remainder_bits as usize / 64]);
+        bloomkit_core::batch::prefetch_at(self.w(), (x / BLOCK) * self.stride());
+        self.prefetch_remainders(x);
+    }
+
+    /// Requests the cache line of the remainders at quotient `x`'s home slot: for one key at
+    /// a time, whose block's counts and bits are read next anyway, so that the two misses
+    /// overlap.
+    #[inline(always)]
+    pub(crate) fn prefetch_remainders(&self, x: usize) {
+        let at =
+            (x / BLOCK) * self.stride() + HEAD + (x % BLOCK) * self.remainder_bits as usize / 64;
+        bloomkit_core::batch::prefetch_at(self.w(), at);
     }
 
     #[inline(always)]
@@ -1182,26 +1154,6 @@ mod tests {
             x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let z = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z ^ (z >> 31)
-        }
-    }
-
-    /// The constant-time select finds the bit a loop finds, for every rank of random words
-    /// and of words with runs of ones.
-    #[test]
-    fn select_matches_a_loop() {
-        let mut next = splitmix(3);
-        for i in 0..20_000u64 {
-            let word = match i % 4 {
-                0 => next(),
-                1 => next() & next() & next(),
-                2 => u64::MAX << (next() % 64),
-                _ => next() | next(),
-            };
-            let mut w = word;
-            for k in 0..word.count_ones() {
-                assert_eq!(select(word, k), w.trailing_zeros(), "{word:#x} k {k}");
-                w &= w - 1;
-            }
         }
     }
 
