@@ -30,6 +30,13 @@
 //! [`with_simd`] runs a closure in a function compiled with AVX2 (when the CPU has it), so
 //! those tests inline into a batch's loop instead of being called once per key.
 //!
+//! [`with_popcnt`] runs a closure in a function compiled with POPCNT, and with BMI1 and BMI2
+//! too on a CPU that runs BMI2's `pdep` fast (every Intel CPU with BMI2, AMD from Zen 3 on;
+//! not AMD or Hygon before family 0x19, whose `pdep` is microcode): there the quotient
+//! table's select ([`crate::bits::select`]) is one `pdep` and one `tzcnt` instead of about
+//! thirty instructions. The CPU is asked once (CPUID and the standard library's feature
+//! test) and the answer cached.
+//!
 //! Tested under miri (`cargo +nightly miri test -p bloomkit-core --lib -- arch batch`):
 //! the prefetch and the portable paths. The x86-64 SIMD code (the AVX2 and SSE2 functions
 //! and the function pointers that choose between them) is compiled out under miri; it is
