@@ -100,39 +100,19 @@ async fn async_cluster_filters_work_across_nodes() {
 
 #[tokio::test]
 async fn a_stalled_server_ends_an_async_call_at_its_deadline() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let Some(server) = RedisServer::start(&[]) else {
         return;
     };
     let client = redis::Client::open(server.url()).unwrap();
     let limit = Duration::from_millis(300);
-    let mut f: AsyncRedisFilter<Local, _> = AsyncRedisFilter::open_or_create(
-        client.get_multiplexed_async_connection().await.unwrap(),
-        "stalled",
-        &Options::new(20_000, 0.01).timeout(Some(limit)),
-    )
-    .await
-    .unwrap();
-    let keys: Vec<String> = (0..1_000).map(|i| format!("k{i}")).collect();
-    f.try_insert_batch(keys.iter().map(String::as_str))
-        .await
-        .unwrap();
-    let signal = |s: &str| {
-        std::process::Command::new("kill")
-            .args([s, &server.pid().to_string()])
-            .status()
-            .unwrap()
-    };
-    signal("-STOP");
-    let started = Instant::now();
-    let mut out = Vec::new();
-    let err = f
-        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
-        .await
-        .unwrap_err();
-    let took = started.elapsed();
-    signal("-CONT");
-    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    let con = client.get_multiplexed_async_connection().await.unwrap();
+    let Stalled {
+        mut f,
+        keys,
+        took,
+        mut out,
+    } = stalled_batch(&server, con, "stalled", limit).await;
     assert!(took <= limit + limit / 10, "took {took:?}");
     assert!(out.is_empty());
     // The multiplexed connection drops the late replies itself: the next call's answers
@@ -245,7 +225,7 @@ async fn the_async_redisbloom_filter_answers_as_the_sync_one_and_a_local_chain()
 #[tokio::test]
 async fn an_async_resp_connection_ends_at_the_callers_deadline() {
     use bloomkit_redis::AsyncRespConnection;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let Some(server) = RedisServer::start(&[]) else {
         return;
     };
@@ -253,33 +233,12 @@ async fn an_async_resp_connection_ends_at_the_callers_deadline() {
     let con = AsyncRespConnection::open(server.url(), Some(limit))
         .await
         .unwrap();
-    let mut f: AsyncRedisFilter<Local, _> = AsyncRedisFilter::open_or_create(
-        con,
-        "stalled-resp",
-        &Options::new(20_000, 0.01).timeout(Some(limit)),
-    )
-    .await
-    .unwrap();
-    let keys: Vec<String> = (0..1_000).map(|i| format!("k{i}")).collect();
-    f.try_insert_batch(keys.iter().map(String::as_str))
-        .await
-        .unwrap();
-    let signal = |s: &str| {
-        std::process::Command::new("kill")
-            .args([s, &server.pid().to_string()])
-            .status()
-            .unwrap()
-    };
-    signal("-STOP");
-    let started = Instant::now();
-    let mut out = Vec::new();
-    let err = f
-        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
-        .await
-        .unwrap_err();
-    let took = started.elapsed();
-    signal("-CONT");
-    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    let Stalled {
+        mut f,
+        keys,
+        took,
+        mut out,
+    } = stalled_batch(&server, con, "stalled-resp", limit).await;
     assert!(took >= limit && took <= limit + limit / 10, "took {took:?}");
     // The late replies are passed over: the next call's answers are its own.
     f.try_contains_batch(keys.iter().map(String::as_str), &mut out)
@@ -347,4 +306,51 @@ async fn an_async_resp_connection_refuses_replayed_and_endless_replies() {
         .await
         .unwrap_err();
     assert!(matches!(err, Error::ReplyTooLarge { .. }), "{err:?}");
+}
+
+/// A filter of 1,000 keys whose server was stopped (`SIGSTOP`) during a batched lookup, and
+/// what the lookup did: it failed with `Timeout` (asserted here) after `took`, leaving
+/// `out`; the server runs again.
+struct Stalled<C> {
+    f: AsyncRedisFilter<Local, C>,
+    keys: Vec<String>,
+    took: std::time::Duration,
+    out: Vec<bool>,
+}
+
+/// [`Stalled`] for filter `name` on `con`, whose calls have the deadline `limit`.
+async fn stalled_batch<C: bloomkit_redis::Connection>(
+    server: &RedisServer,
+    con: C,
+    name: &str,
+    limit: std::time::Duration,
+) -> Stalled<C> {
+    let mut f: AsyncRedisFilter<Local, C> = AsyncRedisFilter::open_or_create(
+        con,
+        name,
+        &Options::new(20_000, 0.01).timeout(Some(limit)),
+    )
+    .await
+    .unwrap();
+    let keys: Vec<String> = (0..1_000).map(|i| format!("k{i}")).collect();
+    f.try_insert_batch(keys.iter().map(String::as_str))
+        .await
+        .unwrap();
+    let signal = |s: &str| {
+        std::process::Command::new("kill")
+            .args([s, &server.pid().to_string()])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    let started = std::time::Instant::now();
+    let mut out = Vec::new();
+    let err = f
+        .try_contains_batch(keys.iter().map(String::as_str), &mut out)
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    signal("-CONT");
+    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    Stalled { f, keys, took, out }
 }
