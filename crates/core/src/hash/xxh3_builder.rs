@@ -148,7 +148,22 @@ impl BuildHasher for Xxh3Builder {
     // This is `hash_one`: the lint's suggestion would recurse.
     #[allow(clippy::manual_hash_one)]
     fn hash_one<T: Hash>(&self, x: T) -> u64 {
+        // Integers only, at most 16 bytes of them (an integer key, a pair of `u64`s): every
+        // scheme gives XXH3 of those bytes, so none is consulted.
+        let mut ints = IntegerWord::default();
+        x.hash(&mut ints);
+        if !ints.ran && !ints.overflowed {
+            return xxh3_word(self.seed, ints.word, ints.len);
+        }
+        // More than 16 integer bytes: every scheme's register-sized try below would give up
+        // too, so the full hasher it falls back to answers at once.
+        let overflowed = ints.overflowed;
         match self.scheme {
+            Xxh3Scheme::OneShot if overflowed => {
+                let mut full = OneShotHasher::<Buffer>::new(self.seed);
+                x.hash(&mut full);
+                return full.finish();
+            }
             Xxh3Scheme::OneShot => {
                 let mut h = OneShotHasher::<Word>::new(self.seed);
                 x.hash(&mut h);
@@ -159,7 +174,7 @@ impl BuildHasher for Xxh3Builder {
                 x.hash(&mut full);
                 return full.finish();
             }
-            Xxh3Scheme::Chained => {
+            Xxh3Scheme::Chained if !overflowed => {
                 let mut word = WordHasher {
                     seed: self.seed,
                     word: 0,
@@ -171,7 +186,7 @@ impl BuildHasher for Xxh3Builder {
                     return word.finish();
                 }
             }
-            Xxh3Scheme::Buffered => {}
+            Xxh3Scheme::Chained | Xxh3Scheme::Buffered => {}
         }
         let mut full = self.build_hasher();
         x.hash(&mut full);
@@ -367,6 +382,80 @@ impl<G: Gathered> Hasher for OneShotHasher<G> {
     #[inline(always)]
     fn write_isize(&mut self, i: isize) {
         self.gather(u128::from(i as i64 as u64), 8);
+    }
+}
+
+/// The first try of [`Xxh3Builder::hash_one`] in every scheme: the integers a key writes,
+/// gathered in one register while they fit in 16 bytes. It stops at the first run of bytes
+/// (`ran`: a string's or a slice's contents, where the schemes differ) or at more than 16
+/// bytes (`overflowed`).
+#[derive(Default)]
+struct IntegerWord {
+    /// The bytes gathered, byte i in bits `8i..8i+8` (as [`load_word`] reads them).
+    word: u128,
+    len: usize,
+    ran: bool,
+    overflowed: bool,
+}
+
+impl IntegerWord {
+    #[inline(always)]
+    fn push(&mut self, value: u128, bytes: usize) {
+        if self.ran || self.overflowed {
+            return;
+        }
+        if self.len + bytes > WORD {
+            self.overflowed = true;
+            return;
+        }
+        // `self.len` is at most 15 when `bytes` is not 0 (the check above), so the shift is
+        // in range; a value of `bytes` bytes has no bits above them.
+        self.word |= value << (8 * (self.len % WORD));
+        self.len += bytes;
+    }
+}
+
+impl Hasher for IntegerWord {
+    #[inline(always)]
+    fn write(&mut self, _bytes: &[u8]) {
+        if !self.overflowed {
+            self.ran = true;
+        }
+    }
+
+    /// Not used: [`Xxh3Builder::hash_one`] reads the fields.
+    #[inline(always)]
+    fn finish(&self) -> u64 {
+        xxh3_word(0, self.word, self.len)
+    }
+
+    #[inline(always)]
+    fn write_u8(&mut self, i: u8) {
+        self.push(u128::from(i), 1);
+    }
+    #[inline(always)]
+    fn write_u16(&mut self, i: u16) {
+        self.push(u128::from(i), 2);
+    }
+    #[inline(always)]
+    fn write_u32(&mut self, i: u32) {
+        self.push(u128::from(i), 4);
+    }
+    #[inline(always)]
+    fn write_u64(&mut self, i: u64) {
+        self.push(u128::from(i), 8);
+    }
+    #[inline(always)]
+    fn write_u128(&mut self, i: u128) {
+        self.push(i, 16);
+    }
+    #[inline(always)]
+    fn write_usize(&mut self, i: usize) {
+        self.push(u128::from(i as u64), 8);
+    }
+    #[inline(always)]
+    fn write_isize(&mut self, i: isize) {
+        self.push(u128::from(i as i64 as u64), 8);
     }
 }
 
