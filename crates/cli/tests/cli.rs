@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use bloomkit::prelude::*;
 
@@ -14,18 +14,27 @@ struct Run {
     stderr: String,
 }
 
-fn bloomkit(args: &[&str], stdin: Option<&[u8]>) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+/// The binary started with `args`, its stdin as given and its stdout and stderr piped: for
+/// a test that talks to it while it runs.
+fn start(args: &[&str], stdin: Stdio) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_bloomkit"))
         .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the binary runs");
+        .expect("the binary runs")
+}
+
+fn bloomkit(args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut child = start(
+        args,
+        if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        },
+    );
     if let Some(input) = stdin {
         let mut pipe = child.stdin.take().unwrap();
         // A command that stops reading early closes the pipe: not the test's failure.
@@ -60,6 +69,30 @@ fn bad(args: &[&str], stdin: Option<&[u8]>, needle: &str) {
         "{args:?}: {} (wanted {needle})",
         r.stderr
     );
+}
+
+/// [`bad`] for each case: its arguments (nothing on stdin) and the text its error must hold.
+#[track_caller]
+fn bad_each(cases: &[(&[&str], &str)]) {
+    for (args, needle) in cases {
+        bad(args, None, needle);
+    }
+}
+
+/// Exit 0, with stderr in the message otherwise: the run, for what it printed.
+#[track_caller]
+fn ok(args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let r = bloomkit(args, stdin);
+    assert_eq!(r.code, Some(0), "{args:?}: {}", r.stderr);
+    r
+}
+
+/// `build keys -o out` with `extra` flags, which must succeed: the run.
+#[track_caller]
+fn build(keys: &Path, out: &Path, extra: &[&str]) -> Run {
+    let mut args = vec!["build", s(keys), "-o", s(out)];
+    args.extend_from_slice(extra);
+    ok(&args, None)
 }
 
 fn key(i: u64) -> String {
@@ -124,17 +157,12 @@ fn every_variant_builds_queries_and_describes_itself() {
     let text = std::fs::read(&members).unwrap();
     for variant in VARIANTS {
         let out = dir.path().join(format!("{variant}.blmk"));
-        let r = bloomkit(
-            &["build", s(&members), "-o", s(&out), "--variant", variant],
-            None,
-        );
-        assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+        build(&members, &out, &["--variant", variant]);
         let from_stdin = dir.path().join(format!("{variant}-stdin.blmk"));
-        let r = bloomkit(
+        ok(
             &["build", "-o", s(&from_stdin), "--variant", variant],
             Some(&text),
         );
-        assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
         assert_eq!(
             std::fs::read(&out).unwrap(),
             std::fs::read(&from_stdin).unwrap(),
@@ -154,8 +182,7 @@ fn every_variant_builds_queries_and_describes_itself() {
             false_positives < 100,
             "{variant}: {false_positives} false positives"
         );
-        let r = bloomkit(&["info", s(&out)], None);
-        assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+        let r = ok(&["info", s(&out)], None);
         assert!(r.stdout.contains("payload ok"), "{variant}: {}", r.stdout);
         assert!(
             r.stdout.contains("estimated items"),
@@ -189,20 +216,7 @@ fn files_answer_as_the_library_does() {
     let dir = tempfile::tempdir().unwrap();
     let members = keys_file(dir.path(), "keys.txt", 0..1_000);
     let out = dir.path().join("f.blmk");
-    let r = bloomkit(
-        &[
-            "build",
-            s(&members),
-            "-o",
-            s(&out),
-            "--items",
-            "1000",
-            "--seed",
-            "7",
-        ],
-        None,
-    );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    build(&members, &out, &["--items", "1000", "--seed", "7"]);
     let mut f = BlockedBloomFilter::<str>::builder(1_000, 0.01)
         .seed(7)
         .build()
@@ -218,14 +232,7 @@ fn query_output_and_exit_status() {
     let dir = tempfile::tempdir().unwrap();
     let members = keys_file(dir.path(), "keys.txt", 0..100);
     let out = dir.path().join("f.blmk");
-    assert_eq!(
-        bloomkit(
-            &["build", s(&members), "-o", s(&out), "--fpr", "0.0001"],
-            None
-        )
-        .code,
-        Some(0)
-    );
+    build(&members, &out, &["--fpr", "0.0001"]);
     let (a, b) = (key(1), key(2));
     let r = bloomkit(&["query", s(&out), &a, &b], None);
     assert_eq!(r.code, Some(0));
@@ -240,13 +247,7 @@ fn query_output_and_exit_status() {
     assert_eq!((r.code, r.stdout.as_str()), (Some(1), "x\ny\n"));
     // A reader that stops early (`| head -1`) is not an error, and the status still counts.
     let many: String = (0..200_000).map(|i| format!("absent-{i}\n")).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
-        .args(["query", s(&out)])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = start(&["query", s(&out)], Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(many.as_bytes());
@@ -267,15 +268,12 @@ fn query_output_and_exit_status() {
 #[test]
 fn merged_partitions_answer_every_key_of_each() {
     let dir = tempfile::tempdir().unwrap();
-    for variant in [
-        "classic",
-        "blocked",
-        "simd-block",
-        "split-block",
-        "counting",
-        "scalable",
-        "quotient",
-    ] {
+    // The variants with a union, as the one list of variants says.
+    let unions = VARIANTS
+        .iter()
+        .filter(|v| bloomkit::core::Variant::from_command_name(v).is_some_and(|v| v.facts().union));
+    assert_eq!(unions.clone().count(), 7, "the variants that merge");
+    for &variant in unions {
         let r = merge_partitions(dir.path(), variant, 1_000, 3_000);
         assert_eq!(
             r.code,
@@ -307,27 +305,13 @@ fn merge_partitions(dir: &Path, variant: &str, per_part: u64, items: u64) -> Run
             p * per_part..(p + 1) * per_part,
         );
         let out = dir.join(format!("{variant}-{p}.blmk"));
-        let r = bloomkit(
-            &[
-                "build",
-                s(&keys),
-                "-o",
-                s(&out),
-                "--variant",
-                variant,
-                "--items",
-                &items,
-            ],
-            None,
-        );
-        assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+        build(&keys, &out, &["--variant", variant, "--items", &items]);
         parts.push(out);
     }
     let merged = dir.join(format!("{variant}-all.blmk"));
     let mut args = vec!["merge", "-o", s(&merged)];
     args.extend(parts.iter().map(|p| s(p)));
-    let r = bloomkit(&args, None);
-    assert_eq!(r.code, Some(0), "{variant}: {}", r.stderr);
+    let r = ok(&args, None);
     if 3 * per_part > items.parse::<u64>().unwrap() && variant == "quotient" {
         assert!(r.stderr.contains("doubled"), "{}", r.stderr);
     }
@@ -342,35 +326,18 @@ fn split_block_files_convert_to_parquet_and_back_unchanged() {
     let blmk = dir.path().join("f.blmk");
     let parquet = dir.path().join("f.bloom");
     let again = dir.path().join("g.blmk");
-    let r = bloomkit(
-        &[
-            "build",
-            s(&keys),
-            "-o",
-            s(&blmk),
-            "--variant",
-            "split-block",
-            "--items",
-            "2000",
-        ],
+    build(
+        &keys,
+        &blmk,
+        &["--variant", "split-block", "--items", "2000"],
+    );
+    ok(
+        &["convert", s(&blmk), "-o", s(&parquet), "--to", "parquet"],
         None,
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(
-        bloomkit(
-            &["convert", s(&blmk), "-o", s(&parquet), "--to", "parquet"],
-            None
-        )
-        .code,
-        Some(0)
-    );
-    assert_eq!(
-        bloomkit(
-            &["convert", s(&parquet), "-o", s(&again), "--to", "bloomkit"],
-            None
-        )
-        .code,
-        Some(0)
+    ok(
+        &["convert", s(&parquet), "-o", s(&again), "--to", "bloomkit"],
+        None,
     );
     let original = SplitBlockFilter::<str>::from_bytes(&std::fs::read(&blmk).unwrap()).unwrap();
     assert_eq!(
@@ -381,10 +348,7 @@ fn split_block_files_convert_to_parquet_and_back_unchanged() {
     let back = SplitBlockFilter::<str>::from_bytes(&std::fs::read(&again).unwrap()).unwrap();
     assert_eq!(back.to_bitset(), original.to_bitset());
     let text = std::fs::read(&keys).unwrap();
-    assert_eq!(
-        bloomkit(&["query", s(&parquet), "-q"], Some(&text)).code,
-        Some(0)
-    );
+    ok(&["query", s(&parquet), "-q"], Some(&text));
     let r = bloomkit(&["info", s(&parquet)], None);
     assert!(r.stdout.contains("Parquet"), "{}", r.stdout);
 }
@@ -395,10 +359,7 @@ fn bad_input_exits_2_with_one_line() {
     let d = dir.path();
     let keys = keys_file(d, "keys.txt", 0..500);
     let good = d.join("good.blmk");
-    assert_eq!(
-        bloomkit(&["build", s(&keys), "-o", s(&good)], None).code,
-        Some(0)
-    );
+    build(&keys, &good, &[]);
     let bytes = std::fs::read(&good).unwrap();
     let write = |name: &str, b: &[u8]| {
         let p = d.join(name);
@@ -413,24 +374,23 @@ fn bad_input_exits_2_with_one_line() {
     let noise = write("noise.blmk", &[0x5a; 300]);
     let empty = write("empty.blmk", b"");
     let k = key(1);
+    let missing = d.join("missing.blmk");
+    let m = d.join("m.blmk");
 
     // Corrupt files.
-    bad(&["query", s(&flipped), &k], None, "checksum");
-    bad(&["info", s(&flipped)], None, "checksum");
-    bad(&["query", s(&truncated), &k], None, "truncated");
-    bad(&["query", s(&noise), &k], None, "not a bloomkit filter");
-    bad(&["query", s(&empty), &k], None, "is empty");
-    bad(&["query", s(d), &k], None, "is a directory");
-    bad(
-        &["query", s(&d.join("missing.blmk")), &k],
-        None,
-        "No such file",
-    );
-    bad(
-        &["merge", "-o", s(&d.join("m.blmk")), s(&good), s(&truncated)],
-        None,
-        "truncated",
-    );
+    bad_each(&[
+        (&["query", s(&flipped), &k], "checksum"),
+        (&["info", s(&flipped)], "checksum"),
+        (&["query", s(&truncated), &k], "truncated"),
+        (&["query", s(&noise), &k], "not a bloomkit filter"),
+        (&["query", s(&empty), &k], "is empty"),
+        (&["query", s(d), &k], "is a directory"),
+        (&["query", s(&missing), &k], "No such file"),
+        (
+            &["merge", "-o", s(&m), s(&good), s(&truncated)],
+            "truncated",
+        ),
+    ]);
     // --no-verify answers from a payload it did not check, without crashing.
     let r = bloomkit(&["query", s(&flipped), &k, "--no-verify"], None);
     assert!(matches!(r.code, Some(0 | 1)), "{}", r.stderr);
@@ -446,31 +406,16 @@ fn bad_input_exits_2_with_one_line() {
         (&small, &["--items", "10"][..]),
         (&seeded, &["--seed", "9"][..]),
     ] {
-        let mut args = vec!["build", s(&keys), "-o", s(out)];
-        args.extend_from_slice(extra);
-        assert_eq!(bloomkit(&args, None).code, Some(0));
+        build(&keys, out, extra);
     }
-    let m = d.join("m.blmk");
-    bad(
-        &["merge", "-o", s(&m), s(&good), s(&classic)],
-        None,
-        "same variant",
-    );
-    bad(
-        &["merge", "-o", s(&m), s(&good), s(&small)],
-        None,
-        "cannot merge",
-    );
-    bad(
-        &["merge", "-o", s(&m), s(&good), s(&seeded)],
-        None,
-        "cannot merge",
-    );
-    bad(
-        &["merge", "-o", s(&m), s(&fuse), s(&fuse)],
-        None,
-        "no union",
-    );
+    for (a, b, needle) in [
+        (&good, &classic, "same variant"),
+        (&good, &small, "cannot merge"),
+        (&good, &seeded, "cannot merge"),
+        (&fuse, &fuse, "no union"),
+    ] {
+        bad(&["merge", "-o", s(&m), s(a), s(b)], None, needle);
+    }
     bad(
         &["convert", s(&classic), "-o", s(&m), "--to", "parquet"],
         None,
@@ -478,17 +423,17 @@ fn bad_input_exits_2_with_one_line() {
     );
     assert!(!m.exists(), "a failed merge or convert wrote its output");
     // clap's own usage errors: exit 2 and one line too.
-    bad(
-        &["build", s(&keys), "-o", s(&m), "--variant", "nonsense"],
-        None,
-        "possible values",
-    );
+    // `build keys -o m` with `extra` flags must fail with `needle`.
+    let build_m = |extra: &[&str], needle: &str| {
+        bad(
+            &[&["build", s(&keys), "-o", s(&m)], extra].concat(),
+            None,
+            needle,
+        );
+    };
+    build_m(&["--variant", "nonsense"], "possible values");
     bad(&["query"], None, "required");
-    bad(
-        &["build", s(&keys), "-o", s(&m), "--counter-bits", "5"],
-        None,
-        "not one of 4, 8, 16, 32",
-    );
+    build_m(&["--counter-bits", "5"], "not one of 4, 8, 16, 32");
     // A keyed filter's key is not in the file.
     let keyed = {
         let key = bloomkit::core::hash::HashKey::new([7; 16]);
@@ -506,29 +451,22 @@ fn bad_input_exits_2_with_one_line() {
     let blank = write("blank.txt", b"\n\n\r\n");
     bad(&["build", s(&blank), "-o", s(&m)], None, "no keys in");
     bad(&["query", s(&good)], Some(b""), "no keys to query");
+    let bad_utf8 = write("bad-utf8.txt", b"ok\n\xff\n");
     bad(
-        &[
-            "build",
-            s(&write("bad-utf8.txt", b"ok\n\xff\n")),
-            "-o",
-            s(&m),
-        ],
+        &["build", s(&bad_utf8), "-o", s(&m)],
         None,
         "line 2 is not UTF-8",
     );
 
     // Unwritable outputs, and nothing left behind.
-    bad(
-        &["build", s(&keys), "-o", s(&keys.join("x.blmk"))],
-        None,
-        "Not a directory",
-    );
-    bad(
-        &["build", s(&keys), "-o", "/nonexistent/dir/x.blmk"],
-        None,
-        "No such file",
-    );
-    bad(&["build", s(&keys), "-o", s(d)], None, "is a directory");
+    let under_a_file = keys.join("x.blmk");
+    for (out, needle) in [
+        (s(&under_a_file), "Not a directory"),
+        ("/nonexistent/dir/x.blmk", "No such file"),
+        (s(d), "is a directory"),
+    ] {
+        bad(&["build", s(&keys), "-o", out], None, needle);
+    }
     // (Temporary files are `.NAME.XXXXXX.tmp`.)
     assert!(!std::fs::read_dir(d).unwrap().any(|e| e
         .unwrap()
@@ -537,33 +475,10 @@ fn bad_input_exits_2_with_one_line() {
         .ends_with(".tmp")));
 
     // Bad numbers.
-    bad(
-        &["build", s(&keys), "-o", s(&m), "--fpr", "0"],
-        None,
-        "--fpr must be in (0, 1)",
-    );
-    bad(
-        &["build", s(&keys), "-o", s(&m), "--fpr", "1.5"],
-        None,
-        "--fpr must be in (0, 1)",
-    );
-    bad(
-        &["build", s(&keys), "-o", s(&m), "--items", "0"],
-        None,
-        "--items must be at least 1",
-    );
-    bad(
-        &[
-            "build",
-            s(&keys),
-            "-o",
-            s(&m),
-            "--items",
-            "1000000000000000",
-        ],
-        None,
-        "cannot make the filter",
-    );
+    build_m(&["--fpr", "0"], "--fpr must be in (0, 1)");
+    build_m(&["--fpr", "1.5"], "--fpr must be in (0, 1)");
+    build_m(&["--items", "0"], "--items must be at least 1");
+    build_m(&["--items", "1000000000000000"], "cannot make the filter");
     assert!(!m.exists());
 }
 
@@ -572,8 +487,7 @@ fn bad_input_exits_2_with_one_line() {
 #[test]
 fn old_and_keyed_files_are_described() {
     let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bloomkit/tests/data/v1/classic.bin");
-    let r = bloomkit(&["info", s(&v1)], None);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let r = ok(&["info", s(&v1)], None);
     assert!(
         r.stdout.contains("version 1") && r.stdout.contains("decoded into memory"),
         "{}",
@@ -589,20 +503,17 @@ fn old_and_keyed_files_are_described() {
         .build()
         .unwrap();
     std::fs::write(&keyed, f.to_bytes()).unwrap();
-    let r = bloomkit(&["info", s(&keyed)], None);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let r = ok(&["info", s(&keyed)], None);
     assert!(r.stdout.contains("keyed hasher"), "{}", r.stdout);
 }
 
 /// `bloomkit compare | head -1`: the closed pipe ends it quietly, not with a panic.
 #[test]
 fn compare_into_a_closed_pipe_is_not_a_panic() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
-        .args(["compare", "--items", "2000", "--queries", "2000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = start(
+        &["compare", "--items", "2000", "--queries", "2000"],
+        Stdio::inherit(),
+    );
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -710,8 +621,7 @@ fn no_command_writes_over_an_input_or_a_file_it_did_not_make() {
     std::fs::write(&notes, "my notes\n").unwrap();
     bad(&["build", s(&keys), "-o", s(&notes)], None, "--force");
     assert_eq!(std::fs::read(&notes).unwrap(), b"my notes\n");
-    let forced = bloomkit(&["build", s(&keys), "-o", s(&notes), "--force"], None);
-    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    build(&keys, &notes, &["--force"]);
     // A pipe (or a device) is never replaced by the renamed file.
     let fifo = d.join("fifo");
     assert!(Command::new("mkfifo")
@@ -730,13 +640,11 @@ fn no_command_writes_over_an_input_or_a_file_it_did_not_make() {
     // An empty file (`out=$(mktemp)`) holds nothing to lose.
     let empty = d.join("empty.blmk");
     std::fs::write(&empty, "").unwrap();
-    let r = bloomkit(&["build", s(&keys), "-o", s(&empty)], None);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    build(&keys, &empty, &[]);
     // A filter file is rebuilt in place; merge and convert check their outputs alike.
     let f = d.join("f.blmk");
     for _ in 0..2 {
-        let r = bloomkit(&["build", s(&keys), "-o", s(&f)], None);
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        build(&keys, &f, &[]);
     }
     for (output, refusal) in [(&f, "is the input"), (&keys, "--force")] {
         bad(&["merge", s(&f), s(&notes), "-o", s(output)], None, refusal);
@@ -813,31 +721,12 @@ fn a_file_that_changes_under_a_query_gives_answers_or_one_line() {
     ] {
         for (change, mmap) in [("truncate", false), ("rewrite", false), ("rewrite", true)] {
             let f = d.join(format!("{variant}.blmk"));
-            let r = bloomkit(
-                &[
-                    "build",
-                    s(&keys),
-                    "-o",
-                    s(&f),
-                    "--variant",
-                    variant,
-                    "--items",
-                    "500000",
-                ],
-                None,
-            );
-            assert_eq!(r.code, Some(0), "{}", r.stderr);
+            build(&keys, &f, &["--variant", variant, "--items", "500000"]);
             let mut args = vec!["query", s(&f)];
             if mmap {
                 args.push("--mmap");
             }
-            let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
-                .args(&args)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
+            let mut child = start(&args, Stdio::piped());
             // Keys written by a thread (the pipes would fill both ways otherwise): a quarter,
             // then the rest once the file has changed.
             let mut stdin = child.stdin.take().unwrap();
@@ -914,23 +803,10 @@ fn endless_inputs_are_read_no_further_than_their_header() {
     let d = dir.path();
     let keys = keys_file(d, "keys.txt", 0..1_000);
     let f = d.join("f.blmk");
-    assert_eq!(
-        bloomkit(&["build", s(&keys), "-o", s(&f)], None).code,
-        Some(0)
-    );
+    build(&keys, &f, &[]);
     let p = d.join("f.parquet");
-    assert_eq!(
-        bloomkit(
-            &["build", s(&keys), "-o", s(&f), "--variant", "split-block"],
-            None
-        )
-        .code,
-        Some(0)
-    );
-    assert_eq!(
-        bloomkit(&["convert", s(&f), "-o", s(&p), "--to", "parquet"], None).code,
-        Some(0)
-    );
+    build(&keys, &f, &["--variant", "split-block"]);
+    ok(&["convert", s(&f), "-o", s(&p), "--to", "parquet"], None);
     // A filter followed by endless zeros, through a process substitution: the filter is
     // read, the zeros are not.
     for file in [&f, &p] {
@@ -960,8 +836,7 @@ fn an_overfull_build_suggests_a_size_that_builds() {
     let d = dir.path();
     let keys = keys_file(d, "keys.txt", 0..20_000);
     let f = d.join("f.blmk");
-    let r = bloomkit(&["build", s(&keys), "-o", s(&f), "--items", "1"], None);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let r = build(&keys, &f, &["--items", "1"]);
     let suggested: u64 = r
         .stderr
         .split("--items ")
@@ -971,8 +846,7 @@ fn an_overfull_build_suggests_a_size_that_builds() {
         .unwrap_or_else(|| panic!("no suggestion in {}", r.stderr));
     assert!((1..=20_000).contains(&suggested), "{}", r.stderr);
     let n = suggested.to_string();
-    let r = bloomkit(&["build", s(&keys), "-o", s(&f), "--items", &n], None);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    build(&keys, &f, &["--items", &n]);
 }
 
 /// The expandable filter from the command (found on 7f262d2): a rate below what it reaches
@@ -984,23 +858,15 @@ fn the_expandable_filter_takes_any_rate_and_repeated_lines() {
     let keys = keys_file(d, "keys.txt", 0..100);
     let out = d.join("e.blmk");
     for fpr in ["5e-324", "2.2250738585072014e-308"] {
+        let args = ["build", s(&keys), "-o", s(&out), "--variant", "expandable"];
         bad(
-            &[
-                "build",
-                s(&keys),
-                "-o",
-                s(&out),
-                "--variant",
-                "expandable",
-                "--fpr",
-                fpr,
-            ],
+            &[&args[..], &["--fpr", fpr]].concat(),
             None,
             "is below the minimum of",
         );
     }
     let same = "same\n".repeat(2_000);
-    let r = bloomkit(
+    ok(
         &[
             "build",
             "-o",
@@ -1012,7 +878,6 @@ fn the_expandable_filter_takes_any_rate_and_repeated_lines() {
         ],
         Some(same.as_bytes()),
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
     let r = bloomkit(&["query", s(&out), "same"], None);
     assert_eq!((r.code, r.stdout.as_str()), (Some(0), "present\tsame\n"));
 }

@@ -12,10 +12,39 @@ struct Cli {
     args: bloomkit_cli::compare::Args,
 }
 
-fn run(flags: &[&str]) -> Value {
+fn run_args(flags: &[&str]) -> Value {
     let cli = Cli::parse_from(std::iter::once("compare").chain(flags.iter().copied()));
     let report = bloomkit_cli::compare::run(&cli.args, |_| {}).expect("compare runs");
     serde_json::from_str(&report.json()).expect("valid JSON")
+}
+
+/// [`run_args`] with the flags as typed on a command line (split at white space).
+fn run(flags: &str) -> Value {
+    run_args(&flags.split_whitespace().collect::<Vec<_>>())
+}
+
+/// [`run`], then [`check_rows`] against the target rate `fpr`: the report.
+fn checked(flags: &str, fpr: f64) -> Value {
+    let report = run(flags);
+    check_rows(&report, fpr);
+    report
+}
+
+/// Why the row `name` cannot serve; it must have a reason.
+fn refusal<'a>(report: &'a Value, name: &str) -> &'a str {
+    row(report, name)["cannot_serve"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} serves"))
+}
+
+/// Whether the row `name` serves.
+fn serves(report: &Value, name: &str) -> bool {
+    row(report, name)["cannot_serve"].is_null()
+}
+
+/// The structure recommended.
+fn recommended(report: &Value) -> &str {
+    report["recommendation"]["structure"].as_str().unwrap()
 }
 
 fn rows(report: &Value) -> &Vec<Value> {
@@ -88,22 +117,9 @@ fn check_rows(report: &Value, fpr: f64) {
 
 #[test]
 fn u64_keys() {
-    let report = run(&[
-        "--items",
-        "50000",
-        "--queries",
-        "200000",
-        "--fpr",
-        "0.02",
-        "--seed",
-        "3",
-    ]);
-    check_rows(&report, 0.02);
-    assert!(row(&report, "Bitmap")["cannot_serve"]
-        .as_str()
-        .unwrap()
-        .contains("dense"));
-    let chosen = report["recommendation"]["structure"].as_str().unwrap();
+    let report = checked("--items 50000 --queries 200000 --fpr 0.02 --seed 3", 0.02);
+    assert!(refusal(&report, "Bitmap").contains("dense"));
+    let chosen = recommended(&report);
     assert!(
         ["BloomFilter", "BlockedBloomFilter", "SimdBlockFilter"].contains(&chosen),
         "{chosen}"
@@ -112,114 +128,60 @@ fn u64_keys() {
 
 #[test]
 fn static_sets_recommend_a_static_filter() {
-    let report = run(&[
-        "--items",
-        "50000",
-        "--queries",
-        "400000",
-        "--fpr",
-        "0.01",
-        "--static",
-        "--seed",
-        "5",
-    ]);
-    check_rows(&report, 0.01);
+    let report = checked(
+        "--items 50000 --queries 400000 --fpr 0.01 --static --seed 5",
+        0.01,
+    );
     for name in ["BinaryFuse8", "BinaryFuse16", "RibbonFilter"] {
-        assert!(row(&report, name)["cannot_serve"].is_null(), "{name}");
+        assert!(serves(&report, name), "{name}");
     }
     // The ribbon filter is the smallest at 1% (about 7 bits per key against 9.9 blocked).
-    assert_eq!(
-        report["recommendation"]["structure"],
-        "RibbonFilter (static)"
-    );
+    assert_eq!(recommended(&report), "RibbonFilter (static)");
     let ribbon = row(&report, "RibbonFilter");
     assert!(ribbon["bits_per_key"].as_f64().unwrap() < 7.5);
 
     // Without --static they cannot serve, and say why; at 0.1% the 8-bit fuse filter
     // cannot either, its rate being 0.39%.
-    let report = run(&["--items", "20000", "--queries", "100000"]);
-    assert!(row(&report, "RibbonFilter")["cannot_serve"]
-        .as_str()
-        .unwrap()
-        .contains("--static"));
-    let report = run(&[
-        "--items",
-        "20000",
-        "--queries",
-        "100000",
-        "--fpr",
-        "0.001",
-        "--static",
-    ]);
-    assert!(row(&report, "BinaryFuse8")["cannot_serve"]
-        .as_str()
-        .unwrap()
-        .contains("above the target"));
+    let report = run("--items 20000 --queries 100000");
+    assert!(refusal(&report, "RibbonFilter").contains("--static"));
+    let report = run("--items 20000 --queries 100000 --fpr 0.001 --static");
+    assert!(refusal(&report, "BinaryFuse8").contains("above the target"));
     check_rows(&report, 0.001);
 }
 
 #[test]
 fn dense_keys_recommend_the_bitmap() {
-    let report = run(&[
-        "--keys",
-        "dense",
-        "--items",
-        "50000",
-        "--density",
-        "0.5",
-        "--queries",
-        "100000",
-    ]);
-    check_rows(&report, 0.01);
+    let report = checked(
+        "--keys dense --items 50000 --density 0.5 --queries 100000",
+        0.01,
+    );
     let bitmap = row(&report, "Bitmap");
     assert!(bitmap["cannot_serve"].is_null());
     assert_eq!(bitmap["measured_fpr"].as_f64(), Some(0.0));
-    assert_eq!(report["recommendation"]["structure"], "Bitmap");
+    assert_eq!(recommended(&report), "Bitmap");
 }
 
 #[test]
 fn deletes_and_unknown_sizes_pick_the_structures_that_can() {
     // String keys: a HashSet of them is far larger than the counting filter.
-    let report = run(&[
-        "--keys",
-        "string",
-        "--items",
-        "50000",
-        "--queries",
-        "100000",
-        "--deletes",
-        "0.3",
-    ]);
-    check_rows(&report, 0.01);
-    assert!(row(&report, "BloomFilter")["cannot_serve"]
-        .as_str()
-        .unwrap()
-        .contains("remove"));
-    assert!(row(&report, "CountingBloomFilter")["cannot_serve"].is_null());
-    assert!(row(&report, "QuotientFilter")["cannot_serve"].is_null());
-    assert_eq!(report["recommendation"]["structure"], "QuotientFilter");
+    let report = checked(
+        "--keys string --items 50000 --queries 100000 --deletes 0.3",
+        0.01,
+    );
+    assert!(refusal(&report, "BloomFilter").contains("remove"));
+    assert!(serves(&report, "CountingBloomFilter"));
+    assert!(serves(&report, "QuotientFilter"));
+    assert_eq!(recommended(&report), "QuotientFilter");
     // u64 keys: a HashSet is within 4x of the 4-bit counters, but not of the quotient
     // filter.
-    let report = run(&[
-        "--items",
-        "50000",
-        "--queries",
-        "100000",
-        "--deletes",
-        "0.3",
-    ]);
-    check_rows(&report, 0.01);
+    let report = checked("--items 50000 --queries 100000 --deletes 0.3", 0.01);
     let bytes = |name: &str| row(&report, name)["bytes"].as_f64().unwrap();
     assert!(bytes("HashSet") <= 4.0 * bytes("CountingBloomFilter"));
     assert!(bytes("HashSet") > 4.0 * bytes("QuotientFilter"));
-    assert_eq!(report["recommendation"]["structure"], "QuotientFilter");
+    assert_eq!(recommended(&report), "QuotientFilter");
 
-    let report = run(&["--items", "50000", "--queries", "100000", "--unknown-size"]);
-    check_rows(&report, 0.01);
-    assert!(row(&report, "BloomFilter")["cannot_serve"]
-        .as_str()
-        .unwrap()
-        .contains("count"));
+    let report = checked("--items 50000 --queries 100000 --unknown-size", 0.01);
+    assert!(refusal(&report, "BloomFilter").contains("count"));
     // The smaller of the two structures that grow.
     let bytes = |name: &str| row(&report, name)["bytes"].as_f64().unwrap();
     let smaller = if bytes("ExpandableFilter") < bytes("ScalableBloomFilter") {
@@ -227,22 +189,16 @@ fn deletes_and_unknown_sizes_pick_the_structures_that_can() {
     } else {
         "ScalableBloomFilter"
     };
-    assert_eq!(report["recommendation"]["structure"], smaller);
+    assert_eq!(recommended(&report), smaller);
 
     // Unknown size and deletes: only the expandable filter does both.
-    let report = run(&[
-        "--items",
-        "50000",
-        "--queries",
-        "100000",
-        "--unknown-size",
-        "--deletes",
-        "0.3",
-    ]);
-    check_rows(&report, 0.01);
-    assert!(row(&report, "ExpandableFilter")["cannot_serve"].is_null());
+    let report = checked(
+        "--items 50000 --queries 100000 --unknown-size --deletes 0.3",
+        0.01,
+    );
+    assert!(serves(&report, "ExpandableFilter"));
     assert_eq!(row(&report, "ExpandableFilter")["false_negatives"], 0);
-    assert_eq!(report["recommendation"]["structure"], "ExpandableFilter");
+    assert_eq!(recommended(&report), "ExpandableFilter");
 }
 
 #[test]
@@ -256,7 +212,7 @@ fn string_keys_from_files_and_small_sets() {
     let asked: Vec<String> = (10_000..30_000).map(|i| format!("word-{i:05}")).collect();
     std::fs::write(&queries, asked.join("\r\n")).unwrap();
     let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
-    let report = run(&[
+    let report = run_args(&[
         "--keys-file",
         &path(&keys),
         "--queries-file",
@@ -269,8 +225,8 @@ fn string_keys_from_files_and_small_sets() {
         assert_eq!(r["false_negatives"], 0, "{}", r["structure"]);
     }
     // A small set: exactness is worth the memory.
-    let report = run(&["--items", "500", "--queries", "10000"]);
-    assert_eq!(report["recommendation"]["structure"], "HashSet (exact)");
+    let report = run("--items 500 --queries 10000");
+    assert_eq!(recommended(&report), "HashSet (exact)");
 }
 
 fn compare(args: &[&str]) -> (Option<i32>, String) {
@@ -283,6 +239,15 @@ fn compare(args: &[&str]) -> (Option<i32>, String) {
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// `compare` with `args` must exit 2 with `message` on stderr: the stderr, for more checks.
+#[track_caller]
+fn refused(args: &[&str], message: &str) -> String {
+    let (code, stderr) = compare(args);
+    assert_eq!(code, Some(2), "{args:?}: {stderr}");
+    assert!(stderr.contains(message), "{args:?}: {stderr}");
+    stderr
 }
 
 #[test]
@@ -311,17 +276,13 @@ fn bad_input_gets_a_message_not_a_backtrace() {
         ),
     ];
     for (args, message) in cases {
-        let (code, stderr) = compare(&args);
-        assert_eq!(code, Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        let stderr = refused(&args, message);
         assert!(
             !stderr.contains("panicked") && !stderr.contains("backtrace"),
             "{stderr}"
         );
     }
-    let (code, stderr) = compare(&["--items", "lots"]);
-    assert_eq!(code, Some(2));
-    assert!(stderr.contains("invalid value 'lots'"), "{stderr}");
+    refused(&["--items", "lots"], "invalid value 'lots'");
 }
 
 /// Sizes no machine of ours can hold get a message and exit 2, before anything is
@@ -354,9 +315,7 @@ fn sizes_too_large_for_the_machine_are_refused() {
         ),
     ];
     for (args, message) in cases {
-        let (code, stderr) = compare(&args);
-        assert_eq!(code, Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        let stderr = refused(&args, message);
         assert!(
             stderr.len() < 1_000,
             "{args:?}: {} bytes of stderr",
@@ -414,8 +373,7 @@ fn json_csv_and_plot() {
 
 #[test]
 fn concurrent_writers_get_an_atomic_filter() {
-    let report = run(&["--items", "40000", "--queries", "100000", "--threads", "2"]);
-    check_rows(&report, 0.01);
+    let report = checked("--items 40000 --queries 100000 --threads 2", 0.01);
     for name in [
         "AtomicBloomFilter (2 threads)",
         "AtomicBlockedBloomFilter (2 threads)",
@@ -423,36 +381,23 @@ fn concurrent_writers_get_an_atomic_filter() {
         "BlockedBloomFilter par_extend (2 threads)",
         "Mutex<HashSet> (exact) (2 threads)",
     ] {
-        assert!(row(&report, name)["cannot_serve"].is_null(), "{name}");
+        assert!(serves(&report, name), "{name}");
     }
-    let chosen = report["recommendation"]["structure"].as_str().unwrap();
+    let chosen = recommended(&report);
     assert!(chosen.starts_with("Atomic"), "{chosen}");
     // With deletes, only the atomic counting filter of the atomic ones serves.
-    let report = run(&[
-        "--items",
-        "40000",
-        "--queries",
-        "100000",
-        "--threads",
-        "2",
-        "--deletes",
-        "0.2",
-    ]);
-    check_rows(&report, 0.01);
+    let report = checked(
+        "--items 40000 --queries 100000 --threads 2 --deletes 0.2",
+        0.01,
+    );
     assert_eq!(
-        report["recommendation"]["structure"],
+        recommended(&report),
         "AtomicCountingBloomFilter (4-bit) (2 threads)"
     );
-    assert!(row(&report, "AtomicBlockedBloomFilter")["cannot_serve"]
-        .as_str()
-        .unwrap()
-        .contains("remove"));
+    assert!(refusal(&report, "AtomicBlockedBloomFilter").contains("remove"));
     // Without --threads, one row says how to measure them.
-    let report = run(&["--items", "2000", "--queries", "2000"]);
-    assert!(row(&report, "Atomic filters")["cannot_serve"]
-        .as_str()
-        .unwrap()
-        .contains("--threads"));
+    let report = run("--items 2000 --queries 2000");
+    assert!(refusal(&report, "Atomic filters").contains("--threads"));
 }
 
 /// `--redis`: the shared filters measured against a real server (with RedisBloom's module),
@@ -464,20 +409,22 @@ fn shared_filters_are_measured_against_the_server_and_removed() {
         return;
     };
     let url = server.url();
-    let report = run(&["--items", "20000", "--queries", "40000", "--redis", &url]);
-    check_rows(&report, 0.01);
+    let report = checked(
+        &format!("--items 20000 --queries 40000 --redis {url}"),
+        0.01,
+    );
     for name in [
         "RedisFilter<BlockedBloomFilter> (shared)",
         "RedisFilter<BloomFilter> (shared)",
         "RedisBloomFilter (module, shared)",
     ] {
         assert!(
-            row(&report, name)["cannot_serve"].is_null(),
+            serves(&report, name),
             "{name}: {}",
             row(&report, name)["cannot_serve"]
         );
     }
-    let chosen = report["recommendation"]["structure"].as_str().unwrap();
+    let chosen = recommended(&report);
     assert!(chosen.starts_with("Redis"), "{chosen}");
     let mut con = redis::Client::open(url.as_str())
         .unwrap()
@@ -486,36 +433,15 @@ fn shared_filters_are_measured_against_the_server_and_removed() {
     let left: u64 = redis::cmd("DBSIZE").query(&mut con).unwrap();
     assert_eq!(left, 0, "compare left keys on the server");
     // String keys, and an unknown size: only RedisBloom grows.
-    let report = run(&[
-        "--keys",
-        "string",
-        "--items",
-        "20000",
-        "--queries",
-        "20000",
-        "--unknown-size",
-        "--redis",
-        &url,
-    ]);
-    check_rows(&report, 0.01);
-    assert!(
-        row(&report, "RedisFilter<BlockedBloomFilter>")["cannot_serve"]
-            .as_str()
-            .unwrap()
-            .contains("item count")
+    let report = checked(
+        &format!("--keys string --items 20000 --queries 20000 --unknown-size --redis {url}"),
+        0.01,
     );
-    assert_eq!(
-        report["recommendation"]["structure"],
-        "RedisBloomFilter (module, shared)"
-    );
+    assert!(refusal(&report, "RedisFilter<BlockedBloomFilter>").contains("item count"));
+    assert_eq!(recommended(&report), "RedisBloomFilter (module, shared)");
     // Without --redis, one row says how to measure them.
-    let report = run(&["--items", "2000", "--queries", "2000"]);
-    assert!(
-        row(&report, "RedisFilter, RedisBloomFilter")["cannot_serve"]
-            .as_str()
-            .unwrap()
-            .contains("--redis")
-    );
+    let report = run("--items 2000 --queries 2000");
+    assert!(refusal(&report, "RedisFilter, RedisBloomFilter").contains("--redis"));
 }
 
 /// `--keys records`: the multi-attribute filter answers by record, by one field and by
@@ -523,34 +449,23 @@ fn shared_filters_are_measured_against_the_server_and_removed() {
 /// by field.
 #[test]
 fn records_asked_by_field_get_the_multi_attribute_filter() {
-    let report = run(&[
-        "--keys",
-        "records",
-        "--attributes",
-        "3",
-        "--items",
-        "20000",
-        "--queries",
-        "40000",
-    ]);
-    check_rows(&report, 0.01);
+    let report = checked(
+        "--keys records --attributes 3 --items 20000 --queries 40000",
+        0.01,
+    );
     for kind in ["record", "field 1", "fields 0+1"] {
         let r = row(&report, &format!("MultiFilter [{kind}]"));
         assert!(r["cannot_serve"].is_null(), "{kind}");
     }
-    assert!(row(&report, "BlockedBloomFilter [field 1]")["cannot_serve"]
-        .as_str()
-        .unwrap()
-        .contains("a filter per field"));
-    assert!(row(&report, "BlockedBloomFilter [record]")["cannot_serve"].is_null());
-    assert_eq!(report["recommendation"]["structure"], "MultiFilter");
-    let (code, stderr) = compare(&["--keys", "records", "--attributes", "1"]);
-    assert_eq!(code, Some(2));
-    assert!(
-        stderr.contains("--attributes must be in 2..=12"),
-        "{stderr}"
+    assert!(refusal(&report, "BlockedBloomFilter [field 1]").contains("a filter per field"));
+    assert!(serves(&report, "BlockedBloomFilter [record]"));
+    assert_eq!(recommended(&report), "MultiFilter");
+    refused(
+        &["--keys", "records", "--attributes", "1"],
+        "--attributes must be in 2..=12",
     );
-    let (code, stderr) = compare(&["--keys", "records", "--deletes", "0.1"]);
-    assert_eq!(code, Some(2));
-    assert!(stderr.contains("does not combine"), "{stderr}");
+    refused(
+        &["--keys", "records", "--deletes", "0.1"],
+        "does not combine",
+    );
 }

@@ -77,6 +77,86 @@ impl Row {
     pub fn serves(&self) -> bool {
         self.cannot_serve.is_none()
     }
+
+    /// A row for a structure that served: `bytes` over the `kept` keys it holds, `build_ns`
+    /// per insert, and its `answers` (a member answered absent is a false negative).
+    /// Whether it misses the target is judged by the caller, who knows it.
+    pub fn served(
+        structure: &str,
+        flags: (bool, bool, bool),
+        bytes: u64,
+        kept: usize,
+        build_ns: f64,
+        answers: Answers,
+    ) -> Row {
+        let (deletes, grows, exact) = flags;
+        let Answers {
+            members,
+            non_members,
+        } = answers;
+        Row {
+            structure: structure.into(),
+            cannot_serve: None,
+            bytes,
+            bits_per_key: bytes as f64 * 8.0 / kept.max(1) as f64,
+            build_ns,
+            member_ns: members.ns,
+            non_member_ns: non_members.ns,
+            measured_fpr: if non_members.queries == 0 {
+                0.0
+            } else {
+                non_members.present as f64 / non_members.queries as f64
+            },
+            false_negatives: (members.queries - members.present) as u64,
+            misses_target: false,
+            deletes,
+            grows,
+            exact,
+        }
+    }
+}
+
+/// Queries of one kind (members, or non-members) asked of a structure, timed.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked {
+    /// How many were asked.
+    pub queries: usize,
+    /// How many it answered present.
+    pub present: usize,
+    /// Nanoseconds per query.
+    pub ns: f64,
+}
+
+impl Asked {
+    /// Times `present` over every query, one at a time.
+    pub fn each<Q>(queries: &[Q], mut present: impl FnMut(&Q) -> bool) -> Asked {
+        let start = Instant::now();
+        let found = queries.iter().filter(|q| present(q)).count();
+        Asked {
+            queries: queries.len(),
+            present: found,
+            ns: per(start.elapsed(), queries.len()),
+        }
+    }
+}
+
+/// A structure's answers to the member queries and to the non-member ones, each timed.
+#[derive(Debug, Clone, Copy)]
+pub struct Answers {
+    /// The member queries.
+    pub members: Asked,
+    /// The non-member queries.
+    pub non_members: Asked,
+}
+
+impl Answers {
+    /// Times `present` over every member query, then every non-member one, one at a time.
+    pub fn each<Q>(members: &[Q], non_members: &[Q], mut present: impl FnMut(&Q) -> bool) -> Self {
+        Answers {
+            members: Asked::each(members, &mut present),
+            non_members: Asked::each(non_members, present),
+        }
+    }
 }
 
 /// What the measurement needs of a structure.
@@ -358,37 +438,13 @@ pub fn measure_built<K, T, S: Structure<K>>(
         .chain(data.non_members.iter().take(10_000));
     black_box(warm.filter(|k| s.has(k)).count());
 
-    let start = Instant::now();
-    let found = data.members.iter().filter(|k| s.has(black_box(*k))).count();
-    let member_ns = per(start.elapsed(), data.members.len());
-    false_negatives += (data.members.len() - found) as u64;
-
-    let start = Instant::now();
-    let positives = data
-        .non_members
-        .iter()
-        .filter(|k| s.has(black_box(*k)))
-        .count();
-    let non_member_ns = per(start.elapsed(), data.non_members.len());
-    let kept = (data.keys.len() - data.deleted).max(1);
+    let answers = Answers::each(&data.members, &data.non_members, |k| s.has(black_box(k)));
+    let kept = data.keys.len() - data.deleted;
+    let row = Row::served(name, flags, bytes, kept, build_ns, answers);
+    // The members answered absent, and the defects found before the queries.
     Row {
-        structure: name.into(),
-        cannot_serve: None,
-        bytes,
-        bits_per_key: bytes as f64 * 8.0 / kept as f64,
-        build_ns,
-        member_ns,
-        non_member_ns,
-        measured_fpr: if data.non_members.is_empty() {
-            0.0
-        } else {
-            positives as f64 / data.non_members.len() as f64
-        },
-        false_negatives,
-        misses_target: false, // judged against the target by the caller, who knows it
-        deletes,
-        grows,
-        exact,
+        false_negatives: row.false_negatives + false_negatives,
+        ..row
     }
 }
 

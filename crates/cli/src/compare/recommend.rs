@@ -502,6 +502,35 @@ mod tests {
         }
     }
 
+    /// The needs with dense keys.
+    fn dense() -> Needs {
+        Needs {
+            dense: true,
+            ..needs()
+        }
+    }
+
+    /// The needs with deletes.
+    fn deleting() -> Needs {
+        Needs {
+            deletes: true,
+            ..needs()
+        }
+    }
+
+    /// The needs with an unknown item count.
+    fn unknown() -> Needs {
+        Needs {
+            unknown_size: true,
+            ..needs()
+        }
+    }
+
+    /// The name of the structure recommended for `rows` under `needs`.
+    fn chosen(rows: &[Row], needs: &Needs) -> String {
+        recommend(rows, needs).structure
+    }
+
     /// Regression: with k = 1 the blocked filter measured a 100% rate for a 50% target and
     /// was recommended for its fast lookups. A structure that misses the target is never
     /// recommended, and the reason says so.
@@ -582,29 +611,13 @@ mod tests {
 
     #[test]
     fn dense_keys_get_the_bitmap() {
-        let r = recommend(
-            &table(),
-            &Needs {
-                dense: true,
-                ..needs()
-            },
-        );
+        let r = recommend(&table(), &dense());
         assert_eq!(r.structure, "Bitmap");
         assert!(r.reason.contains("4.8x smaller"), "{}", r.reason);
         // A sparse "dense" range where the bitmap is larger than a filter: not the bitmap.
         let mut t = table();
         t[5].bytes = 50_000_000;
-        assert_ne!(
-            recommend(
-                &t,
-                &Needs {
-                    dense: true,
-                    ..needs()
-                }
-            )
-            .structure,
-            "Bitmap"
-        );
+        assert_ne!(chosen(&t, &dense()), "Bitmap");
     }
 
     #[test]
@@ -620,10 +633,7 @@ mod tests {
 
     #[test]
     fn deletes_get_the_smaller_deleting_filter_and_unknown_sizes_the_scalable_one() {
-        let deletes = Needs {
-            deletes: true,
-            ..needs()
-        };
+        let deletes = deleting();
         // Without a quotient filter row, the counting filter.
         let r = recommend(&table(), &deletes);
         assert_eq!(r.structure, "CountingBloomFilter (4-bit)");
@@ -643,29 +653,13 @@ mod tests {
         );
         // A quotient filter larger than the counting filter (a table at half load) loses.
         t[6].bytes = 5_000_000;
-        assert_eq!(
-            recommend(&t, &deletes).structure,
-            "CountingBloomFilter (4-bit)"
-        );
-        assert_eq!(
-            recommend(
-                &table(),
-                &Needs {
-                    unknown_size: true,
-                    ..needs()
-                }
-            )
-            .structure,
-            "ScalableBloomFilter"
-        );
+        assert_eq!(chosen(&t, &deletes), "CountingBloomFilter (4-bit)");
+        assert_eq!(chosen(&table(), &unknown()), "ScalableBloomFilter");
     }
 
     #[test]
     fn unknown_sizes_get_the_smaller_growing_filter() {
-        let unknown = Needs {
-            unknown_size: true,
-            ..needs()
-        };
+        let unknown = unknown();
         let mut t = table();
         let scalable = t
             .iter()
@@ -708,22 +702,13 @@ mod tests {
     #[test]
     fn otherwise_the_cheaper_lookups_win_on_this_workload() {
         // Half members: blocked 7.5 ns against classic 10 ns.
-        assert_eq!(
-            recommend(&table(), &needs()).structure,
-            "BlockedBloomFilter"
-        );
+        assert_eq!(chosen(&table(), &needs()), "BlockedBloomFilter");
         // Mostly absent keys: classic 6.4 ns against blocked 7.1 ns.
-        assert_eq!(
-            recommend(
-                &table(),
-                &Needs {
-                    member_share: 0.1,
-                    ..needs()
-                }
-            )
-            .structure,
-            "BloomFilter"
-        );
+        let mostly_absent = Needs {
+            member_share: 0.1,
+            ..needs()
+        };
+        assert_eq!(chosen(&table(), &mostly_absent), "BloomFilter");
     }
 
     #[test]
@@ -732,29 +717,9 @@ mod tests {
         t[2].false_negatives = 1;
         assert_eq!(recommend(&t, &needs()).structure, "BloomFilter");
         t[5].false_negatives = 3;
-        assert_ne!(
-            recommend(
-                &t,
-                &Needs {
-                    dense: true,
-                    ..needs()
-                }
-            )
-            .structure,
-            "Bitmap"
-        );
+        assert_ne!(chosen(&t, &dense()), "Bitmap");
         let mut t = table();
         t[3].cannot_serve = Some("no".into());
-        assert_ne!(
-            recommend(
-                &t,
-                &Needs {
-                    deletes: true,
-                    ..needs()
-                }
-            )
-            .structure,
-            "CountingBloomFilter (4-bit)"
-        );
+        assert_ne!(chosen(&t, &deleting()), "CountingBloomFilter (4-bit)");
     }
 }

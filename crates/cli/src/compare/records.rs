@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use bloomkit::{BlockedBloomFilter, MultiFilter};
 
-use super::measure::{per, Row, Sizing};
+use super::measure::{per, Answers, Row, Sizing};
 use super::workload::{mix, Str};
 
 /// A record: its fields' values.
@@ -46,6 +46,24 @@ pub struct Records {
 
 fn too_alike() -> String {
     "the records are too few or too alike to make absent queries of every kind: more --items".into()
+}
+
+/// `absent` queries that match no record: `make(1), make(2), ...`, skipping the candidates
+/// it gives none for (they match one), or why the records cannot give that many.
+fn absent_queries(
+    absent: usize,
+    mut make: impl FnMut(u64) -> Option<Vec<Str>>,
+) -> Result<Vec<Vec<Str>>, String> {
+    let mut non = Vec::with_capacity(absent);
+    let mut j = 0u64;
+    while non.len() < absent {
+        j += 1;
+        if j > 100 * absent as u64 + 10_000 {
+            return Err(too_alike());
+        }
+        non.extend(make(j));
+    }
+    Ok(non)
 }
 
 fn value(field: usize, v: u64) -> Str {
@@ -107,20 +125,12 @@ pub fn synthetic(
     let pick = |i: u64, salt: u64| &records[(mix(seed ^ salt ^ mix(i)) % items as u64) as usize];
     let mut kinds = Vec::new();
     // Whole records; absent ones recombined: field 0 of one record, the rest of another.
-    let mut non = Vec::with_capacity(absent);
-    let mut j = 0u64;
-    while non.len() < absent {
-        j += 1;
-        if j > 100 * absent as u64 + 10_000 {
-            return Err(too_alike());
-        }
+    let non = absent_queries(absent, |j| {
         let (a, b) = (pick(j, 0x11), pick(j, 0x22));
         let mut r = b.clone();
         r[0] = a[0].clone();
-        if !whole.contains(&r) {
-            non.push(r);
-        }
-    }
+        (!whole.contains(&r)).then_some(r)
+    })?;
     kinds.push(Kind {
         name: "record".into(),
         fields: (0..arity).collect(),
@@ -128,18 +138,10 @@ pub fn synthetic(
         non_members: non,
     });
     // Field 1 alone; absent values never used.
-    let mut non = Vec::with_capacity(absent);
-    let mut j = 0u64;
-    while non.len() < absent {
-        j += 1;
-        if j > 100 * absent as u64 + 10_000 {
-            return Err(too_alike());
-        }
+    let non = absent_queries(absent, |j| {
         let v = value(1, distinct[1] + j);
-        if !field1.contains(&v) {
-            non.push(vec![v]);
-        }
-    }
+        (!field1.contains(&v)).then(|| vec![v])
+    })?;
     kinds.push(Kind {
         name: "field 1".into(),
         fields: vec![1],
@@ -149,18 +151,10 @@ pub fn synthetic(
         non_members: non,
     });
     // Fields 0 and 1 together; absent pairs of values that exist, never together.
-    let mut non = Vec::with_capacity(absent);
-    let mut j = 0u64;
-    while non.len() < absent {
-        j += 1;
-        if j > 100 * absent as u64 + 10_000 {
-            return Err(too_alike());
-        }
+    let non = absent_queries(absent, |j| {
         let (a, b) = (pick(j, 0x55), pick(j, 0x66));
-        if !pairs.contains(&(&a[0], &b[1])) {
-            non.push(vec![a[0].clone(), b[1].clone()]);
-        }
-    }
+        (!pairs.contains(&(&a[0], &b[1]))).then(|| vec![a[0].clone(), b[1].clone()])
+    })?;
     kinds.push(Kind {
         name: "fields 0+1".into(),
         fields: vec![0, 1],
@@ -309,35 +303,12 @@ fn measure<S: Asks>(
                     exact,
                 );
             }
-            let start = Instant::now();
-            let found = kind
-                .members
-                .iter()
-                .filter(|q| s.ask(kind, black_box(q)) == Some(true))
-                .count();
-            let member_ns = per(start.elapsed(), kind.members.len());
-            let start = Instant::now();
-            let positives = kind
-                .non_members
-                .iter()
-                .filter(|q| s.ask(kind, black_box(q)) == Some(true))
-                .count();
-            let non_member_ns = per(start.elapsed(), kind.non_members.len());
-            Row {
-                structure: row_name(kind),
-                cannot_serve: None,
-                bytes,
-                bits_per_key: bytes as f64 * 8.0 / data.records.len().max(1) as f64,
-                build_ns,
-                member_ns,
-                non_member_ns,
-                measured_fpr: positives as f64 / kind.non_members.len().max(1) as f64,
-                false_negatives: (kind.members.len() - found) as u64,
-                misses_target: false,
-                deletes: exact,
-                grows: exact,
-                exact,
-            }
+            let present = |q: &Vec<Str>| s.ask(kind, black_box(q)) == Some(true);
+            let answers = Answers::each(&kind.members, &kind.non_members, present);
+            // The exact set removes and grows; the filters do neither.
+            let flags = (exact, exact, exact);
+            let (structure, kept) = (row_name(kind), data.records.len());
+            Row::served(&structure, flags, bytes, kept, build_ns, answers)
         })
         .collect()
 }

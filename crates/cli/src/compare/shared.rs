@@ -9,7 +9,7 @@ use std::time::Instant;
 use bloomkit::redis::{Error, Options, RedisBloomFilter, RedisBloomOptions, RedisFilter};
 use bloomkit::{BlockedBloomFilter, BloomFilter};
 
-use super::measure::{fixed_size_refusal, per, Row, Sizing};
+use super::measure::{fixed_size_refusal, per, Answers, Asked, Row, Sizing};
 use super::workload::{Data, Str};
 
 /// Keys a round trip.
@@ -85,8 +85,8 @@ fn unique_name(what: &str) -> String {
     format!("bloomkit-compare:{}:{nanos}:{what}", std::process::id())
 }
 
-/// Times `keys` asked in batches; the count answered present.
-fn ask_all<K, R: Remote<K>>(f: &mut R, keys: &[K]) -> Result<(f64, usize), Error> {
+/// Times `keys` asked in batches.
+fn ask_all<K, R: Remote<K>>(f: &mut R, keys: &[K]) -> Result<Asked, Error> {
     let mut out = Vec::with_capacity(BATCH);
     let mut found = 0;
     let start = Instant::now();
@@ -95,7 +95,11 @@ fn ask_all<K, R: Remote<K>>(f: &mut R, keys: &[K]) -> Result<(f64, usize), Error
         f.ask(chunk, &mut out)?;
         found += out.iter().filter(|&&x| x).count();
     }
-    Ok((per(start.elapsed(), keys.len()), found))
+    Ok(Asked {
+        queries: keys.len(),
+        present: found,
+        ns: per(start.elapsed(), keys.len()),
+    })
 }
 
 /// Builds, asks, checks and removes one shared filter; the row, or why it cannot serve.
@@ -120,24 +124,13 @@ fn measure_remote<K, R: Remote<K>>(
         }
         let build_ns = per(start.elapsed(), data.keys.len());
         let bytes = f.bytes()?;
-        let (member_ns, found) = ask_all(f, &data.members)?;
-        let (non_member_ns, positives) = ask_all(f, &data.non_members)?;
-        let kept = data.keys.len().max(1);
-        Ok(Row {
-            structure: name.into(),
-            cannot_serve: None,
-            bytes,
-            bits_per_key: bytes as f64 * 8.0 / kept as f64,
-            build_ns,
-            member_ns,
-            non_member_ns,
-            measured_fpr: positives as f64 / data.non_members.len().max(1) as f64,
-            false_negatives: (data.members.len() - found) as u64,
-            misses_target: false,
-            deletes: false,
-            grows,
-            exact: false,
-        })
+        let answers = Answers {
+            members: ask_all(f, &data.members)?,
+            non_members: ask_all(f, &data.non_members)?,
+        };
+        let flags = (false, grows, false);
+        let kept = data.keys.len();
+        Ok(Row::served(name, flags, bytes, kept, build_ns, answers))
     };
     let row = run(&mut f);
     let removed = f.remove();

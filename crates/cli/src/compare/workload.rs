@@ -52,6 +52,39 @@ impl<K> Data<K> {
     pub fn queries(&self) -> (usize, usize) {
         (self.members.len(), self.non_members.len())
     }
+
+    /// The workload of `keys`, the first `deleted` of them removed, asked `(members,
+    /// non_members)`.
+    fn new(
+        keys: Vec<K>,
+        deleted: usize,
+        queries: (Vec<K>, Vec<K>),
+        range: Option<(u64, u64)>,
+    ) -> Self {
+        let (members, non_members) = queries;
+        Data {
+            keys,
+            deleted,
+            members,
+            non_members,
+            range,
+        }
+    }
+}
+
+impl<K: Clone> Data<K> {
+    /// The workload of `keys`, the first `deleted` of them removed, asked the queries `s`
+    /// asks for, drawn by [`split_queries`] (non-members from `fresh`).
+    fn drawn(
+        keys: Vec<K>,
+        deleted: usize,
+        s: &Synthetic,
+        fresh: impl FnMut(u64) -> K,
+        range: Option<(u64, u64)>,
+    ) -> Result<Self, String> {
+        let queries = split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?;
+        Ok(Data::new(keys, deleted, queries, range))
+    }
 }
 
 /// A workload: integer keys or string keys.
@@ -213,15 +246,7 @@ pub fn synthetic(s: Synthetic) -> Result<Keys, String> {
         KeyKind::U64 => {
             let (keys, seen) = distinct_keys(s.items, |i| mix(s.seed ^ mix(i)))?;
             let fresh = fresh(&seen, |j| mix(!s.seed ^ mix(j)));
-            let (members, non_members) =
-                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?;
-            Keys::Int(Data {
-                keys,
-                deleted,
-                members,
-                non_members,
-                range: None,
-            })
+            Keys::Int(Data::drawn(keys, deleted, &s, fresh, None)?)
         }
         KeyKind::Dense => {
             let range = ((s.items as f64 / s.density).ceil() as u64)
@@ -247,28 +272,12 @@ pub fn synthetic(s: Synthetic) -> Result<Keys, String> {
                     absent[(mix(s.seed ^ 0xab ^ mix(i)) % absent.len() as u64) as usize]
                 }
             };
-            let (members, non_members) =
-                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?;
-            Keys::Int(Data {
-                keys,
-                deleted,
-                members,
-                non_members,
-                range: Some((0, range - 1)),
-            })
+            Keys::Int(Data::drawn(keys, deleted, &s, fresh, Some((0, range - 1)))?)
         }
         KeyKind::String => {
             let (keys, seen) = distinct_keys(s.items, |i| random_string(s.seed, i, s.string_len))?;
             let fresh = fresh(&seen, |j| random_string(!s.seed, j, s.string_len));
-            let (members, non_members) =
-                split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?;
-            Keys::Str(Data {
-                keys,
-                deleted,
-                members,
-                non_members,
-                range: None,
-            })
+            Keys::Str(Data::drawn(keys, deleted, &s, fresh, None)?)
         }
     })
 }
@@ -392,20 +401,16 @@ pub fn from_files(
         KeyKind::String => {
             let keys = distinct(lines)?;
             let deleted = deleted_of(keys.len(), s.deletes);
-            let (members, non_members) = match queries {
-                Some(q) => judge(&keys, deleted, q),
+            Ok(Keys::Str(match queries {
+                Some(q) => {
+                    let judged = judge(&keys, deleted, q);
+                    Data::new(keys, deleted, judged, None)
+                }
                 None => {
                     let all: HashSet<Str> = keys.iter().cloned().collect();
                     let fresh = fresh(&all, |j| random_string(!s.seed, j, s.string_len));
-                    split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?
+                    Data::drawn(keys, deleted, &s, fresh, None)?
                 }
-            };
-            Ok(Keys::Str(Data {
-                keys,
-                deleted,
-                members,
-                non_members,
-                range: None,
             }))
         }
         KeyKind::U64 | KeyKind::Dense => {
@@ -414,12 +419,12 @@ pub fn from_files(
             let lo = keys.iter().copied().min().unwrap_or(0);
             let hi = keys.iter().copied().max().unwrap_or(0);
             let range = (kind == KeyKind::Dense).then_some((lo, hi));
-            let (members, non_members) = match queries {
-                Some(q) => judge(
-                    &keys,
-                    deleted,
-                    parse_ints(q, queries_path.unwrap_or(keys_path))?,
-                ),
+            Ok(Keys::Int(match queries {
+                Some(q) => {
+                    let q = parse_ints(q, queries_path.unwrap_or(keys_path))?;
+                    let judged = judge(&keys, deleted, q);
+                    Data::new(keys, deleted, judged, range)
+                }
                 None => {
                     let all: HashSet<u64> = keys.iter().copied().collect();
                     let span = (hi - lo).saturating_add(1);
@@ -433,15 +438,8 @@ pub fn from_files(
                             k
                         }
                     });
-                    split_queries(&keys, deleted, s.queries, s.member_share, s.seed, fresh)?
+                    Data::drawn(keys, deleted, &s, fresh, range)?
                 }
-            };
-            Ok(Keys::Int(Data {
-                keys,
-                deleted,
-                members,
-                non_members,
-                range,
             }))
         }
     }
