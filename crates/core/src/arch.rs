@@ -366,7 +366,7 @@ unsafe fn popcnt_scope<R>(f: impl FnOnce() -> R) -> R {
 /// one-hot mask into the word's set bits, then count trailing zeros), where the CPU runs
 /// `pdep` fast; `None` elsewhere ([`crate::bits::select`] then counts by bytes). Two
 /// instructions where the caller is compiled with BMI2 (inside [`with_popcnt`]); a call
-/// elsewhere. `k` must be below the word's ones (else the answer is 64).
+/// elsewhere. `k` must be below 64; past the word's ones the answer is 64.
 #[inline(always)]
 pub(crate) fn select_pdep(word: u64, k: u32) -> Option<u32> {
     #[cfg(all(target_arch = "x86_64", not(miri)))]

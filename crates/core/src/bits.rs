@@ -549,8 +549,8 @@ const SELECT_IN_BYTE: [[u8; 8]; 256] = {
     table
 };
 
-/// The position of the `k`-th set bit of `word` (0-based `k`, fewer than the word's ones),
-/// in constant time: one `pdep` and one `tzcnt` where the CPU runs BMI2's `pdep` fast and
+/// The position of the `k`-th set bit of `word` (0-based `k`), 64 when the word has no
+/// `k`-th set bit (`k` not below its ones), in constant time: one `pdep` and one `tzcnt` where the CPU runs BMI2's `pdep` fast and
 /// the caller is compiled with BMI2 (inside [`with_popcnt`](crate::batch::with_popcnt));
 /// elsewhere, the byte that holds it from the bytes' running counts of ones (one multiply),
 /// then a table within the byte. The same answer either way.
@@ -565,14 +565,17 @@ const SELECT_IN_BYTE: [[u8; 8]; 256] = {
 /// ```
 #[inline(always)]
 pub fn select(word: u64, k: u32) -> u32 {
-    debug_assert!(k < word.count_ones(), "select {k} of {word:#x}");
+    if k >= 64 {
+        return 64;
+    }
     if let Some(at) = crate::arch::select_pdep(word, k) {
         return at;
     }
     select_broadword(word, k)
 }
 
-/// [`select`] without BMI2: the running counts of ones byte by byte, then a table.
+/// [`select`] without BMI2: the running counts of ones byte by byte, then a table (64 when
+/// the word has no `k`-th set bit).
 #[inline(always)]
 pub fn select_broadword(word: u64, k: u32) -> u32 {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -582,6 +585,10 @@ pub fn select_broadword(word: u64, k: u32) -> u32 {
     s = (s + (s >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
     // Byte i: the ones in bytes 0..=i (at most 64, so no byte overflows).
     let running = s.wrapping_mul(ONES);
+    // Not below the word's ones (the last byte's running count): no such bit.
+    if k >= (running >> 56) as u32 {
+        return 64;
+    }
     // A high bit for every byte whose running count is <= k: those before the target.
     let before_bytes = (((u64::from(k) * ONES) | HIGHS) - running) & HIGHS;
     let byte = before_bytes.count_ones();
@@ -624,6 +631,23 @@ mod tests {
                 let scoped = crate::arch::with_popcnt(|| select(word, k));
                 assert_eq!(scoped, w.trailing_zeros(), "{word:#x} k {k} in scope");
                 w &= w - 1;
+            }
+            // Past the word's ones, up to u32::MAX: 64 on every path, never a panic.
+            for k in [
+                word.count_ones(),
+                word.count_ones() + 1,
+                63,
+                64,
+                65,
+                u32::MAX,
+            ] {
+                if k < word.count_ones() {
+                    continue;
+                }
+                assert_eq!(select(word, k), 64, "{word:#x} k {k}");
+                assert_eq!(select_broadword(word, k), 64, "{word:#x} k {k}");
+                let scoped = crate::arch::with_popcnt(|| select(word, k));
+                assert_eq!(scoped, 64, "{word:#x} k {k} in scope");
             }
         }
     }
