@@ -74,6 +74,13 @@ pub struct Settings {
     /// For a [`Probing`] filter: how keys' positions follow from their hashes (`None`: the
     /// default, [`ProbeScheme::Wide`]).
     pub probes: Option<ProbeScheme>,
+    /// For a [`Windowed`] filter: a window over time rather than over inserts, each
+    /// generation spanning this many of the caller's time units (`None`: a window of the
+    /// last `items` inserts).
+    pub span: Option<u64>,
+    /// For a [`Windowed`] filter: how far past its window a key may still be remembered,
+    /// as a fraction of the window (`None`: the filter's default).
+    pub slack: Option<f64>,
 }
 
 impl Settings {
@@ -163,6 +170,9 @@ pub trait Probing: FromSettings {}
 /// [`Builder::tightening`] and [`Builder::max_items`].
 pub trait Growable: FromSettings {}
 
+/// A filter over a sliding window (the window filter): it takes a time window and a slack.
+pub trait Windowed: FromSettings {}
+
 /// Builds a filter of type `F` with settings other than the defaults; see the
 /// [module docs](self).
 ///
@@ -215,6 +225,8 @@ where
                 max_items: None,
                 max_bytes: None,
                 probes: None,
+                span: None,
+                slack: None,
             },
             hasher: F::Hasher::default(),
         }
@@ -316,6 +328,29 @@ impl<F: FromSettings> Builder<F> {
         F: Growable,
     {
         self.settings.max_items = Some(items);
+        self
+    }
+
+    /// A window over time: the filter remembers the keys of the last `window` time units
+    /// (in whatever unit the caller passes its times in), taking at most `items` inserts
+    /// in any such window. The window is cut into generations; see the window filter's
+    /// docs.
+    pub fn over_time(mut self, window: u64) -> Self
+    where
+        F: Windowed,
+    {
+        self.settings.span = Some(window);
+        self
+    }
+
+    /// How far past its window a key may still answer "present", as a fraction of the
+    /// window (a window filter's default is 0.1: keys are forgotten by 1.1 windows). A
+    /// larger slack means fewer generations: faster lookups, a little less memory.
+    pub fn slack(mut self, slack: f64) -> Self
+    where
+        F: Windowed,
+    {
+        self.settings.slack = Some(slack);
         self
     }
 

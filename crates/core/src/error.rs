@@ -169,6 +169,26 @@ pub enum Error {
         /// The limit.
         limit: u64,
     },
+    /// A window filter's slack (how far past its window a key may be remembered, as a
+    /// fraction of the window) that is not a positive number.
+    #[error("a window filter's slack must be a positive fraction of its window, got {}", Num(*.0))]
+    InvalidSlack(f64),
+    /// A window over time that spans no time.
+    #[error("a window over time must span at least one time unit, got 0")]
+    ZeroSpan,
+    /// A window filter over time whose current generation holds all the inserts it was
+    /// sized for: taking more would raise its rate past the target, shifting early would
+    /// forget keys still inside the window. Nothing was inserted; build it for more items.
+    #[error(
+        "the window takes at most {limit} inserts in each span of {span} time units (one \
+         generation) and this one is full; nothing was inserted (build it for more items)"
+    )]
+    WindowFull {
+        /// Inserts a generation takes.
+        limit: u64,
+        /// A generation's span, in the caller's time units.
+        span: u64,
+    },
     /// A growth factor or tightening ratio a scalable filter cannot use.
     #[error("{} must be {expected}, got {}", .what.name(), Num(*.got))]
     InvalidGrowth {
@@ -407,6 +427,8 @@ pub enum Unit {
     Counters,
     /// Items a filter is sized for.
     Items,
+    /// Bytes of a filter's memory.
+    Bytes,
 }
 
 impl fmt::Display for Unit {
@@ -416,6 +438,7 @@ impl fmt::Display for Unit {
             Unit::HomeSlots => "home slots",
             Unit::Counters => "counters",
             Unit::Items => "items",
+            Unit::Bytes => "bytes",
         })
     }
 }

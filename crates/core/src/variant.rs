@@ -49,6 +49,9 @@ pub enum Variant {
     /// Parquet's split-block Bloom filter, hashed with Parquet's XXH64
     /// (`bloomkit-classic`'s `SplitBlockFilter`).
     SplitBlock,
+    /// The window filter: the keys of the last N inserts or the last T, an age-partitioned
+    /// Bloom filter (`bloomkit-window`'s `WindowFilter`).
+    Window,
 }
 
 /// Which structures a variant belongs with: how the picker groups and draws it.
@@ -126,7 +129,7 @@ pub struct Facts {
 
 impl Variant {
     /// Every variant, in tag order.
-    pub const ALL: [Variant; 14] = [
+    pub const ALL: [Variant; 15] = [
         Variant::Classic,
         Variant::Counting,
         Variant::Scalable,
@@ -141,6 +144,7 @@ impl Variant {
         Variant::Quotient,
         Variant::Expandable,
         Variant::SplitBlock,
+        Variant::Window,
     ];
 
     /// What this variant is and can do.
@@ -209,6 +213,7 @@ impl Variant {
             Variant::Quotient => row(12, "quotient filter", "QuotientFilter", "quotient", "Quotient filter: deletes, counts and merges, about a quarter of a counting filter's memory.", Quotient, H, Fallible, [true, true, false, false, true]),
             Variant::Expandable => row(13, "expandable quotient filter", "ExpandableFilter", "expandable", "Expandable quotient filter: grows a thousandfold at a steady rate.", Quotient, H, Fallible, [true, false, false, true, true]),
             Variant::SplitBlock => row(14, "split-block Bloom filter (Parquet)", "SplitBlockFilter", "split-block", "Parquet's split-block filter (Parquet's hash): converts to Parquet's bytes.", Bloom, H, Always, [false, true, true, false, true]),
+            Variant::Window => row(15, "window filter", "WindowFilter", "window", "Window filter: the keys of the last N inserts (or the last T); older keys forgotten.", Bloom, H, Fallible, [false, false, false, false, true]),
         };
         facts
     }
@@ -272,7 +277,7 @@ mod tests {
             }
         }
         assert_eq!(Variant::from_tag(0), None);
-        assert_eq!(Variant::from_tag(15), None);
+        assert_eq!(Variant::from_tag(16), None);
         assert_eq!(Variant::from_command_name("bloom"), None);
     }
 

@@ -25,6 +25,8 @@ use crate::bits::MAX_BITS;
 use crate::hash::{ProbeScheme, BLOCK_BITS};
 use crate::{check_fpr, Error};
 
+pub mod window;
+
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 
 /// The largest number of probes per key bloomkit supports. `p = 1e-15` needs about 50.

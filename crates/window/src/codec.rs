@@ -1,0 +1,262 @@
+//! The window filter's byte format (variant tag 15, `docs/format.md`), serde through it, and
+//! the zero-copy view.
+//!
+//! Parameters: `k`, `l`, inserts a generation takes, blocks, the target rate, the span of a
+//! generation (0 for a window over inserts), the newest slice, the current generation's
+//! start and the latest time seen. Payload: the blocks' words (a block's word for each
+//! physical slice, side by side), then each physical slice's generation count.
+
+use core::hash::BuildHasher;
+use core::marker::PhantomData;
+
+use bloomkit_core::format::{Reader, Verify, Writer};
+use bloomkit_core::sizing::window::{MAX_GENERATIONS, MAX_HASHES};
+use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
+use serde::{Deserialize, Serialize};
+
+use crate::{read_side, Core, Shape, WindowFilter};
+
+#[derive(Serialize, Deserialize)]
+struct Params {
+    hashes: u32,
+    generations: u32,
+    per_generation: u64,
+    blocks: u64,
+    target_fpr: f64,
+    span: u64,
+    head: u32,
+    gen_start: u64,
+    now: u64,
+}
+
+/// The most words a decoded filter may declare (2^40 bytes).
+const MAX_WORDS: u64 = 1 << 37;
+
+impl Params {
+    fn of<W>(core: &Core<W>) -> Params {
+        let s = &core.shape;
+        Params {
+            hashes: s.hashes,
+            generations: s.generations,
+            per_generation: s.per_generation,
+            blocks: s.blocks,
+            target_fpr: s.target_fpr,
+            span: s.span,
+            head: core.head,
+            gen_start: core.gen_start,
+            now: core.now,
+        }
+    }
+
+    /// The core over `words` and `counts`, every parameter checked (the owned decoder's
+    /// and the view's one set of checks).
+    fn check<W: AsRef<[u64]>>(&self, words: W, counts: Vec<u64>) -> Result<Core<W>, Error> {
+        let bad =
+            |why: String| Error::Decode(DecodeError::Invalid(format!("window filter: {why}")));
+        let p = self;
+        if !(1..=MAX_HASHES).contains(&p.hashes) {
+            return Err(bad(format!("{} slices a key", p.hashes)));
+        }
+        if !(1..=MAX_GENERATIONS).contains(&p.generations) {
+            return Err(bad(format!("{} generations", p.generations)));
+        }
+        let slices = u64::from(p.hashes + p.generations);
+        if p.per_generation == 0 {
+            return Err(bad("generations of 0 inserts".into()));
+        }
+        let expected = p
+            .blocks
+            .checked_mul(slices)
+            .filter(|&w| p.blocks > 0 && w <= MAX_WORDS);
+        if expected != Some(words.as_ref().len() as u64) {
+            return Err(bad(format!(
+                "{} blocks of {slices} slices in {} words",
+                p.blocks,
+                words.as_ref().len()
+            )));
+        }
+        if counts.len() as u64 != slices {
+            return Err(bad(format!("{} counts for {slices} slices", counts.len())));
+        }
+        if let Some(c) = counts.iter().find(|&&c| c > p.per_generation) {
+            return Err(bad(format!(
+                "a generation of {c} inserts, over its {}",
+                p.per_generation
+            )));
+        }
+        if u64::from(p.head) >= slices {
+            return Err(bad(format!("newest slice {} of {slices}", p.head)));
+        }
+        check_fpr(p.target_fpr).map_err(Error::into_decode)?;
+        let clock_ok = if p.span == 0 {
+            p.gen_start == 0 && p.now == 0
+        } else {
+            p.gen_start <= p.now && p.now - p.gen_start < p.span
+        };
+        if !clock_ok {
+            return Err(bad(format!(
+                "clock at {} in a generation from {} spanning {}",
+                p.now, p.gen_start, p.span
+            )));
+        }
+        Ok(Core {
+            words,
+            counts,
+            shape: Shape {
+                hashes: p.hashes,
+                generations: p.generations,
+                per_generation: p.per_generation,
+                blocks: p.blocks,
+                target_fpr: p.target_fpr,
+                span: p.span,
+            },
+            head: p.head,
+            gen_start: p.gen_start,
+            now: p.now,
+        })
+    }
+}
+
+impl<K: ?Sized, S: PortableHasher> Codec for WindowFilter<K, S> {
+    const VARIANT: Variant = Variant::Window;
+
+    fn encode(&self) -> Writer<'_> {
+        Writer::new(Variant::Window, self.hasher.spec())
+            .params(&Params::of(&self.core))
+            .words(&self.core.words)
+            .words(&self.core.counts)
+    }
+
+    fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
+        let hasher = reader.hasher::<S>()?;
+        let p: Params = reader.params()?;
+        let words = reader.words()?;
+        let counts = reader.words()?;
+        reader.finish()?;
+        Ok(WindowFilter {
+            core: p.check(words, counts)?,
+            hasher,
+            key: PhantomData,
+        })
+    }
+}
+
+impl<K: ?Sized, S: PortableHasher> WindowFilter<K, S> {
+    /// The filter in bloomkit's byte format (`docs/format.md`), clock included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bloomkit_window::WindowFilter;
+    ///
+    /// let mut f = WindowFilter::<u64>::new(1_000, 0.01)?;
+    /// f.try_insert_batch(0..2_000u64)?;
+    /// let g = WindowFilter::<u64>::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(f, g);
+    /// # Ok::<(), bloomkit_core::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Codec::to_bytes(self)
+    }
+}
+
+impl<K: ?Sized> WindowFilter<K> {
+    /// Reads a filter written by [`to_bytes`](Self::to_bytes).
+    ///
+    /// # Errors
+    /// [`Error::Decode`] for truncated, corrupted or hostile bytes, another variant, hasher
+    /// or format version; never a panic.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Codec::from_bytes(bytes)
+    }
+}
+
+bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] WindowFilter<K, S>);
+
+/// A read-only [`WindowFilter`] over its serialized bytes, answering from the blocks in
+/// place (a memory-mapped file), by the owned filter's read code, as of the clock the bytes
+/// hold (`contains_at` looks ahead without changing anything).
+///
+/// The blocks must be aligned to 8 bytes (a memory map, or any buffer aligned to 64);
+/// others get [`DecodeError::NotViewable`], and the owned decoder reads them.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_core::format::AlignedBytes;
+/// use bloomkit_window::{WindowFilter, WindowFilterRef};
+///
+/// let mut f = WindowFilter::<u64>::new(1_000, 0.01)?;
+/// f.try_insert_batch(0..1_000u64)?;
+/// let bytes = AlignedBytes::copy_from(&f.to_bytes());
+/// let view = WindowFilterRef::<u64>::from_bytes(&bytes)?;
+/// assert!((0..1_000u64).all(|k| view.contains(&k)));
+/// assert_eq!(view.to_filter(), f);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+pub struct WindowFilterRef<'a, K: ?Sized, S = bloomkit_core::Xxh3Builder> {
+    core: Core<&'a [u64]>,
+    hasher: S,
+    key: PhantomData<fn(&K)>,
+}
+
+impl<K: ?Sized, S> WindowFilterRef<'_, K, S> {
+    fn words_bytes(&self) -> usize {
+        // Borrowed, not held.
+        0
+    }
+}
+
+read_side!(['a] WindowFilterRef);
+
+impl<'a, K: ?Sized> WindowFilterRef<'a, K> {
+    /// A view of `bytes`, every byte checked.
+    ///
+    /// # Errors
+    /// As [`WindowFilter::from_bytes`], and `NotViewable` for bytes that cannot be used in
+    /// place (not 8-byte aligned).
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::with_hasher(bytes, Verify::All)
+    }
+}
+
+impl<'a, K: ?Sized, S: PortableHasher> WindowFilterRef<'a, K, S> {
+    /// A view of `bytes` written with hasher `S`, checked as `verify` says (the parameters
+    /// always are).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](WindowFilterRef::from_bytes).
+    pub fn with_hasher(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::Window, verify)?;
+        let hasher = reader.hasher::<S>()?;
+        let p: Params = reader.params()?;
+        let words = reader.words_in_place::<u64>()?;
+        let counts = reader.words()?;
+        reader.finish()?;
+        Ok(WindowFilterRef {
+            core: p.check(words, counts)?,
+            hasher,
+            key: PhantomData,
+        })
+    }
+
+    /// An owned copy of the filter.
+    pub fn to_filter(&self) -> WindowFilter<K, S>
+    where
+        S: Clone + BuildHasher,
+    {
+        let c = &self.core;
+        WindowFilter {
+            core: Core {
+                words: c.words.to_vec(),
+                counts: c.counts.clone(),
+                shape: c.shape,
+                head: c.head,
+                gen_start: c.gen_start,
+                now: c.now,
+            },
+            hasher: self.hasher.clone(),
+            key: PhantomData,
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! The window filter against exact models: no false negative within the window after any
+//! sequence, the rate under the target at every checkpoint of a long stream, old keys
+//! forgotten, the byte format and the view.
+
+use std::collections::{HashMap, VecDeque};
+
+use bloomkit_core::format::AlignedBytes;
+use bloomkit_core::{Error, Lookup, LookupCore, PortableHasher};
+use bloomkit_testkit::{
+    check_codec, check_contains_batch, check_filter, check_view_answers, ensure, forall,
+    measure_fpr, member, misaligned_copy, seeded_rng, Outcome,
+};
+use bloomkit_window::{WindowFilter, WindowFilterRef};
+use quickcheck::{Arbitrary, Gen};
+
+#[test]
+fn the_filter_contract() {
+    check_filter(|| WindowFilter::<u64>::new(10_000, 0.01).unwrap());
+    check_contains_batch(|| WindowFilter::<u64>::new(3_000, 0.01).unwrap());
+}
+
+/// A step of a stream over a small universe of keys (so keys recur at every distance).
+#[derive(Debug, Clone)]
+enum Step {
+    Insert(u8),
+    Batch(Vec<u8>),
+    Clear,
+}
+
+impl Arbitrary for Step {
+    fn arbitrary(g: &mut Gen) -> Self {
+        match u8::arbitrary(g) % 20 {
+            0 => Step::Batch(Vec::arbitrary(g)),
+            1 if bool::arbitrary(g) => Step::Clear,
+            _ => Step::Insert(u8::arbitrary(g)),
+        }
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
+        match self {
+            Step::Batch(keys) => Box::new(keys.shrink().map(Step::Batch)),
+            _ => Box::new(std::iter::empty()),
+        }
+    }
+}
+
+/// Every key of the last `window()` inserts is answered, one at a time and in a batch,
+/// after every step; `try_insert` says "new" for every key not among them.
+#[test]
+fn no_false_negative_within_a_window_of_inserts() {
+    for window in [1u64, 5, 40, 300] {
+        forall(300, |steps: &Vec<Step>| -> Outcome {
+            let mut f = WindowFilter::<u64>::new(window, 0.05).unwrap();
+            let held = f.window();
+            let mut model: VecDeque<u64> = VecDeque::new();
+            let insert =
+                |f: &mut WindowFilter<u64>, model: &mut VecDeque<u64>, k: u64| -> Outcome {
+                    let was_within = model.iter().rev().take(held as usize).any(|&m| m == k);
+                    let new = f.try_insert(&k).map_err(|e| e.to_string())?;
+                    ensure(!(new && was_within), || {
+                        format!("{k} said new within the window")
+                    })?;
+                    model.push_back(k);
+                    Ok(())
+                };
+            for step in steps {
+                match step {
+                    Step::Insert(k) => insert(&mut f, &mut model, u64::from(*k))?,
+                    Step::Batch(keys) => {
+                        let mut g = f.clone();
+                        for &k in keys {
+                            insert(&mut f, &mut model, u64::from(k))?;
+                        }
+                        let keys: Vec<u64> = keys.iter().map(|&k| u64::from(k)).collect();
+                        g.try_insert_batch(&keys).map_err(|e| e.to_string())?;
+                        ensure(g == f, || "try_insert_batch left another filter".into())?;
+                    }
+                    Step::Clear => {
+                        f.clear();
+                        model.clear();
+                    }
+                }
+                let within: Vec<u64> = model.iter().rev().take(held as usize).copied().collect();
+                let mut out = Vec::new();
+                f.contains_batch(&within, &mut out);
+                for (k, batched) in within.iter().zip(out) {
+                    ensure(f.contains(k) && batched, || {
+                        format!("window {window}: {k} inserted within the last {held} is missing")
+                    })?;
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A step of a timed stream: insert a key after some time, or ask about a key some time
+/// ahead.
+#[derive(Debug, Clone)]
+enum Timed {
+    Insert { key: u8, after: u16 },
+    Ask { key: u8, ahead: u16 },
+}
+
+impl Arbitrary for Timed {
+    fn arbitrary(g: &mut Gen) -> Self {
+        let after = if u8::arbitrary(g) % 16 == 0 {
+            u16::arbitrary(g)
+        } else {
+            u16::arbitrary(g) % 64
+        };
+        if u8::arbitrary(g) % 4 == 0 {
+            Timed::Ask {
+                key: u8::arbitrary(g),
+                ahead: after,
+            }
+        } else {
+            Timed::Insert {
+                key: u8::arbitrary(g),
+                after,
+            }
+        }
+    }
+}
+
+/// Over time: every key inserted less than the window before a query's time is answered
+/// (at the query's time, ahead of the clock, or at it), whatever the gaps; refused inserts
+/// change nothing and are refused only when a generation's inserts are used up.
+#[test]
+fn no_false_negative_within_a_window_of_time() {
+    for (items, span) in [(8u64, 100u64), (200, 1000), (50, 7)] {
+        forall(300, |steps: &Vec<Timed>| -> Outcome {
+            let mut f = WindowFilter::<u64>::builder(items, 0.05)
+                .over_time(span)
+                .build()
+                .unwrap();
+            let mut t = 0u64;
+            let mut last: HashMap<u64, u64> = HashMap::new();
+            for step in steps {
+                match *step {
+                    Timed::Insert { key, after } => {
+                        t += u64::from(after);
+                        let before = f.clone();
+                        match f.try_insert_at(&u64::from(key), t) {
+                            Ok(_) => {
+                                last.insert(u64::from(key), t);
+                            }
+                            Err(Error::WindowFull { .. }) => {
+                                let mut advanced = before.clone();
+                                advanced.advance_to(t);
+                                ensure(advanced == f, || {
+                                    "a refused insert changed the filter".into()
+                                })?;
+                            }
+                            Err(e) => return Err(e.to_string()),
+                        }
+                    }
+                    Timed::Ask { key, ahead } => {
+                        let at = t + u64::from(ahead);
+                        if let Some(&when) = last.get(&u64::from(key)) {
+                            if at - when < span {
+                                ensure(f.contains_at(&u64::from(key), at), || {
+                                    format!(
+                                        "{key} inserted at {when} missing at {at} (window {span})"
+                                    )
+                                })?;
+                            }
+                        }
+                    }
+                }
+                for (&k, &when) in &last {
+                    if t - when < span {
+                        ensure(f.contains(&k), || {
+                            format!("{k} inserted at {when} missing at {t}")
+                        })?;
+                    }
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The rate stays under the target (within four standard deviations of a measurement) at
+/// every checkpoint of a stream ten windows long, and keys older than `forgotten_after`
+/// answer "present" no more often than keys never inserted.
+#[test]
+fn rate_at_every_checkpoint_and_old_keys_forgotten() {
+    let window = 20_000u64;
+    for fpr in [0.01, 0.05] {
+        let mut f = WindowFilter::<u64>::new(window, fpr).unwrap();
+        let forgotten = f.forgotten_after();
+        assert!(forgotten as f64 <= 1.12 * window as f64, "{forgotten}");
+        let step = window / 4;
+        let mut inserted = 0u64;
+        while inserted < 10 * window {
+            f.try_insert_batch(member(inserted)..member(inserted + step))
+                .unwrap();
+            inserted += step;
+            let m = measure_fpr(&f, 20_000);
+            let bound = fpr + 4.0 * (fpr * (1.0 - fpr) / 20_000.0).sqrt();
+            assert!(
+                m.rate() <= bound,
+                "{inserted} inserts: rate {} over the target {fpr} (bound {bound})",
+                m.rate()
+            );
+            // Keys past forgotten_after: as often as never-inserted keys.
+            if inserted > forgotten + 20_000 {
+                let old = (inserted - forgotten - 20_000..inserted - forgotten)
+                    .filter(|&k| f.contains(&k))
+                    .count() as f64
+                    / 20_000.0;
+                let bound = fpr + 4.0 * (fpr * (1.0 - fpr) / 20_000.0).sqrt();
+                assert!(
+                    old <= bound,
+                    "{inserted} inserts: old keys answer {old}, over {bound}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_settings_get_errors() {
+    assert_eq!(
+        WindowFilter::<u64>::new(0, 0.01).unwrap_err(),
+        Error::ZeroItems
+    );
+    for p in [0.0, 1.0, f64::NAN, -0.5, f64::INFINITY] {
+        assert!(
+            matches!(WindowFilter::<u64>::new(10, p), Err(Error::InvalidFpr(_))),
+            "{p}"
+        );
+    }
+    assert!(matches!(
+        WindowFilter::<u64>::new(10, f64::MIN_POSITIVE),
+        Err(Error::UnreachableFpr { .. })
+    ));
+    let huge = WindowFilter::<u64>::new(1 << 40, 1e-6);
+    assert!(matches!(huge, Err(Error::TooLarge { .. })), "{huge:?}");
+    assert!(matches!(
+        WindowFilter::<u64>::new(u64::MAX, 0.01),
+        Err(Error::UnreachableFpr { .. })
+    ));
+    assert_eq!(
+        WindowFilter::<u64>::builder(10, 0.01)
+            .over_time(0)
+            .build()
+            .unwrap_err(),
+        Error::ZeroSpan
+    );
+    for slack in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            WindowFilter::<u64>::builder(10, 0.01).slack(slack).build(),
+            Err(Error::InvalidSlack(_))
+        ));
+    }
+    assert!(matches!(
+        WindowFilter::<u64>::builder(1_000, 0.01)
+            .max_bytes(1)
+            .build(),
+        Err(Error::OverLimit { .. })
+    ));
+    // The smallest windows work: one insert, u64::MAX span.
+    let mut f = WindowFilter::<u64>::builder(1, 0.5)
+        .over_time(u64::MAX)
+        .build()
+        .unwrap();
+    assert!(f.try_insert_at(&3, u64::MAX - 1).unwrap());
+    assert!(f.contains(&3));
+    assert!(matches!(
+        f.try_insert_at(&4, u64::MAX - 1),
+        Err(Error::WindowFull { .. })
+    ));
+    f.advance_to(0); // never backwards
+    assert_eq!(f.now(), u64::MAX - 1);
+}
+
+/// A window over time refuses exactly when a generation's inserts are used up, and takes
+/// keys again in the next generation.
+#[test]
+fn a_full_generation_refuses_until_the_next() {
+    let mut f = WindowFilter::<u64>::builder(100, 0.01)
+        .over_time(1_000)
+        .build()
+        .unwrap();
+    let span = f.generation_span().unwrap();
+    let per = f.window() / u64::from(f.generations());
+    for i in 0..per {
+        f.try_insert_at(&i, 10).unwrap();
+    }
+    assert_eq!(
+        f.try_insert_at(&per, 10),
+        Err(Error::WindowFull { limit: per, span })
+    );
+    assert!(f.try_insert_at(&per, 10 + span).unwrap());
+    assert!((0..=per).all(|k| f.contains(&k)));
+}
+
+#[test]
+fn bytes_round_trip_and_refuse_damage() {
+    let foreign = bloomkit_core::format::Writer::new(
+        bloomkit_core::Variant::Counting,
+        bloomkit_core::Xxh3Builder::default().spec(),
+    )
+    .params(&(1u64, 2u32))
+    .words(&[0])
+    .to_vec();
+    check_codec(|| WindowFilter::<u64>::new(50, 0.01).unwrap(), &foreign);
+    // A time window keeps its clock.
+    let mut f = WindowFilter::<str>::builder(100, 0.01)
+        .over_time(60)
+        .seed(9)
+        .build()
+        .unwrap();
+    f.try_insert_at("a", 1_000).unwrap();
+    let g = WindowFilter::<str>::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(g, f);
+    assert_eq!(g.now(), 1_000);
+    assert!(g.contains_at("a", 1_059) && !g.contains_at("a", 1_000 + 60 * 200));
+}
+
+#[test]
+fn the_view_answers_as_the_filter() {
+    let mut rng = seeded_rng("the_view_answers_as_the_filter");
+    let mut f = WindowFilter::<u64>::new(5_000, 0.01).unwrap();
+    f.try_insert_batch((0..12_000).map(|_| rng.next_u64() % 20_000))
+        .unwrap();
+    let bytes = AlignedBytes::copy_from(&f.to_bytes());
+    let view = WindowFilterRef::<u64>::from_bytes(&bytes).unwrap();
+    let probes: Vec<u64> = (0..30_000).collect();
+    check_view_answers(&f, &view, &probes);
+    assert_eq!(view.to_filter(), f);
+    assert_eq!(view.len(), f.len());
+    assert_eq!(
+        LookupCore::estimated_fpr(&view),
+        LookupCore::estimated_fpr(&f)
+    );
+    // The view holds the generations' counts, not the blocks.
+    assert_eq!(
+        view.heap_bytes() as u64,
+        u64::from(f.num_hashes() + f.generations()) * 8
+    );
+    let (buffer, at) = misaligned_copy(&bytes);
+    assert!(matches!(
+        WindowFilterRef::<u64>::from_bytes(&buffer[at..]),
+        Err(Error::Decode(bloomkit_core::DecodeError::NotViewable(_)))
+    ));
+    for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+        assert!(WindowFilterRef::<u64>::from_bytes(&bytes[..cut]).is_err());
+    }
+    assert_eq!(view.hash_key(&1), f.hash_key(&1));
+}
