@@ -23,7 +23,7 @@ use bloomkit::prelude::*;
 use bloomkit::static_filters::Fingerprint;
 use bloomkit::{
     BinaryFuse, BinaryFuseRef, BlockedBloomFilterRef, BloomFilterRef, QuotientFilterRef,
-    RibbonFilterRef, SimdBlockFilterRef,
+    RibbonFilterRef, SimdBlockFilterRef, WindowFilterRef,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -45,6 +45,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_ribbon", decode_ribbon),
     ("decode_quotient", decode_quotient),
     ("decode_expandable", decode_expandable),
+    ("decode_window", decode_window),
     ("decode_any", decode_any),
     #[cfg(feature = "redis")]
     ("decode_redisbloom", decode_redisbloom),
@@ -370,6 +371,42 @@ pub fn decode_expandable(data: &[u8]) {
         }
     }
     assert_eq!(f.len(), len);
+}
+
+/// The window filter: decoded both ways, its view agrees (and refuses what it refuses);
+/// keys inserted after decoding are all found while they are within the window (a window
+/// over time may refuse a full generation), lookups ahead in time never panic.
+pub fn decode_window(data: &[u8]) {
+    let view = |b: &[u8]| {
+        let v = WindowFilterRef::<u64, Xxh3Builder>::with_hasher(b, Verify::All).ok()?;
+        let mut answers = static_answers(&v);
+        answers.extend(PROBES.map(|k| v.contains_at(&k, v.now().saturating_add(k << 40))));
+        Some(answers)
+    };
+    let Some(mut f) = decoded::<WindowFilter<u64>>(data) else {
+        assert!(
+            view(&AlignedBytes::copy_from(data)).is_none(),
+            "the view accepts what the filter refuses"
+        );
+        return;
+    };
+    view_agrees(data, view, || {
+        let mut answers = static_answers(&f);
+        answers.extend(PROBES.map(|k| f.contains_at(&k, f.now().saturating_add(k << 40))));
+        answers
+    });
+    let window = f.window().min(PROBES.end);
+    let mut held = Vec::new();
+    for k in PROBES.take(window as usize) {
+        match f.try_insert(&k) {
+            Ok(_) => held.push(k),
+            Err(Error::WindowFull { .. }) => break,
+            Err(e) => panic!("insert after decoding: {e}"),
+        }
+    }
+    assert!(held.iter().all(|k| f.contains(k)), "lost a key inserted within the window");
+    f.advance_to(f.now().saturating_add(1));
+    assert!(f.estimated_fpr() <= 1.0);
 }
 
 /// `decode_redisbloom`: the input as a RedisBloom dump in one buffer (header, then every

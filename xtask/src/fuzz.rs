@@ -21,6 +21,7 @@ pub const TARGETS: &[&str] = &[
     "decode_ribbon",
     "decode_quotient",
     "decode_expandable",
+    "decode_window",
     "decode_redisbloom",
     "serde_bincode",
     "ops_classic",

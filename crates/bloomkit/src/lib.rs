@@ -102,6 +102,10 @@
 //!   **expandable filter** (`ExpandableFilter`, same feature) for a count not known in
 //!   advance: one table that doubles as it fills, the rate kept under the target, with
 //!   removes.
+//! - **window filter** (`WindowFilter`, feature `window`): only *recent* items matter ("seen
+//!   in the last N items?", "in the last hour?"): every key of the window answered, older
+//!   keys forgotten by 1.1 windows, the rate under the target at every moment, in memory
+//!   fixed up front (about 21 bits per window item at 1%).
 //!
 //! And filters with a job: **`kv`** (`bloomkit::kv`, feature `kv`) keeps a counting (or
 //! classic, or blocked) filter in front of an embedded on-disk key-value store (redb), so a
@@ -126,6 +130,8 @@
 //!   `BinaryFuse16`, `BinaryFuse32` and `RibbonFilter` (and their views).
 //! - `quotient` (default): the quotient and expandable filters, as `quotient`,
 //!   `QuotientFilter` and `ExpandableFilter`.
+//! - `window` (default): the window filter, as `window` and `WindowFilter` (and its view
+//!   `WindowFilterRef`).
 //! - `kv`: `bloomkit::kv`, a filter in front of a redb key-value store (`FilteredStore`,
 //!   `RedbStore`). Not on by default: it brings a database, and needs Rust 1.90.
 //! - `redis`: `bloomkit::redis`, a filter shared through Redis (`RedisFilter`). Not on by
@@ -211,6 +217,13 @@ pub use bloomkit_quotient::{ExpandableFilter, QuotientFilter};
 #[cfg(all(feature = "quotient", feature = "serde"))]
 pub use bloomkit_quotient::{ExpandableFilterRef, QuotientFilterRef};
 
+#[cfg(feature = "window")]
+pub use bloomkit_window as window;
+#[cfg(feature = "window")]
+pub use bloomkit_window::WindowFilter;
+#[cfg(all(feature = "window", feature = "serde"))]
+pub use bloomkit_window::WindowFilterRef;
+
 #[cfg(feature = "kv")]
 pub use bloomkit_kv as kv;
 
@@ -257,6 +270,8 @@ pub mod prelude {
     pub use crate::{ExpandableFilter, QuotientFilter};
     #[cfg(feature = "classic")]
     pub use crate::{SimdBlockFilter, SplitBlockFilter};
+    #[cfg(feature = "window")]
+    pub use crate::WindowFilter;
 }
 
 /// The README's examples, compiled and run as doctests so they cannot go stale.

@@ -108,6 +108,18 @@ pub enum Detail {
     },
     /// Sub-filters of a scalable filter.
     Slices(u64),
+    /// A window filter's ring: `slices` slices (a key in `hashes` of them in a row), a
+    /// generation every `per_generation` inserts, `blocks` blocks of a word per slice.
+    Ring {
+        /// Slices in the ring (`k + l`).
+        slices: u32,
+        /// Slices a key is written to (`k`).
+        hashes: u32,
+        /// Inserts a generation takes.
+        per_generation: u64,
+        /// Blocks.
+        blocks: u64,
+    },
     /// Slots of a quotient table and the bits of each fingerprint's remainder.
     Slots {
         /// Home slots.
@@ -907,6 +919,46 @@ mod table {
         };
     }
 
+    #[cfg(feature = "window")]
+    mod window {
+        use super::*;
+        use crate::{WindowFilter, WindowFilterRef};
+
+        fn ring(hashes: u32, generations: u32, window: u64, blocks: u64) -> Vec<Detail> {
+            vec![Detail::Ring {
+                slices: hashes + generations,
+                hashes,
+                per_generation: window / u64::from(generations),
+                blocks,
+            }]
+        }
+
+        member! {
+            [] WindowFilter<str> => Window, view = false, insert = fallible,
+                |f| ring(f.num_hashes(), f.generations(), f.window(), f.num_blocks());
+            ['a] WindowFilterRef<'a, str> => Window, view = true, insert = none,
+                |f| ring(f.num_hashes(), f.generations(), f.window(), f.num_blocks());
+        }
+
+        pub(super) const WINDOW: Entry = Entry {
+            variant: Variant::Window,
+            open: |b, v| {
+                view_or_decode::<_, WindowFilter<str>>(b, WindowFilterRef::with_hasher(b, v))
+            },
+            decode: decode::<WindowFilter<str>>,
+            // `items` is the window: the last `items` inserts.
+            make: Some(|s| {
+                Ok(Box::new(
+                    WindowFilter::<str>::builder(s.items, s.fpr)
+                        .seed(s.seed)
+                        .build()?,
+                ))
+            }),
+            from_hashes: None,
+            union: None,
+        };
+    }
+
     /// Every compiled variant's entry, in tag order.
     pub(super) const ENTRIES: &[Entry] = &[
         #[cfg(feature = "classic")]
@@ -933,5 +985,7 @@ mod table {
         quotient::EXPANDABLE,
         #[cfg(feature = "classic")]
         classic::SPLIT_BLOCK,
+        #[cfg(feature = "window")]
+        window::WINDOW,
     ];
 }

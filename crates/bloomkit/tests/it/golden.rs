@@ -241,7 +241,26 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
     v.push(quotient_fixture());
     #[cfg(feature = "quotient")]
     v.push(expandable_fixture());
+    #[cfg(feature = "window")]
+    v.push(window_fixture());
     v
+}
+
+/// The window filter (variant tag 15, format version 3): string keys with the one-shot
+/// hasher into a window over time of 1,000 units for 20 items at 10%, inserted 60 units
+/// apart so that generations shift (and keys are forgotten) along the way: the file pins the
+/// hash, the per-slice bit positions, the ring and the clock.
+#[cfg(feature = "window")]
+fn window_fixture() -> Golden {
+    let mut f = WindowFilter::<str>::builder(20, 0.1)
+        .over_time(1_000)
+        .seed(7)
+        .build()
+        .unwrap();
+    for k in MEMBERS {
+        f.try_insert_at(&text(k), k * 60).unwrap();
+    }
+    golden("window", f, |f, k| f.contains(&text(k))).since(3)
 }
 
 /// The quotient filter (variant tag 12, format version 3): string keys with the one-shot

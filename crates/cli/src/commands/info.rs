@@ -107,6 +107,22 @@ fn detail(d: Detail) -> Entry {
         )
         .field("slots", count)
         .field("remainder_bits", remainder_bits),
+        Detail::Ring {
+            slices,
+            hashes,
+            per_generation,
+            blocks,
+        } => Entry::new(
+            "ring",
+            format!(
+                "{slices} slices (a key in {hashes} in a row), a generation every \
+                 {per_generation} inserts, {blocks} blocks"
+            ),
+        )
+        .field("slices", slices)
+        .field("hashes", hashes)
+        .field("per_generation", per_generation)
+        .field("blocks", blocks),
         _ => Entry::new("detail", format!("{d:?}")),
     }
 }
