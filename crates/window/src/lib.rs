@@ -143,15 +143,15 @@ fn block_of(hash: u64, blocks: u64) -> usize {
     ((u128::from(hash) * u128::from(blocks)) >> 64) as usize
 }
 
-/// The bit of a key (its `hash`, and `step = hash.rotate_left(32) | 1`) in physical slice
-/// `p`: a different pseudo-random position in each slice. `hash + p * step` alone is linear
-/// in `p`, so two keys with nearby hashes and steps would collide in every slice at once;
-/// the xor-shift and multiply make each slice's position depend on all of its bits.
-#[inline]
-fn bit_of(hash: u64, step: u64, p: usize) -> u64 {
-    let x = hash.wrapping_add((p as u64).wrapping_mul(step));
-    let x = (x ^ (x >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    1 << (x >> 58)
+/// The bit of a key (its `hash`) in physical slice `p`: a different pseudo-random position
+/// in each slice, `((hash ^ (p + 1) * G) * M) >> 58`. The salt makes the multiplier see
+/// other bits in every slice, so two keys that share one slice's position share another's
+/// only by chance (a linear `hash + p * step` would make keys with nearby hashes and steps
+/// collide in every slice at once).
+#[inline(always)]
+fn bit_of(hash: u64, p: usize) -> u32 {
+    let salted = hash ^ (p as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (salted.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 58) as u32
 }
 
 /// A staged key of a batch: its hash and its block's first word.
@@ -163,23 +163,29 @@ struct Staged {
 
 impl<W: AsRef<[u64]>> Core<W> {
     /// Whether the key of `hash` is held by `k` slices in a row among the `live` newest
-    /// logical positions. Each position is read at most once: a window that fails at `j`
-    /// moves on to start at `j + 1`, keeping the positions it already found set.
+    /// logical positions.
     #[inline]
     fn has_run(&self, hash: u64, base: usize, live: usize) -> bool {
         let n = self.shape.slices();
-        let k = self.shape.hashes as usize;
         let Some(block) = self.words.as_ref().get(base..base + n) else {
             return true;
         };
-        let step = hash.rotate_left(32) | 1;
+        self.has_run_scan(hash, block, live)
+    }
+
+    /// Slice by slice, newest first: each position read at most once (a window that fails
+    /// at `j` moves on to start at `j + 1`, keeping the positions it already found set), so
+    /// an absent key costs about `2 (k + l) / k` reads.
+    fn has_run_scan(&self, hash: u64, block: &[u64], live: usize) -> bool {
+        let n = block.len();
+        let k = self.shape.hashes as usize;
         let head = self.head as usize;
         let set = |pos: usize| {
             let mut p = head + pos;
             if p >= n {
                 p -= n;
             }
-            block.get(p).is_none_or(|w| w & bit_of(hash, step, p) != 0)
+            block.get(p).is_none_or(|w| w >> bit_of(hash, p) & 1 != 0)
         };
         // Positions lo..known are known to be set.
         let (mut lo, mut known) = (0usize, 0usize);
@@ -254,13 +260,14 @@ impl<W: AsRef<[u64]>> Core<W> {
     fn stage(&self, hash: u64) -> Staged {
         let base = self.base_of(hash);
         // The scan starts at the newest slices: ask for their line, and the next one.
-        let first = base + self.head as usize;
         let words = self.words.as_ref();
-        if let Some(w) = words.get(first) {
-            prefetch(w);
-        }
-        if let Some(w) = words.get(first + 8) {
-            prefetch(w);
+        let n = self.shape.slices();
+        let mut at = base;
+        while at < base + n {
+            if let Some(w) = words.get(at) {
+                prefetch(w);
+            }
+            at += 8;
         }
         Staged { hash, base }
     }
@@ -332,7 +339,6 @@ impl Core<Vec<u64>> {
         self.room()?;
         let n = self.shape.slices();
         let present = self.has_run(s.hash, s.base, n);
-        let step = s.hash.rotate_left(32) | 1;
         let head = self.head as usize;
         let block = &mut self.words[s.base..s.base + n];
         for pos in 0..self.shape.hashes as usize {
@@ -340,7 +346,7 @@ impl Core<Vec<u64>> {
             if p >= n {
                 p -= n;
             }
-            block[p] |= bit_of(s.hash, step, p);
+            block[p] |= 1 << bit_of(s.hash, p);
         }
         self.counts[head] += 1;
         Ok(!present)
