@@ -72,7 +72,9 @@ fn run(n: u64) {
     let blocks = (bytes as u64 / 64).max(1);
     let mut b = BlockedBloomFilter::<u64>::with_blocks(blocks, 8).unwrap();
     let recent = &stream[stream.len() - n as usize..];
-    let b_single = timed(recent.len(), || recent.iter().filter(|k| b.insert(k)).count());
+    let b_single = timed(recent.len(), || {
+        recent.iter().filter(|k| b.insert(k)).count()
+    });
     let mut b2 = BlockedBloomFilter::<u64>::with_blocks(blocks, 8).unwrap();
     let b_batch = timed(recent.len(), || b2.insert_batch(recent));
 
@@ -83,7 +85,9 @@ fn run(n: u64) {
     let rows = [Row::Window(w), Row::Blocked(b)];
     let one = |keys: &[u64]| {
         race(&rows, ROUNDS, |r| {
-            Some(timed(keys.len(), || keys.iter().filter(|k| r.contains(k)).count()))
+            Some(timed(keys.len(), || {
+                keys.iter().filter(|k| r.contains(k)).count()
+            }))
         })
     };
     let batch = |keys: &[u64]| {

@@ -250,6 +250,8 @@ pub mod prelude {
     pub use crate::QuotientFilterRef;
     #[cfg(feature = "scalable")]
     pub use crate::ScalableBloomFilter;
+    #[cfg(feature = "window")]
+    pub use crate::WindowFilter;
     #[cfg(feature = "classic")]
     pub use crate::{AtomicBlockedBloomFilter, AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
     #[cfg(feature = "counting")]
@@ -270,8 +272,6 @@ pub mod prelude {
     pub use crate::{ExpandableFilter, QuotientFilter};
     #[cfg(feature = "classic")]
     pub use crate::{SimdBlockFilter, SplitBlockFilter};
-    #[cfg(feature = "window")]
-    pub use crate::WindowFilter;
 }
 
 /// The README's examples, compiled and run as doctests so they cannot go stale.

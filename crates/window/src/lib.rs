@@ -578,7 +578,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for WindowFilter<K, S> {
             Some(0) => return Err(Error::ZeroSpan),
             Some(window) => window.div_ceil(u64::from(layout.generations)),
         };
-        let slices = layout.slices() as u64;
+        let slices = u64::from(layout.slices());
         settings.check_bytes(layout.bytes() + slices * 8)?;
         let shape = Shape {
             hashes: layout.hashes,

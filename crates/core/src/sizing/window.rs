@@ -147,7 +147,7 @@ fn fill(keys: f64, bits: f64) -> f64 {
 /// [`fpr_model`].
 pub fn fpr_independent(k: u32, l: u32, g: u64, bits: f64) -> f64 {
     let q: Vec<f64> = (0..k + l)
-        .map(|i| fill((i.min(k - 1) + 1) as f64 * g as f64, bits))
+        .map(|i| fill(f64::from(i.min(k - 1) + 1) * g as f64, bits))
         .collect();
     run_probability(&q, k as usize)
 }
@@ -170,7 +170,7 @@ pub fn fpr_model_sampled(k: u32, loads: &[f64], samples: usize) -> f64 {
         return if k == 0 { 1.0 } else { 0.0 };
     }
     let ln_clear = (-1.0 / WORD_BITS as f64).ln_1p();
-    let mut rng = SplitMix(0x5EED_0F_A9BF);
+    let mut rng = SplitMix(0x005E_ED0F_A9BF);
     let (mut sum, mut sum_sq) = (0.0f64, 0.0f64);
     let mut draws = vec![0u64; n];
     let mut q = vec![0.0f64; n];
@@ -230,8 +230,9 @@ pub fn fpr_full(k: u32, l: u32, g: u64, blocks: u64) -> f64 {
 pub fn layout(window: u64, fpr: f64, slack: f64) -> Result<Layout, Error> {
     // The search takes tens of milliseconds (the blocked model's draws); a program that
     // builds many filters of one shape (and the tests) asks for the same layouts again.
-    static CACHE: std::sync::Mutex<Vec<((u64, u64, u64), Layout)>> =
-        std::sync::Mutex::new(Vec::new());
+    /// Layouts found, by (window, rate bits, slack bits).
+    type Found = Vec<((u64, u64, u64), Layout)>;
+    static CACHE: std::sync::Mutex<Found> = std::sync::Mutex::new(Vec::new());
     let key = (window, fpr.to_bits(), slack.to_bits());
     if let Some(hit) = CACHE
         .lock()
