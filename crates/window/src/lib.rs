@@ -522,6 +522,7 @@ macro_rules! read_side {
             exact_len, target_fpr = |f| f.core.shape.target_fpr);
     };
 }
+#[cfg(feature = "serde")]
 pub(crate) use read_side;
 
 read_side!([] WindowFilter);

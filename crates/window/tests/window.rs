@@ -4,13 +4,11 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use bloomkit_core::format::AlignedBytes;
-use bloomkit_core::{Error, Lookup, LookupCore, PortableHasher};
+use bloomkit_core::Error;
 use bloomkit_testkit::{
-    check_codec, check_contains_batch, check_filter, check_view_answers, ensure, forall,
-    measure_fpr, member, misaligned_copy, seeded_rng, Outcome,
+    check_contains_batch, check_filter, ensure, forall, measure_fpr, member, Outcome,
 };
-use bloomkit_window::{WindowFilter, WindowFilterRef};
+use bloomkit_window::WindowFilter;
 use quickcheck::{Arbitrary, Gen};
 
 #[test]
@@ -297,8 +295,12 @@ fn a_full_generation_refuses_until_the_next() {
     assert!((0..=per).all(|k| f.contains(&k)));
 }
 
+#[cfg(feature = "serde")]
 #[test]
 fn bytes_round_trip_and_refuse_damage() {
+    use bloomkit_core::PortableHasher;
+    use bloomkit_testkit::check_codec;
+
     let foreign = bloomkit_core::format::Writer::new(
         bloomkit_core::Variant::Counting,
         bloomkit_core::Xxh3Builder::default().spec(),
@@ -320,8 +322,14 @@ fn bytes_round_trip_and_refuse_damage() {
     assert!(g.contains_at("a", 1_059) && !g.contains_at("a", 1_000 + 60 * 200));
 }
 
+#[cfg(feature = "serde")]
 #[test]
 fn the_view_answers_as_the_filter() {
+    use bloomkit_core::format::AlignedBytes;
+    use bloomkit_core::{Lookup, LookupCore};
+    use bloomkit_testkit::{check_view_answers, misaligned_copy, seeded_rng};
+    use bloomkit_window::WindowFilterRef;
+
     let mut rng = seeded_rng("the_view_answers_as_the_filter");
     let mut f = WindowFilter::<u64>::new(5_000, 0.01).unwrap();
     f.try_insert_batch((0..12_000).map(|_| rng.next_u64() % 20_000))
