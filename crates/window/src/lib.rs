@@ -430,11 +430,6 @@ macro_rules! read_side {
                 self.core.shape.blocks
             }
 
-            /// The rate the filter was sized to stay under at every moment.
-            pub fn target_fpr(&self) -> f64 {
-                self.core.shape.target_fpr
-            }
-
             /// The model's rate for what the filter holds now (the blocked model of
             /// `bloomkit_core::sizing::window` over the generations' counts).
             pub fn estimated_fpr(&self) -> f64 {

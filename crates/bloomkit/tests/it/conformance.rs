@@ -38,7 +38,8 @@ fn intersects<F: Intersection>() {}
 /// A filter that takes a whole iterator (`Extend`) without an error to report: those whose
 /// inserts cannot fail, and the scalable filter, which grows (past its limits it keeps the
 /// key in its newest slice). The quotient and expandable filters take `try_insert_batch` and
-/// `extend_growing` instead: a growth they cannot make has no state their bytes can hold.
+/// `extend_growing` instead: a growth they cannot make has no state their bytes can hold;
+/// the window filter over time refuses a full generation, so it takes `try_insert_batch`.
 fn extends<F: Extend<u64> + for<'k> Extend<&'k u64>>() {}
 
 /// A read-only structure (a static filter, a zero-copy view).
@@ -54,6 +55,7 @@ fn every_variant_holds_its_trait_set() {
     type Scalable = ScalableBloomFilter<u64>;
     type Quotient = QuotientFilter<u64>;
     type Expandable = ExpandableFilter<u64>;
+    type Window = WindowFilter<u64>;
 
     owned::<Classic>();
     owned::<Blocked>();
@@ -63,6 +65,7 @@ fn every_variant_holds_its_trait_set() {
     owned::<Scalable>();
     owned::<Quotient>();
     owned::<Expandable>();
+    owned::<Window>();
     owned::<Bitmap<u64>>();
     owned::<MultiFilter<(u32, u32, u32)>>();
 
@@ -107,6 +110,7 @@ fn every_variant_holds_its_trait_set() {
     lookup_only::<bloomkit::ScalableBloomFilterRef<'static, u64>>();
     lookup_only::<QuotientFilterRef<'static, u64>>();
     lookup_only::<bloomkit::ExpandableFilterRef<'static, u64>>();
+    lookup_only::<bloomkit::WindowFilterRef<'static, u64>>();
     lookup_only::<BinaryFuseRef<'static, u8, u64>>();
     lookup_only::<BinaryFuseRef<'static, u16, u64>>();
     lookup_only::<BinaryFuseRef<'static, u32, u64>>();
@@ -187,6 +191,22 @@ fn inherent_methods_keep_the_trait_signatures() {
         LookupCore,
         fn(&Expandable) -> Option<f64>
     );
+
+    type Window = WindowFilter<u64>;
+    same_signature!(
+        Window,
+        try_insert,
+        Filter,
+        fn(&mut Window, &u64) -> Result<bool, Error>
+    );
+    same_signature!(
+        Window,
+        try_insert_hash,
+        FilterCore,
+        fn(&mut Window, u64) -> Result<bool, Error>
+    );
+    same_signature!(Window, contains, Lookup, fn(&Window, &u64) -> bool);
+    same_signature!(Window, target_fpr, LookupCore, fn(&Window) -> Option<f64>);
 
     same_signature!(
         Scalable,
@@ -296,5 +316,6 @@ fn batched_inserts_hold_every_key_in_every_variant() {
         "expandable",
         ExpandableFilter::<u64>::new(100, 0.01).unwrap()
     );
+    both!("window", WindowFilter::<u64>::new(5_000, 0.01).unwrap());
     both!("bitmap", Bitmap::<u64>::new(0..=10_000).unwrap());
 }

@@ -15,8 +15,9 @@
 //!   distance band (`N..1.1N`, `1.1N..1.5N`, `1.5N..2N`, past `2N`); "forgotten by" is the
 //!   first band from which on they answer present no more often than never-seen keys do
 //!   (within chance);
-//! - memory after the stream, and time: ns per step (ask + insert), and ns per lookup over
-//!   a million lookups after it.
+//! - memory after the stream, and time, on a fresh structure fed the first `4 N` steps
+//!   without the model: ns per step (ask, then insert), and ns per lookup over a million
+//!   lookups after it (keys of the window and never-seen keys, alternately).
 //!
 //! The structures: bloomkit's `WindowFilter`; two rotating blocked Bloom filters (each sized
 //! for `N` at half the rate: every key of the last `N` is in one of them, keys stay up to
@@ -206,10 +207,9 @@ pub fn run(
         return Err("--window must be at least 1".into());
     }
     let steps = steps.max(3 * window);
-    // The stream (8 bytes a step) and the model (about 40 bytes a key held).
-    let need = steps
-        .saturating_mul(8)
-        .saturating_add(window.saturating_mul(120));
+    // The stream (8 bytes a step) and the model (a map entry, about 32 bytes, for each
+    // distinct key: half the steps).
+    let need = steps.saturating_mul(8 + 16);
     if let Some(have) = super::budget::available_bytes()
         && u128::from(need) > u128::from(have)
     {
@@ -266,10 +266,25 @@ pub fn run(
         ),
     ];
     let mut rows = Vec::new();
+    let timed_steps = stream.len().min(4 * window as usize);
     for (name, make) in &made {
         progress(name);
+        let mut row = measure(name, make()?.as_mut(), &stream, window, fpr);
+        // Times on a fresh structure without the model (whose map would be most of them).
         let mut s = make()?;
-        rows.push(measure(name, s.as_mut(), &stream, window, fpr));
+        let start = Instant::now();
+        let mut yes = 0usize;
+        for (t, &key) in stream[..timed_steps].iter().enumerate() {
+            let t = t as u64 + 1;
+            if s.ask(key, t) {
+                yes += 1;
+            }
+            s.put(key, t);
+        }
+        row.step_ns = per(start.elapsed(), timed_steps);
+        std::hint::black_box(yes);
+        row.lookup_ns = lookups(s.as_ref(), &stream[..timed_steps], window);
+        rows.push(row);
     }
     let recommendation = recommend(&rows, fpr);
     Ok(WindowReport {
@@ -320,7 +335,6 @@ fn measure(
     let mut tally = Tally::default();
     // Every 10^5 steps (the checkpoints), or every tenth of a smaller window.
     let checkpoint = (n / 10).clamp(10_000, 100_000);
-    let start = Instant::now();
     for (t, &key) in stream.iter().enumerate() {
         let t = t as u64 + 1;
         let yes = s.ask(key, t);
@@ -363,24 +377,6 @@ fn measure(
             tally.checkpoint = (0, 0);
         }
     }
-    let step_ns = per(start.elapsed(), stream.len());
-    // Lookups after the stream: recent keys and never-seen ones, alternately.
-    let probes: Vec<u64> = (0..1_000_000u64)
-        .map(|i| {
-            if i % 2 == 0 {
-                stream[stream.len() - 1 - (i as usize / 2) % n as usize]
-            } else {
-                !i
-            }
-        })
-        .collect();
-    let start = Instant::now();
-    let found = probes
-        .iter()
-        .filter(|&&k| s.ask(k, stream.len() as u64))
-        .count();
-    let lookup_ns = per(start.elapsed(), probes.len());
-    std::hint::black_box(found);
     let rate = tally.fresh_yes as f64 / tally.fresh.max(1) as f64;
     let past_window = tally.band.map(|(y, all)| y as f64 / all.max(1) as f64);
     // Forgotten by the first band from which on every band is within chance of the rate
@@ -404,9 +400,29 @@ fn measure(
         rate,
         past_window,
         forgotten_by,
-        step_ns,
-        lookup_ns,
+        step_ns: 0.0,
+        lookup_ns: 0.0,
     }
+}
+
+/// Nanoseconds per lookup over a million: keys of the last window and never-seen ones,
+/// alternately.
+fn lookups(s: &dyn Windowed, stream: &[u64], n: u64) -> f64 {
+    let probes: Vec<u64> = (0..1_000_000u64)
+        .map(|i| {
+            if i % 2 == 0 {
+                stream[stream.len() - 1 - (i as usize / 2) % n as usize]
+            } else {
+                !i
+            }
+        })
+        .collect();
+    let at = stream.len() as u64;
+    let start = Instant::now();
+    let found = probes.iter().filter(|&&k| s.ask(k, at)).count();
+    let ns = per(start.elapsed(), probes.len());
+    std::hint::black_box(found);
+    ns
 }
 
 /// The smallest structure with no false negative whose rate holds (within chance) and that
