@@ -282,6 +282,7 @@ pub mod prelude {
     feature = "scalable",
     feature = "bitmap",
     feature = "serde",
+    feature = "window",
     feature = "redis"
 ))]
 #[doc = include_str!("../../../README.md")]

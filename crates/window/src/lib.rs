@@ -154,6 +154,9 @@ fn bit_of(hash: u64, p: usize) -> u32 {
     (salted.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 58) as u32
 }
 
+/// Cache lines of a block a batched call asks for ahead, from the newest slice on.
+const LINES_AHEAD: usize = 4;
+
 /// A staged key of a batch: its hash and its block's first word.
 #[derive(Clone, Copy, Default)]
 struct Staged {
@@ -262,12 +265,13 @@ impl<W: AsRef<[u64]>> Core<W> {
         // The scan starts at the newest slices: ask for their line, and the next one.
         let words = self.words.as_ref();
         let n = self.shape.slices();
-        let mut at = base;
-        while at < base + n {
+        let head = self.head as usize;
+        // The scan reads from the newest slice on: the first lines from there.
+        for line in 0..LINES_AHEAD {
+            let at = base + (head + 8 * line) % n;
             if let Some(w) = words.get(at) {
                 prefetch(w);
             }
-            at += 8;
         }
         Staged { hash, base }
     }
