@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release -p bloomkit-benches --example window
 //! BLOOMKIT_WINDOW_SIZES=1000000 cargo run --release -p bloomkit-benches --example window
+//! BLOOMKIT_WINDOW_SLACK=0.5 cargo run --release -p bloomkit-benches --example window
 //! ```
 //!
 //! For each window `N` (10^6 and 10^7 by default) at 1%: a `WindowFilter::new(N, 0.01)`
@@ -53,8 +54,20 @@ fn main() {
     }
 }
 
+/// The window filter of the run: `BLOOMKIT_WINDOW_SLACK` sets its slack (default 0.1).
+fn window_filter(n: u64) -> WindowFilter<u64> {
+    let mut b = WindowFilter::<u64>::builder(n, 0.01);
+    if let Some(slack) = std::env::var("BLOOMKIT_WINDOW_SLACK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        b = b.slack(slack);
+    }
+    b.build().unwrap()
+}
+
 fn run(n: u64) {
-    let mut w = WindowFilter::<u64>::new(n, 0.01).unwrap();
+    let mut w = window_filter(n);
     let stream: Vec<u64> = (0..3 * n).map(key).collect();
     let insert_single = timed(stream.len(), || {
         let mut fresh = 0;
@@ -65,10 +78,11 @@ fn run(n: u64) {
         }
         fresh
     });
-    let mut w2 = WindowFilter::<u64>::new(n, 0.01).unwrap();
+    let mut w2 = window_filter(n);
     let insert_batch = timed(stream.len(), || w2.try_insert_batch(&stream).unwrap());
     assert!(w == w2, "batched inserts left another filter");
     let bytes = w.heap_bytes();
+    eprintln!("k = {}, l = {}", w.num_hashes(), w.generations());
     let blocks = (bytes as u64 / 64).max(1);
     let mut b = BlockedBloomFilter::<u64>::with_blocks(blocks, 8).unwrap();
     let recent = &stream[stream.len() - n as usize..];
