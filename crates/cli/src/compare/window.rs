@@ -155,7 +155,8 @@ pub struct WindowRow {
     pub worst_rate: f64,
     /// The rate on never-seen keys over the whole stream.
     pub rate: f64,
-    /// Share of keys answered present, per band of [`BANDS`].
+    /// Share of keys answered present, per band of distance past the window: 1-1.1,
+    /// 1.1-1.5, 1.5-2 windows, and past 2.
     pub past_window: [f64; 4],
     /// The first band from which on old keys answer present no more often than never-seen
     /// ones: its start, in windows.
