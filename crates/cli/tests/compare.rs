@@ -283,6 +283,40 @@ fn bad_input_gets_a_message_not_a_backtrace() {
         );
     }
     refused(&["--items", "lots"], "invalid value 'lots'");
+    // --window: its own refusals; a window no machine holds is refused before allocating.
+    refused(&["--window", "0"], "--window must be at least 1");
+    refused(
+        &["--window", "100", "--csv"],
+        "does not take --keys-file, --csv or plots",
+    );
+    refused(
+        &["--window", "100", "--fpr", "2"],
+        "--fpr must be in (0, 1), got 2",
+    );
+    refused(&["--window", "18446744073709551615"], "more than available");
+}
+
+/// `compare --window` runs as a command: a table, exit 0, and JSON that names every row.
+#[test]
+fn a_window_comparison_from_the_command() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+        .args(["compare", "--window", "2000", "--stream", "8000", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r["false_negatives"] == 0));
+    assert!(report["recommendation"]
+        .as_str()
+        .unwrap()
+        .starts_with("WindowFilter"));
 }
 
 /// Sizes no machine of ours can hold get a message and exit 2, before anything is

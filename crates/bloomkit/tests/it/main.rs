@@ -21,6 +21,7 @@ macro_rules! with_every_variant {
                 feature = "multi",
                 feature = "static",
                 feature = "quotient",
+                feature = "window",
                 feature = "serde"
             ))]
             $module

@@ -410,12 +410,9 @@ pub fn main(args: &Args) -> ExitCode {
         bar.inc(1);
     });
     bar.finish_and_clear();
-    let report = match result {
+    let report = match result.map_err(refused) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let text = if args.json {
         format!("{}\n", report.json())
@@ -424,13 +421,8 @@ pub fn main(args: &Args) -> ExitCode {
     } else {
         report.table()
     };
-    // A reader that stops early (`| head`) has what it wanted: not an error.
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("error: stdout: {e}");
-        return ExitCode::from(2);
+    if let Err(code) = print(&text) {
+        return code;
     }
     type Draw = fn(&Report, &std::path::Path) -> Result<(), String>;
     let plots: [(Option<&PathBuf>, Draw); 2] = [
@@ -459,12 +451,30 @@ pub fn main(args: &Args) -> ExitCode {
     }
 }
 
+/// Bad input: the message, exit code 2.
+fn refused(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+/// Writes the report to stdout; a reader that stops early (`| head`) has what it wanted, not
+/// an error. Any other failure is exit code 2, after a message.
+fn print(text: &str) -> Result<(), ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: stdout: {e}");
+            Err(ExitCode::from(2))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `compare --window N`: the windowed structures on a stream; exit 0, 2 on bad input, 1 if
 /// any had false negatives.
 fn window_main(args: &Args, n: u64) -> ExitCode {
-    if let Err(e) = check(args) {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
+    if let Err(code) = check(args).map_err(refused) {
+        return code;
     }
     if args.keys_file.is_some() || args.csv || args.plot.is_some() || args.lookup_plot.is_some() {
         eprintln!("error: --window measures a synthetic stream of u64 keys, as a table or --json: it does not take --keys-file, --csv or plots");
@@ -472,24 +482,16 @@ fn window_main(args: &Args, n: u64) -> ExitCode {
     }
     let steps = args.stream.unwrap_or(n.saturating_mul(4));
     let mut progress = |phase: &str| eprintln!("{phase} ...");
-    let report = match window::run(n, steps, args.fpr, args.seed, &mut progress) {
+    let report = match window::run(n, steps, args.fpr, args.seed, &mut progress).map_err(refused) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    let text = if args.json {
-        format!("{}\n", report.json())
+    if let Err(code) = print(&if args.json {
+        report.json() + "\n"
     } else {
         report.table()
-    };
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("error: stdout: {e}");
-        return ExitCode::from(2);
+    }) {
+        return code;
     }
     let defects = report.defects();
     for d in &defects {

@@ -207,7 +207,7 @@ pub fn run(
     if window == 0 {
         return Err("--window must be at least 1".into());
     }
-    let steps = steps.max(3 * window);
+    let steps = steps.max(window.saturating_mul(3));
     // The stream (8 bytes a step) and the model (a map entry, about 32 bytes, for each
     // distinct key: half the steps).
     let need = steps.saturating_mul(8 + 16);
@@ -267,7 +267,11 @@ pub fn run(
         ),
     ];
     let mut rows = Vec::new();
-    let timed_steps = stream.len().min(4 * window as usize);
+    let timed_steps = stream.len().min(
+        usize::try_from(window)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(4),
+    );
     for (name, make) in &made {
         progress(name);
         let mut row = measure(name, make()?.as_mut(), &stream, window, fpr);
