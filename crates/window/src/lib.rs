@@ -57,6 +57,23 @@
 //! assert!(!fetched.contains_at("https://example.org/", 1_000 + 2 * week));
 //! # Ok::<(), bloomkit_core::Error>(())
 //! ```
+//!
+//! The builder's other settings: a slack (keys live up to `1 + slack` windows; fewer slices,
+//! faster lookups), a seed or hasher, a memory limit:
+//!
+//! ```
+//! use bloomkit_window::WindowFilter;
+//!
+//! let f = WindowFilter::<str>::builder(10_000, 0.001)
+//!     .over_time(60_000_000) // a minute, in microseconds (`contains_now` reads that clock)
+//!     .slack(0.25)           // forgotten by about 1.25 minutes
+//!     .seed(7)
+//!     .max_bytes(1 << 20)
+//!     .build()?;
+//! assert!(f.heap_bytes() <= 1 << 20);
+//! assert_eq!(f.time_forgotten_after().map(|t| t < 76_000_000), Some(true));
+//! # Ok::<(), bloomkit_core::Error>(())
+//! ```
 #![forbid(unsafe_code)]
 
 use core::hash::{BuildHasher, Hash};
@@ -533,39 +550,9 @@ fn now_micros() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
-impl<K: ?Sized> WindowFilter<K> {
-    /// A filter of the keys of the last `window` inserts at false-positive rate `fpr`,
-    /// forgetting older keys by 1.1 windows; the builder takes a window over time, a
-    /// slack, a seed or hasher and a memory limit.
-    ///
-    /// # Errors
-    /// [`Error::ZeroItems`], [`Error::InvalidFpr`], [`Error::TooLarge`] past 2^40 bytes,
-    /// [`Error::AllocationFailed`].
-    pub fn new(window: u64, fpr: f64) -> Result<Self, Error> {
-        Self::builder(window, fpr).build()
-    }
-
-    /// A builder: a window of `items` inserts at rate `fpr`, or with
-    /// [`over_time`](Builder::over_time) a window of time taking at most `items` inserts.
-    ///
-    /// ```
-    /// use bloomkit_window::WindowFilter;
-    ///
-    /// let f = WindowFilter::<str>::builder(10_000, 0.001)
-    ///     .over_time(60_000_000) // a minute, in microseconds
-    ///     .slack(0.25)           // forgotten by 1.25 minutes: fewer slices, faster lookups
-    ///     .seed(7)
-    ///     .max_bytes(1 << 20)
-    ///     .build()?;
-    /// assert!(f.heap_bytes() <= 1 << 20);
-    /// // Forgotten by about 1.25 minutes (generations are whole microseconds).
-    /// assert_eq!(f.time_forgotten_after().map(|t| t < 76_000_000), Some(true));
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn builder(items: u64, fpr: f64) -> Builder<Self> {
-        Builder::new(items, fpr)
-    }
-}
+// `new(window, fpr)` (the last `window` inserts, forgotten by 1.1 windows) and
+// `builder(items, fpr)`, which takes `over_time`, `slack`, a seed or hasher and `max_bytes`.
+bloomkit_core::impl_builder_entry!(WindowFilter, "bloomkit_window", hasher);
 
 impl<K: ?Sized, S: BuildHasher> FromSettings for WindowFilter<K, S> {
     type Hasher = S;
@@ -601,10 +588,6 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for WindowFilter<K, S> {
             key: PhantomData,
         })
     }
-}
-
-impl<K: ?Sized, S: BuildHasher, H: BuildHasher> WithHasher<H> for WindowFilter<K, S> {
-    type Output = WindowFilter<K, H>;
 }
 
 impl<K: ?Sized, S: BuildHasher> Windowed for WindowFilter<K, S> {}
