@@ -82,7 +82,7 @@ use std::borrow::Borrow;
 
 use bloomkit_core::batch::{self, prefetch};
 use bloomkit_core::bits::filled_vec;
-use bloomkit_core::build::{Builder, FromSettings, Settings, Windowed, WithHasher};
+use bloomkit_core::build::{FromSettings, Settings, Windowed};
 use bloomkit_core::sizing::window as sizing;
 use bloomkit_core::{Error, Xxh3Builder};
 use derive_where::derive_where;
