@@ -241,6 +241,19 @@ fn compare(args: &[&str]) -> (Option<i32>, String) {
     )
 }
 
+/// `compare` with `args` (`OsStr`s: paths too) must succeed: its stdout.
+#[track_caller]
+fn compare_ok<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
+        .arg("compare")
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    out.stdout
+}
+
 /// `compare` with `args` must exit 2 with `message` on stderr: the stderr, for more checks.
 #[track_caller]
 fn refused(args: &[&str], message: &str) -> String {
@@ -299,16 +312,8 @@ fn bad_input_gets_a_message_not_a_backtrace() {
 /// `compare --window` runs as a command: a table, exit 0, and JSON that names every row.
 #[test]
 fn a_window_comparison_from_the_command() {
-    let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
-        .args(["compare", "--window", "2000", "--stream", "8000", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stdout = compare_ok(["--window", "2000", "--stream", "8000", "--json"]);
+    let report: Value = serde_json::from_slice(&stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r["false_negatives"] == 0));
@@ -366,27 +371,18 @@ fn json_csv_and_plot() {
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("plot.svg");
     let speed = dir.join("speed.svg");
-    let out = Command::new(env!("CARGO_BIN_EXE_bloomkit"))
-        .args([
-            "compare",
-            "--items",
-            "20000",
-            "--queries",
-            "20000",
-            "--csv",
-            "--plot",
-        ])
-        .arg(&svg)
-        .arg("--lookup-plot")
-        .arg(&speed)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let csv = String::from_utf8(out.stdout).unwrap();
+    let stdout = compare_ok([
+        "--items".as_ref(),
+        "20000".as_ref(),
+        "--queries".as_ref(),
+        "20000".as_ref(),
+        "--csv".as_ref(),
+        "--plot".as_ref(),
+        svg.as_os_str(),
+        "--lookup-plot".as_ref(),
+        speed.as_os_str(),
+    ]);
+    let csv = String::from_utf8(stdout).unwrap();
     assert_eq!(csv.lines().count(), 17, "{csv}"); // a header and one row per structure
     assert!(csv.starts_with("structure,serves,"));
     let drawn = std::fs::read_to_string(&svg).unwrap();
