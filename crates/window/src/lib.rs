@@ -144,13 +144,14 @@ impl Shape {
     }
 
     /// Inserts every one of which is answered: `l * g`.
+    /// (Saturating: decoded parameters are checked for consistency, not for size.)
     const fn window(&self) -> u64 {
-        self.generations as u64 * self.per_generation
+        (self.generations as u64).saturating_mul(self.per_generation)
     }
 
     /// Inserts after which a key is in no slice: `(l + k) * g`.
     const fn forgotten_after(&self) -> u64 {
-        self.slices() as u64 * self.per_generation
+        (self.slices() as u64).saturating_mul(self.per_generation)
     }
 }
 
@@ -264,7 +265,7 @@ impl<W: AsRef<[u64]>> Core<W> {
     pub(crate) fn len(&self) -> u64 {
         (0..=self.shape.generations as usize)
             .map(|pos| self.counts[self.physical(pos)])
-            .sum()
+            .fold(0u64, u64::saturating_add)
     }
 
     /// The model's rate for the generations held now ([`sizing::fpr_model_sampled`] over

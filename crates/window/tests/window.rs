@@ -322,6 +322,30 @@ fn bytes_round_trip_and_refuse_damage() {
     assert!(g.contains_at("a", 1_059) && !g.contains_at("a", 1_000 + 60 * 200));
 }
 
+/// A file whose parameters are consistent but huge (a generation of `u64::MAX` inserts, full
+/// counts) decodes to a filter whose every method answers without overflowing.
+#[cfg(feature = "serde")]
+#[test]
+fn hostile_sizes_in_a_file_do_not_overflow() {
+    use bloomkit_core::format::Writer;
+    use bloomkit_core::{LookupCore, PortableHasher, Variant, Xxh3Builder};
+
+    let params = (1u32, 1u32, u64::MAX, 1u64, 0.5f64, 0u64, 1u32, 0u64, 0u64);
+    let bytes = Writer::new(Variant::Window, Xxh3Builder::default().spec())
+        .params(&params)
+        .words(&[u64::MAX, u64::MAX])
+        .words(&[u64::MAX, u64::MAX])
+        .to_vec();
+    let mut f = WindowFilter::<u64>::from_bytes(&bytes).unwrap();
+    assert_eq!(f.window(), u64::MAX);
+    assert_eq!(f.forgotten_after(), u64::MAX);
+    assert_eq!(f.len(), u64::MAX);
+    assert!((0.0..=1.0).contains(&LookupCore::estimated_fpr(&f)));
+    assert!(f.contains(&1));
+    assert!(f.try_insert(&2).is_ok());
+    assert!(f.contains(&2));
+}
+
 #[cfg(feature = "serde")]
 #[test]
 fn the_view_answers_as_the_filter() {

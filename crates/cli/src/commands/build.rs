@@ -50,7 +50,8 @@ pub struct Args {
     #[arg(long, default_value = "blocked", value_parser = variant_parser())]
     pub variant: Variant,
     /// The number of distinct keys to size for (default: counted from the input; for
-    /// scalable and expandable filters, the first size: default 100,000).
+    /// scalable and expandable filters, the first size: default 100,000; for the window
+    /// filter, the window: the last N keys of the input are kept).
     #[arg(long)]
     pub items: Option<u64>,
     /// The target false-positive rate, in (0, 1) (binary fuse filters have a fixed rate).

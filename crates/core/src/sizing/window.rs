@@ -179,13 +179,14 @@ pub fn fpr_model_sampled(k: u32, loads: &[f64], samples: usize) -> f64 {
             *g = poisson_inverse(loads[j], rng.next_f64());
         }
         // Slice i holds generations i, i - 1, ..., i - k + 1 (those that exist).
-        let mut window = 0u64;
+        // Sums in f64: loads read from a file may be anything.
+        let mut window = 0.0f64;
         for i in 0..n {
-            window += draws[i];
+            window += draws[i] as f64;
             if i >= k {
-                window -= draws[i - k];
+                window -= draws[i - k] as f64;
             }
-            q[i] = -(window as f64 * ln_clear).exp_m1();
+            q[i] = -(window.max(0.0) * ln_clear).exp_m1();
         }
         let p = run_probability(&q, k);
         sum += p;
@@ -486,6 +487,21 @@ mod tests {
         assert!(blocked > ideal, "{blocked} vs {ideal}");
         assert!(blocked < 2.0 * ideal, "{blocked} vs {ideal}");
         assert!(fpr_full(k, l, g, blocks + 50) < blocked);
+    }
+
+    /// Loads read from a file may be anything: the model answers a rate, never panics.
+    #[test]
+    fn the_model_takes_any_loads() {
+        for loads in [
+            vec![f64::MAX; 4],
+            vec![f64::NAN, -1.0, f64::INFINITY, 1e300],
+            vec![0.0; 4],
+            vec![1e18; 4],
+        ] {
+            let p = fpr_model_sampled(2, &loads, 16);
+            assert!((0.0..=1.0).contains(&p), "{loads:?}: {p}");
+        }
+        assert_eq!(fpr_model(3, &[1.0, 2.0]), 0.0); // fewer slices than a run
     }
 
     #[test]
