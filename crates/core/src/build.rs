@@ -74,9 +74,9 @@ pub struct Settings {
     /// For a [`Probing`] filter: how keys' positions follow from their hashes (`None`: the
     /// default, [`ProbeScheme::Wide`]).
     pub probes: Option<ProbeScheme>,
-    /// For a [`Windowed`] filter: a window over time rather than over inserts, each
-    /// generation spanning this many of the caller's time units (`None`: a window of the
-    /// last `items` inserts).
+    /// For a [`Windowed`] filter: a window over time rather than over inserts, spanning
+    /// this many of the caller's time units (the filter cuts it into generations; `None`: a
+    /// window of the last `items` inserts).
     pub span: Option<u64>,
     /// For a [`Windowed`] filter: how far past its window a key may still be remembered,
     /// as a fraction of the window (`None`: the filter's default).
@@ -332,9 +332,10 @@ impl<F: FromSettings> Builder<F> {
     }
 
     /// A window over time: the filter remembers the keys of the last `window` time units
-    /// (in whatever unit the caller passes its times in), taking at most `items` inserts
-    /// in any such window. The window is cut into generations; see the window filter's
-    /// docs.
+    /// (in whatever unit the caller passes its times in). The window is cut into `l`
+    /// generations of `window / l` units, each taking `items / l` inserts (rounded up): the
+    /// filter is sized for `items` inserts a window arriving evenly, and refuses an insert
+    /// past a generation's share (`Error::WindowFull`). See the window filter's docs.
     pub fn over_time(mut self, window: u64) -> Self
     where
         F: Windowed,

@@ -8,13 +8,14 @@
 //! in a row hold it. Its promises:
 //!
 //! - **no false negative within the window**: every key of the last
-//!   [`window`](WindowFilter::window) inserts (or the last `span` time units) answers
-//!   "present", whatever came before or after it;
+//!   [`window`](WindowFilter::window) inserts (or the last `T` time units of a window over
+//!   time) answers "present", whatever came before or after it;
 //! - **the false-positive rate at most the target at every moment** of an endless stream
 //!   (sized for the worst moment: the last insert before a shift);
 //! - **forgotten within a stated slack**: a key older than
-//!   [`forgotten_after`](WindowFilter::forgotten_after) inserts (1.1 windows by default) is in
-//!   no slice, so it answers "present" only as often as a key never inserted;
+//!   [`forgotten_after`](WindowFilter::forgotten_after) inserts (1.1 windows by default, for
+//!   windows of more than about 100 inserts: a generation holds at least one) is in no slice,
+//!   so it answers "present" only as often as a key never inserted;
 //! - memory fixed by the window and the rate ([`WindowFilter::heap_bytes`] before the first
 //!   insert; the builder's `max_bytes` is honoured).
 //!
@@ -49,7 +50,8 @@
 //! ```
 //! use bloomkit_window::WindowFilter;
 //!
-//! // URLs fetched in the last week, at most a million fetches a week.
+//! // URLs fetched in the last week, about a million fetches a week, arriving evenly (each of
+//! // the window's generations takes its share; a burst past it is refused, `WindowFull`).
 //! let week = 7 * 24 * 3600;
 //! let mut fetched = WindowFilter::<str>::builder(1_000_000, 0.01).over_time(week).build()?;
 //! fetched.try_insert_at("https://example.org/", 1_000)?;
@@ -280,7 +282,6 @@ impl<W: AsRef<[u64]>> Core<W> {
 
     fn stage(&self, hash: u64) -> Staged {
         let base = self.base_of(hash);
-        // The scan starts at the newest slices: ask for their line, and the next one.
         let words = self.words.as_ref();
         let n = self.shape.slices();
         let head = self.head as usize;
@@ -405,7 +406,8 @@ macro_rules! read_side {
             }
 
             /// Inserts every one of which is answered: `l * g`, at least the window asked
-            /// for (for a window over time: the items it takes within one window).
+            /// for (for a window over time: what its `l` generations take, at most `g`
+            /// each).
             pub fn window(&self) -> u64 {
                 self.core.shape.window()
             }
@@ -615,7 +617,8 @@ impl<K: ?Sized, S> WindowFilter<K, S> {
     /// shorter). A window over inserts ignores `t`.
     ///
     /// # Errors
-    /// As [`try_insert_hash`](Self::try_insert_hash).
+    /// As [`try_insert_hash`](Self::try_insert_hash); the clock has then still moved to `t`
+    /// (the generations that passed are forgotten), but the key is not inserted.
     pub fn try_insert_hash_at(&mut self, hash: u64, t: u64) -> Result<bool, Error> {
         self.core.advance(t);
         self.try_insert_hash(hash)

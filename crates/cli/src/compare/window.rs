@@ -208,9 +208,12 @@ pub fn run(
         return Err("--window must be at least 1".into());
     }
     let steps = steps.max(window.saturating_mul(3));
-    // The stream (8 bytes a step) and the model (a map entry, about 32 bytes, for each
-    // distinct key: half the steps).
-    let need = steps.saturating_mul(8 + 16);
+    // The stream (8 bytes a step) and the model (a map entry of 16 bytes, a control byte,
+    // at most half empty after hashbrown's power-of-two rounding, for each distinct key:
+    // half the steps), and the structure measured (at most a `HashMap` of 2 N entries).
+    let need = steps
+        .saturating_mul(8 + 17)
+        .saturating_add(window.saturating_mul(2 * 34));
     if let Some(have) = super::budget::available_bytes()
         && u128::from(need) > u128::from(have)
     {
@@ -219,7 +222,7 @@ pub fn run(
         ));
     }
     progress("preparing the stream");
-    let stream = stream(window, steps, seed);
+    let stream = stream(window, steps, seed)?;
     let half = fpr / 2.0;
     let n = window;
     let made: Vec<(&'static str, Maker)> = vec![
@@ -302,7 +305,7 @@ pub fn run(
 }
 
 /// The keys of the stream: a fresh key (a new number) or the key of a step `d` back.
-fn stream(window: u64, steps: u64, seed: u64) -> Vec<u64> {
+fn stream(window: u64, steps: u64, seed: u64) -> Result<Vec<u64>, String> {
     let mut rng = seed ^ 0x5EED_5EED_5EED_5EED;
     let mut next = || {
         rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -312,7 +315,11 @@ fn stream(window: u64, steps: u64, seed: u64) -> Vec<u64> {
         z ^ (z >> 31)
     };
     let span = window.saturating_mul(5) / 2;
-    let mut keys: Vec<u64> = Vec::with_capacity(steps as usize);
+    let mut keys: Vec<u64> = Vec::new();
+    usize::try_from(steps)
+        .ok()
+        .and_then(|n| keys.try_reserve_exact(n).ok())
+        .ok_or_else(|| format!("cannot hold a stream of {steps} steps in memory"))?;
     let mut fresh = 0u64;
     for t in 0..steps {
         let r = next();
@@ -326,7 +333,7 @@ fn stream(window: u64, steps: u64, seed: u64) -> Vec<u64> {
         };
         keys.push(key);
     }
-    keys
+    Ok(keys)
 }
 
 fn measure(
@@ -338,7 +345,7 @@ fn measure(
 ) -> WindowRow {
     let mut last: HashMap<u64, u64> = HashMap::with_capacity(stream.len() / 2);
     let mut tally = Tally::default();
-    // Every 10^5 steps (the checkpoints), or every tenth of a smaller window.
+    // Every 10^5 steps, or every tenth of a smaller window (at least 10,000 steps).
     let checkpoint = (n / 10).clamp(10_000, 100_000);
     for (t, &key) in stream.iter().enumerate() {
         let t = t as u64 + 1;
@@ -431,7 +438,7 @@ fn lookups(s: &dyn Windowed, stream: &[u64], n: u64) -> f64 {
 }
 
 /// The smallest structure with no false negative whose rate holds (within chance) and that
-/// forgets by 1.5 windows; else the smallest with no false negative.
+/// forgets by 1.1 windows; else the smallest with no false negative.
 fn recommend(rows: &[WindowRow], fpr: f64) -> String {
     let holds = |r: &&WindowRow| r.false_negatives == 0 && r.rate <= fpr * 1.1 + 1e-4;
     let pick = rows

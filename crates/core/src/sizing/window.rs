@@ -114,6 +114,9 @@ pub fn run_probability(q: &[f64], k: usize) -> f64 {
     if k == 0 {
         return 1.0;
     }
+    if k > q.len() {
+        return 0.0;
+    }
     // state[r]: probability of no run yet and a current run of exactly r.
     let mut state = vec![0.0f64; k];
     state[0] = 1.0;
@@ -146,8 +149,11 @@ fn fill(keys: f64, bits: f64) -> f64 {
 /// bits, `g` keys a generation. The paper's exact formula; a lower bound of
 /// [`fpr_model`].
 pub fn fpr_independent(k: u32, l: u32, g: u64, bits: f64) -> f64 {
-    let q: Vec<f64> = (0..k + l)
-        .map(|i| fill(f64::from(i.min(k - 1) + 1) * g as f64, bits))
+    if k == 0 {
+        return 1.0;
+    }
+    let q: Vec<f64> = (0..u64::from(k) + u64::from(l))
+        .map(|i| fill((i.min(u64::from(k) - 1) + 1) as f64 * g as f64, bits))
         .collect();
     run_probability(&q, k as usize)
 }
@@ -202,7 +208,7 @@ pub fn fpr_model_sampled(k: u32, loads: &[f64], samples: usize) -> f64 {
 /// generation: every generation full.
 pub fn fpr_full(k: u32, l: u32, g: u64, blocks: u64) -> f64 {
     let lambda = g as f64 / blocks as f64;
-    fpr_model(k, &vec![lambda; (k + l) as usize])
+    fpr_model(k, &vec![lambda; k as usize + l as usize])
 }
 
 /// The smallest `k + l`-slice layout for a window of `window` inserts at rate `fpr`,
@@ -329,8 +335,12 @@ fn search(window: u64, fpr: f64, slack: f64) -> Result<Layout, Error> {
 /// generation holds at least one insert) and [`MAX_GENERATIONS`].
 pub fn generations_for(k: u32, slack: f64, window: u64) -> u32 {
     let l = (f64::from(k) / slack).ceil();
-    let cap = window.min(u64::from(MAX_GENERATIONS)) as f64;
-    l.clamp(1.0, cap) as u32
+    let cap = window.clamp(1, u64::from(MAX_GENERATIONS)) as f64;
+    if l.is_nan() {
+        1
+    } else {
+        l.clamp(1.0, cap) as u32
+    }
 }
 
 fn too_large(bytes: f64) -> Error {
@@ -502,6 +512,12 @@ mod tests {
             assert!((0.0..=1.0).contains(&p), "{loads:?}: {p}");
         }
         assert_eq!(fpr_model(3, &[1.0, 2.0]), 0.0); // fewer slices than a run
+                                                    // The public helpers at their edges: no panic, no huge allocation.
+        assert_eq!(generations_for(5, 0.1, 0), 1);
+        assert_eq!(generations_for(5, f64::NAN, 10), 1);
+        assert_eq!(fpr_independent(0, 3, 10, 64.0), 1.0);
+        assert_eq!(run_probability(&[1.0; 3], usize::MAX), 0.0);
+        assert!(fpr_independent(2, 8, 1, 1e6) < 1e-6);
     }
 
     #[test]
