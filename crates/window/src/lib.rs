@@ -271,7 +271,7 @@ impl<W: AsRef<[u64]>> Core<W> {
     }
 
     /// The model's rate for the generations held now ([`sizing::fpr_model_sampled`] over
-    /// the counts, 128 draws: within about 20% of the full model).
+    /// the counts, 128 draws: a cheaper, noisier estimate than the 1,024 the sizing takes).
     pub(crate) fn estimated_fpr(&self) -> f64 {
         let blocks = self.shape.blocks as f64;
         let loads: Vec<f64> = (0..self.shape.slices())
