@@ -19,8 +19,8 @@
 //! - Version 1 (Spark 2.0 to 3.x): for `i` in `1..=k`, `c = h1 + i * h2` in 32 bits, `!c` if
 //!   negative, position `c % m`. Its positions reach only the first 2^31 bits.
 //! - Version 2 (Spark 4, the default of `BloomFilter.create`): `c = h1 * (2^31 - 1)` in 64
-//!   bits; `k` times, `c += h2`, `c = !c` if negative (and it stays flipped), position
-//!   `c % m`.
+//!   bits; `k` times, `c += h2`, position `(c < 0 ? !c : c) % m` (as Spark 4.3's
+//!   `BloomFilterImplV2` computes it: the running sum is not flipped).
 //!
 //! Sizing is Guava's formula (`m = (long) (-n ln p / (ln 2)^2)`, `k = max(1, round(m / n ln
 //! 2))`), with Spark's own refusals (`n` and `m` must be positive).
@@ -509,10 +509,9 @@ fn positions(
             let mut c = i64::from(h1) * i64::from(i32::MAX);
             for _ in 0..k {
                 c = c.wrapping_add(i64::from(h2));
-                if c < 0 {
-                    c = !c;
-                }
-                if !visit(c as u64 % bit_size) {
+                // The running sum is kept; only the position is flipped.
+                let index = if c < 0 { !c } else { c };
+                if !visit(index as u64 % bit_size) {
                     return false;
                 }
             }
