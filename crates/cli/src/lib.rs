@@ -42,6 +42,7 @@
 pub mod commands;
 pub mod compare;
 mod error;
+pub mod jvm;
 pub mod keys;
 pub mod open;
 

@@ -16,11 +16,13 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use bloomkit::format::{self, AlignedBytes, Header, Reader, Verify};
+use bloomkit::jvm::JvmFormat;
 use bloomkit::prelude::*;
 use bloomkit::registry::{self, AnyLookup};
 use bloomkit::{DecodeError, Variant};
 use memmap2::Mmap;
 
+use crate::jvm::JvmFilter;
 use crate::CliError;
 
 /// How a file is read.
@@ -82,6 +84,8 @@ pub enum Kind {
     Bloomkit(Header),
     /// The bytes Parquet stores for a column chunk's Bloom filter (Thrift header, bitset).
     Parquet,
+    /// Guava's or Spark's Bloom filter bytes ([`crate::jvm`]).
+    Jvm(JvmFormat),
 }
 
 impl FilterFile {
@@ -147,14 +151,16 @@ impl FilterFile {
         // (A view checks its bytes as it opens them; a file read short fails there.)
         let kind = if bytes.starts_with(&format::MAGIC) {
             Kind::Bloomkit(format::peek(&bytes).map_err(|e| CliError::at(path.display(), e))?)
+        } else if let Some(jvm) = JvmFormat::sniff(&bytes) {
+            Kind::Jvm(jvm)
         } else {
             match SplitBlockFilter::<str>::from_parquet_bytes(&bytes) {
                 Ok(_) => Kind::Parquet,
                 Err(e) => {
                     let start: String = bytes.iter().take(4).map(|b| format!("{b:02x}")).collect();
                     return Err(CliError::new(format!(
-                        "{}: not a bloomkit filter (it starts with {start}, not \"BLMK\") nor \
-                         Parquet's Bloom filter bytes ({e})",
+                        "{}: not a bloomkit filter (it starts with {start}, not \"BLMK\"), nor \
+                         Guava's or Spark's Bloom filter bytes, nor Parquet's ({e})",
                         path.display()
                     )));
                 }
@@ -183,12 +189,28 @@ impl FilterFile {
         self.kind
     }
 
-    /// The variant, for either kind.
-    pub fn variant(&self) -> Variant {
+    /// The variant, for bloomkit's and Parquet's bytes; `None` for the JVM's, which are
+    /// none of bloomkit's variants.
+    pub fn variant(&self) -> Option<Variant> {
         match self.kind {
-            Kind::Bloomkit(h) => h.variant,
-            Kind::Parquet => Variant::SplitBlock,
+            Kind::Bloomkit(h) => Some(h.variant),
+            Kind::Parquet => Some(Variant::SplitBlock),
+            Kind::Jvm(_) => None,
         }
+    }
+
+    /// [`variant`](Self::variant), or an error saying the file is a JVM filter and which
+    /// commands read it (for the commands that need one of bloomkit's variants).
+    ///
+    /// # Errors
+    /// A Guava or Spark file.
+    pub fn require_variant(&self) -> Result<Variant, CliError> {
+        self.variant().ok_or_else(|| {
+            self.err(
+                "a Guava or Spark BloomFilter, not one of bloomkit's variants: only `bloomkit \
+                 info` and `bloomkit query --funnel` read it (bloomkit::jvm combines them in Rust)",
+            )
+        })
     }
 
     fn verify(&self) -> Verify {
@@ -220,16 +242,40 @@ impl FilterFile {
     /// [`bloomkit::registry`]).
     ///
     /// # Errors
-    /// Corrupt or truncated bytes, a keyed hasher (its key is not in the file), and the
+    /// Corrupt or truncated bytes, a keyed hasher (its key is not in the file), the
     /// variants whose keys are not strings (the bitmap's integers, the multi-attribute
-    /// filter's records).
+    /// filter's records), and the JVM's filters (see [`open_jvm`](Self::open_jvm)).
     pub fn open(&self) -> Result<Box<dyn AnyLookup + '_>, CliError> {
         let b: &[u8] = &self.bytes;
         match self.kind {
+            Kind::Jvm(JvmFormat::Guava(_)) => Err(self.err(
+                "a Guava BloomFilter, not one of bloomkit's variants: `bloomkit query` (with \
+                 --funnel) and `bloomkit info` read it",
+            )),
+            Kind::Jvm(JvmFormat::Spark(_)) => Err(self.err(
+                "a Spark sketch BloomFilter, not one of bloomkit's variants: `bloomkit query` \
+                 (with --funnel) and `bloomkit info` read it",
+            )),
             Kind::Parquet => SplitBlockFilter::<str>::from_parquet_bytes(b)
                 .map(|f| -> Box<dyn AnyLookup> { Box::new(f) })
                 .map_err(|x| self.err(x)),
             Kind::Bloomkit(_) => registry::open(b, self.verify()).map_err(|x| self.err(x)),
+        }
+    }
+}
+
+impl FilterFile {
+    /// The Guava or Spark filter the file holds, decoded; `None` for bloomkit's and
+    /// Parquet's bytes ([`open`](Self::open)).
+    ///
+    /// # Errors
+    /// The decoder's.
+    pub fn open_jvm(&self) -> Result<Option<JvmFilter>, CliError> {
+        match self.kind {
+            Kind::Jvm(format) => {
+                JvmFilter::decode(&self.path.display().to_string(), format, &self.bytes).map(Some)
+            }
+            _ => Ok(None),
         }
     }
 }
@@ -250,10 +296,13 @@ fn read_declared(input: &mut File) -> std::io::Result<Vec<u8>> {
     }
     let declared = if data.starts_with(&format::MAGIC) {
         format::declared_len(&data).map_err(invalid)?
+    } else if let Some((_, len)) = JvmFormat::peek(&data) {
+        len
     } else {
         SplitBlockFilter::<[u8]>::parquet_len(&data).map_err(|e| {
             invalid(DecodeError::Invalid(format!(
-                "not a bloomkit filter (no \"BLMK\") nor Parquet's filter bytes ({e})"
+                "not a bloomkit filter (no \"BLMK\"), nor Guava's or Spark's Bloom filter \
+                 bytes, nor Parquet's ({e})"
             )))
         })?
     };

@@ -881,3 +881,132 @@ fn the_expandable_filter_takes_any_rate_and_repeated_lines() {
     let r = bloomkit(&["query", s(&out), "same"], None);
     assert_eq!((r.code, r.stdout.as_str()), (Some(0), "present\tsame\n"));
 }
+
+/// Guava's and Spark's files: `info` describes them, `query` answers them through the funnel
+/// asked for (and through a pipe, read no further than the filter), `convert` and `merge`
+/// say why they cannot.
+#[test]
+fn jvm_files_are_described_and_answered() {
+    use bloomkit::jvm::guava::{funnel, GuavaBloomFilter, Strategy};
+    use bloomkit::jvm::spark::SparkBloomFilter;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The bytes Guava writes (the jvm crate's tests check them against Guava itself).
+    let mut longs = GuavaBloomFilter::<funnel::Long>::create_with_strategy(
+        10_000,
+        0.01,
+        Strategy::Murmur128Mitz32,
+    )
+    .unwrap();
+    let mut strings = GuavaBloomFilter::<funnel::Utf8String>::create(10_000, 0.01).unwrap();
+    let mut spark = SparkBloomFilter::create(10_000, 0.01).unwrap();
+    for i in 0..5_000i64 {
+        longs.put(&i);
+        strings.put(&key(i as u64));
+        spark.put(&i);
+        spark.put(key(i as u64).as_str());
+    }
+    let (gl, gs, sp) = (
+        d.join("longs.guava"),
+        d.join("strings.guava"),
+        d.join("ids.spark"),
+    );
+    std::fs::write(&gl, longs.to_bytes()).unwrap();
+    std::fs::write(&gs, strings.to_bytes()).unwrap();
+    std::fs::write(&sp, spark.to_bytes()).unwrap();
+
+    let info = ok(&["info", s(&gl)], None).stdout;
+    assert!(info.contains("Guava BloomFilter"), "{info}");
+    assert!(info.contains("MURMUR128_MITZ_32 (ordinal 0)"), "{info}");
+    assert!(
+        info.contains(&format!("hashes (k): {}", longs.num_hash_functions())),
+        "{info}"
+    );
+    let json = ok(&["info", "--json", s(&sp)], None).stdout;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["format"], "spark");
+    assert_eq!(v["bits"], spark.bit_size());
+    assert_eq!(v["estimated_items"], spark.approximate_element_count());
+
+    // Answers as the library's, through each funnel; every key put is present.
+    let ints: String = (0..10_000).map(|i| format!("{i}\n")).collect();
+    for (file, funnel, filter_says) in [
+        (
+            &gl,
+            "long",
+            &(|i: i64| longs.might_contain(&i)) as &dyn Fn(i64) -> bool,
+        ),
+        (&sp, "long", &|i: i64| spark.might_contain(&i)),
+    ] {
+        let out = bloomkit(
+            &["query", s(file), "--funnel", funnel],
+            Some(ints.as_bytes()),
+        );
+        assert_eq!(out.code, Some(1), "{}", out.stderr);
+        for (i, line) in out.stdout.lines().enumerate() {
+            let expected = if filter_says(i as i64) {
+                "present"
+            } else {
+                "absent"
+            };
+            assert_eq!(line, format!("{expected}\t{i}"));
+            assert!(i >= 5_000 || expected == "present");
+        }
+    }
+    let texts: String = (0..5_000).map(|i| key(i) + "\n").collect();
+    for file in [&gs, &sp] {
+        let out = ok(&["query", s(file), "--absent"], Some(texts.as_bytes()));
+        assert_eq!(out.stdout, "");
+    }
+    // Through a pipe followed by endless zeros: read no further than the filter.
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(r#""$1" query <(cat "$2"; cat /dev/zero) "$3""#)
+        .arg("bash")
+        .arg(env!("CARGO_BIN_EXE_bloomkit"))
+        .arg(&gs)
+        .arg(key(3))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    bad_each(&[
+        (
+            &["query", s(&gl), "--funnel", "long", "seven"],
+            "not a key of Funnels.longFunnel()",
+        ),
+        (
+            &["query", s(&sp), "--funnel", "int", "99999999999"],
+            "not a decimal int",
+        ),
+        (
+            &["query", s(&sp), "--funnel", "chars", "x"],
+            "Spark hashes strings as UTF-8",
+        ),
+        (
+            &["convert", s(&gl), "-o", s(&d.join("x")), "--to", "bloomkit"],
+            "cannot convert a Guava or Spark",
+        ),
+        (
+            &["merge", "-o", s(&d.join("y")), s(&gl), s(&gl)],
+            "not one of bloomkit's variants",
+        ),
+    ]);
+    let f = d.join("f.blmk");
+    build(&keys_file(d, "k.txt", 0..10), &f, &[]);
+    bad(
+        &["query", s(&f), "--funnel", "utf8", "k"],
+        None,
+        "--funnel is for Guava and Spark files",
+    );
+    // A Guava file cut short: its header no longer matches its length.
+    let bytes = longs.to_bytes();
+    let cut = d.join("cut.guava");
+    std::fs::write(&cut, &bytes[..bytes.len() - 1]).unwrap();
+    bad(&["info", s(&cut)], None, "not a bloomkit filter");
+}

@@ -337,16 +337,23 @@ impl<F: Funnel> GuavaBloomFilter<F> {
         }
         let num_bits = java_sizing::optimal_num_of_bits(n, fpp);
         let k = java_sizing::optimal_num_of_hash_functions(n, num_bits);
-        let cannot = |why: &'static str| Error::CannotCreate { bits: num_bits, why };
+        let cannot = |why: &'static str| Error::CannotCreate {
+            bits: num_bits,
+            why,
+        };
         if num_bits <= 0 {
             return Err(cannot("no bits"));
         }
         if k > 255 {
-            return Err(cannot("more than 255 hash functions, more than Guava's format holds"));
+            return Err(cannot(
+                "more than 255 hash functions, more than Guava's format holds",
+            ));
         }
         let words = (num_bits as u64).div_ceil(64);
         if words > words::MAX_WORDS {
-            return Err(cannot("more than 2^31 - 1 words, more than a Java array holds"));
+            return Err(cannot(
+                "more than 2^31 - 1 words, more than a Java array holds",
+            ));
         }
         Ok(GuavaBloomFilter {
             strategy,
@@ -495,11 +502,14 @@ impl<F: Funnel> GuavaBloomFilter<F> {
     }
 
     fn check_compatible(&self, other: &Self) -> Result<(), Error> {
-        let incompatible = |what: &'static str, a: String, b: String| {
-            Err(Error::Incompatible { what, a, b })
-        };
+        let incompatible =
+            |what: &'static str, a: String, b: String| Err(Error::Incompatible { what, a, b });
         if self.k != other.k {
-            return incompatible("number of hash functions", self.k.to_string(), other.k.to_string());
+            return incompatible(
+                "number of hash functions",
+                self.k.to_string(),
+                other.k.to_string(),
+            );
         }
         if self.bit_size() != other.bit_size() {
             return incompatible(
@@ -509,7 +519,11 @@ impl<F: Funnel> GuavaBloomFilter<F> {
             );
         }
         if self.strategy != other.strategy {
-            return incompatible("strategy", self.strategy.to_string(), other.strategy.to_string());
+            return incompatible(
+                "strategy",
+                self.strategy.to_string(),
+                other.strategy.to_string(),
+            );
         }
         Ok(())
     }
@@ -647,17 +661,18 @@ pub struct GuavaHeader {
 }
 
 impl GuavaHeader {
-    /// The header of `bytes` if they are exactly one Guava filter (a known strategy, `k` of
-    /// at least 1, a positive word count and the length it implies); `None` otherwise.
-    pub fn sniff(bytes: &[u8]) -> Option<GuavaHeader> {
+    /// The header at the start of `bytes` (a known strategy, `k` of at least 1, a positive
+    /// word count) and the filter's length in bytes; `None` otherwise.
+    pub fn peek(bytes: &[u8]) -> Option<(GuavaHeader, u64)> {
         let (&[ordinal, k], rest) = bytes.split_first_chunk::<2>()?;
         let (count, _) = rest.split_first_chunk::<4>()?;
         let strategy = Strategy::from_ordinal(ordinal)?;
         let words = u64::try_from(i32::from_be_bytes(*count)).ok()?;
-        (k > 0 && words > 0 && bytes.len() as u64 == HEAD + 4 + 8 * words).then_some(GuavaHeader {
+        let header = GuavaHeader {
             strategy,
             num_hash_functions: u32::from(k),
             words,
-        })
+        };
+        (k > 0 && words > 0).then_some((header, HEAD + 4 + 8 * words))
     }
 }

@@ -150,9 +150,16 @@ impl JvmFormat {
     /// # Ok::<(), bloomkit_jvm::Error>(())
     /// ```
     pub fn sniff(bytes: &[u8]) -> Option<JvmFormat> {
-        spark::SparkBloomFilter::sniff(bytes)
-            .map(JvmFormat::Spark)
-            .or_else(|| guava::GuavaHeader::sniff(bytes).map(JvmFormat::Guava))
+        Self::peek(bytes).and_then(|(format, len)| (len == bytes.len() as u64).then_some(format))
+    }
+
+    /// What the first bytes of a stream declare, and the whole filter's length in bytes, from
+    /// the header alone (for reading a pipe no further than the filter); `None` if they are
+    /// neither format's header.
+    pub fn peek(bytes: &[u8]) -> Option<(JvmFormat, u64)> {
+        spark::SparkBloomFilter::peek(bytes)
+            .map(|(v, len)| (JvmFormat::Spark(v), len))
+            .or_else(|| guava::GuavaHeader::peek(bytes).map(|(h, len)| (JvmFormat::Guava(h), len)))
     }
 }
 

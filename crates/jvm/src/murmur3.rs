@@ -28,16 +28,12 @@ pub struct Hash128 {
 
 #[inline(always)]
 fn mix_k1(k1: u64) -> u64 {
-    k1.wrapping_mul(C1_64)
-        .rotate_left(31)
-        .wrapping_mul(C2_64)
+    k1.wrapping_mul(C1_64).rotate_left(31).wrapping_mul(C2_64)
 }
 
 #[inline(always)]
 fn mix_k2(k2: u64) -> u64 {
-    k2.wrapping_mul(C2_64)
-        .rotate_left(33)
-        .wrapping_mul(C1_64)
+    k2.wrapping_mul(C2_64).rotate_left(33).wrapping_mul(C1_64)
 }
 
 #[inline(always)]
@@ -180,9 +176,7 @@ const C2_32: u32 = 0x1b87_3593;
 
 #[inline(always)]
 fn mix_k1_32(k1: u32) -> u32 {
-    k1.wrapping_mul(C1_32)
-        .rotate_left(15)
-        .wrapping_mul(C2_32)
+    k1.wrapping_mul(C1_32).rotate_left(15).wrapping_mul(C2_32)
 }
 
 #[inline(always)]

@@ -199,7 +199,9 @@ impl SparkBloomFilter {
         }
         let words = (num_bits as u64).div_ceil(64);
         if words > words::MAX_WORDS {
-            return Err(cannot("more than 2^31 - 1 words, more than a Java array holds"));
+            return Err(cannot(
+                "more than 2^31 - 1 words, more than a Java array holds",
+            ));
         }
         let k = java_sizing::optimal_num_of_hash_functions(n, num_bits);
         Self::check_k(k)?;
@@ -334,18 +336,31 @@ impl SparkBloomFilter {
     }
 
     fn check_compatible(&self, other: &SparkBloomFilter) -> Result<(), Error> {
-        let differ = |what: &'static str, a: String, b: String| Err(Error::Incompatible { what, a, b });
+        let differ =
+            |what: &'static str, a: String, b: String| Err(Error::Incompatible { what, a, b });
         if self.version != other.version {
-            return differ("version", self.version.to_string(), other.version.to_string());
+            return differ(
+                "version",
+                self.version.to_string(),
+                other.version.to_string(),
+            );
         }
         if self.bit_size() != other.bit_size() {
-            return differ("bit size", self.bit_size().to_string(), other.bit_size().to_string());
+            return differ(
+                "bit size",
+                self.bit_size().to_string(),
+                other.bit_size().to_string(),
+            );
         }
         if self.seed != other.seed {
             return differ("seed", self.seed.to_string(), other.seed.to_string());
         }
         if self.k != other.k {
-            return differ("number of hash functions", self.k.to_string(), other.k.to_string());
+            return differ(
+                "number of hash functions",
+                self.k.to_string(),
+                other.k.to_string(),
+            );
         }
         Ok(())
     }
@@ -465,10 +480,9 @@ impl SparkBloomFilter {
         }
     }
 
-    /// The version of `bytes` if they are exactly one Spark filter as far as its header
-    /// tells (version, a positive `k`, word count and the length they imply); `None`
-    /// otherwise.
-    pub fn sniff(bytes: &[u8]) -> Option<Version> {
+    /// The version at the start of `bytes` (a known version, a positive `k` and word count)
+    /// and the filter's length in bytes; `None` otherwise.
+    pub fn peek(bytes: &[u8]) -> Option<(Version, u64)> {
         let int = |at: usize| {
             bytes
                 .get(at..at + 4)
@@ -477,7 +491,7 @@ impl SparkBloomFilter {
         let version = Self::check_version(int(0)?).ok()?;
         let head = Self::head_len(version);
         let words = u64::try_from(int(head as usize)?).ok()?;
-        (int(4)? > 0 && words > 0 && bytes.len() as u64 == head + 4 + 8 * words).then_some(version)
+        (int(4)? > 0 && words > 0).then_some((version, head + 4 + 8 * words))
     }
 }
 

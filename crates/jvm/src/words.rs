@@ -103,7 +103,10 @@ impl Words {
             return Err(Error::Truncated { needed, got });
         }
         if got > needed {
-            return Err(Error::TrailingBytes { expected: needed, got });
+            return Err(Error::TrailingBytes {
+                expected: needed,
+                got,
+            });
         }
         let mut words = Words::zeroed(count)?;
         for (w, b) in words.words.iter_mut().zip(rest.chunks_exact(8)) {

@@ -32,7 +32,10 @@ impl Java {
                 "skipped: needs javac, java and Guava at {} (Debian: openjdk-17-jdk-headless libguava-java)",
                 jar.display()
             );
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}, and CI must run it");
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{why}, and CI must run it"
+            );
             eprintln!("{why}");
             return None;
         }
@@ -46,7 +49,11 @@ impl Java {
             .arg(source)
             .output()
             .unwrap();
-        assert!(out.status.success(), "javac: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "javac: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         Some(Java { classes, jar })
     }
 
@@ -140,8 +147,14 @@ fn murmur3_128_is_guavas() {
     bytes.extend(hello.h2.to_le_bytes());
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, "029bbd41b3a7d8cb191dae486a901e5b");
-    assert_eq!(funnel::Long::hash(&42).h1 as i64, -5_283_633_198_602_748_424);
-    assert_eq!(funnel::Integer::hash(&42).h1 as i64, 2_913_627_637_088_662_735);
+    assert_eq!(
+        funnel::Long::hash(&42).h1 as i64,
+        -5_283_633_198_602_748_424
+    );
+    assert_eq!(
+        funnel::Integer::hash(&42).h1 as i64,
+        2_913_627_637_088_662_735
+    );
     assert_eq!(
         funnel::UnencodedChars::hash("key-2-\u{1f511}").h1 as i64,
         -9_134_829_710_654_715_311
@@ -154,13 +167,25 @@ fn murmur3_128_is_guavas() {
 fn sizing_is_guavas() {
     let Some(java) = Java::get() else { return };
     let pairs = [
-        "1000,0.01", "0,0.5", "1,0.9", "1000000,0.001", "1,1e-300", "1,1e-70", "1,1e-80",
-        "123457,0.0333", "5,0.2", "77,0.123456789", "10000000,0.0001", "999,0.5", "2,0.99",
+        "1000,0.01",
+        "0,0.5",
+        "1,0.9",
+        "1000000,0.001",
+        "1,1e-300",
+        "1,1e-70",
+        "1,1e-80",
+        "123457,0.0333",
+        "5,0.2",
+        "77,0.123456789",
+        "10000000,0.0001",
+        "999,0.5",
+        "2,0.99",
     ];
     let out = java.run(&[&["sizes"][..], &pairs[..]].concat());
     for (line, pair) in out.lines().zip(pairs) {
         let (n, fpp) = pair.split_once(',').unwrap();
-        let ours = GuavaBloomFilter::<funnel::Long>::create(n.parse().unwrap(), fpp.parse().unwrap());
+        let ours =
+            GuavaBloomFilter::<funnel::Long>::create(n.parse().unwrap(), fpp.parse().unwrap());
         let expected = line.strip_prefix(pair).unwrap().trim();
         match ours {
             Ok(f) => assert_eq!(
@@ -203,17 +228,27 @@ fn guava_writes_rust_reads() {
         for i in 0..N {
             ours.put_hash(hash(fun, i));
         }
-        assert!(ours.to_bytes() == bytes, "{name}: Rust's bytes differ from Guava's");
+        assert!(
+            ours.to_bytes() == bytes,
+            "{name}: Rust's bytes differ from Guava's"
+        );
         assert_eq!(theirs, ours);
         // Every key found; the absent keys answered as Guava answered them.
         let present = answers(&theirs, fun, 0, N);
-        assert!(present.iter().all(|&b| b == 0xff), "{name}: a false negative");
+        assert!(
+            present.iter().all(|&b| b == 0xff),
+            "{name}: a false negative"
+        );
         let absent = answers(&theirs, fun, N, 2 * N);
         let java_absent = std::fs::read(dir.path().join(format!("{name}.absent"))).unwrap();
         let wrong = mismatches(&absent, &java_absent);
         assert_eq!(wrong, 0, "{name}: {wrong} answers differ from Guava's");
         // Guava's estimates, to the bit.
-        assert_eq!(theirs.expected_fpp().to_bits(), java_fpp.to_bits(), "{name}");
+        assert_eq!(
+            theirs.expected_fpp().to_bits(),
+            java_fpp.to_bits(),
+            "{name}"
+        );
         assert_eq!(theirs.approximate_element_count(), java_count, "{name}");
         // The rate Guava predicts is what the absent keys measured (3 standard errors).
         let fp: u32 = absent.iter().map(|b| b.count_ones()).sum();
@@ -265,7 +300,11 @@ fn rust_writes_guava_reads() {
         for (suffix, from) in [("present", 0), ("absent", N)] {
             let theirs = std::fs::read(dir.path().join(format!("{name}.{suffix}"))).unwrap();
             let ours = answers(f, fun, from, from + N);
-            assert_eq!(mismatches(&ours, &theirs), 0, "{name}: {suffix} keys answered differently");
+            assert_eq!(
+                mismatches(&ours, &theirs),
+                0,
+                "{name}: {suffix} keys answered differently"
+            );
         }
         assert_eq!(f.expected_fpp().to_bits(), java_fpp.to_bits(), "{name}");
         assert_eq!(f.approximate_element_count(), java_count, "{name}");
@@ -275,11 +314,26 @@ fn rust_writes_guava_reads() {
 /// A funnel chosen at run time hashes text as the typed funnel does.
 #[test]
 fn funnel_kinds_hash_text_as_the_types() {
-    assert_eq!(FunnelKind::Utf8String.hash_text("héllo").unwrap(), funnel::Utf8String::hash("héllo"));
-    assert_eq!(FunnelKind::ByteArray.hash_text("abc").unwrap(), funnel::ByteArray::hash(b"abc"));
-    assert_eq!(FunnelKind::UnencodedChars.hash_text("a\u{1f511}").unwrap(), funnel::UnencodedChars::hash("a\u{1f511}"));
-    assert_eq!(FunnelKind::Long.hash_text("-42").unwrap(), funnel::Long::hash(&-42));
-    assert_eq!(FunnelKind::Integer.hash_text(" 7 ").unwrap(), funnel::Integer::hash(&7));
+    assert_eq!(
+        FunnelKind::Utf8String.hash_text("héllo").unwrap(),
+        funnel::Utf8String::hash("héllo")
+    );
+    assert_eq!(
+        FunnelKind::ByteArray.hash_text("abc").unwrap(),
+        funnel::ByteArray::hash(b"abc")
+    );
+    assert_eq!(
+        FunnelKind::UnencodedChars.hash_text("a\u{1f511}").unwrap(),
+        funnel::UnencodedChars::hash("a\u{1f511}")
+    );
+    assert_eq!(
+        FunnelKind::Long.hash_text("-42").unwrap(),
+        funnel::Long::hash(&-42)
+    );
+    assert_eq!(
+        FunnelKind::Integer.hash_text(" 7 ").unwrap(),
+        funnel::Integer::hash(&7)
+    );
     assert!(FunnelKind::Integer.hash_text("4294967296").is_err());
     assert!(FunnelKind::Long.hash_text("seven").is_err());
 }

@@ -11,7 +11,12 @@ const N: u64 = 1000;
 const PROBES: u64 = 10_000;
 
 fn data(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spark").join(name)).unwrap()
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/spark")
+            .join(name),
+    )
+    .unwrap()
 }
 
 fn text(i: u64) -> String {
@@ -21,13 +26,21 @@ fn text(i: u64) -> String {
 /// The answer of `f` for key `i` of `kind`, and `put` it when `insert`.
 fn key_op(f: &mut SparkBloomFilter, kind: &str, i: u64, insert: bool) -> bool {
     fn op<K: SparkKey + ?Sized>(f: &mut SparkBloomFilter, key: &K, insert: bool) -> bool {
-        if insert { f.put(key) } else { f.might_contain(key) }
+        if insert {
+            f.put(key)
+        } else {
+            f.might_contain(key)
+        }
     }
     match kind {
         "long" => op(f, &(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) as i64), insert),
         "int" => op(f, &(i.wrapping_mul(0x9E37_79B9) as i32), insert),
         "str" => op(f, text(i).as_str(), insert),
-        "bytes" => op(f, format!("b{i}").repeat(1 + (i % 3) as usize).as_bytes(), insert),
+        "bytes" => op(
+            f,
+            format!("b{i}").repeat(1 + (i % 3) as usize).as_bytes(),
+            insert,
+        ),
         _ => unreachable!("{kind}"),
     }
 }
@@ -54,9 +67,17 @@ fn spark_golden_files() {
         let bytes = data(&format!("{name}.bin"));
         let mut theirs = SparkBloomFilter::from_bytes(&bytes).unwrap();
         assert_eq!(theirs.version().number(), version, "{name}");
-        assert_eq!(JvmFormat::sniff(&bytes), Some(JvmFormat::Spark(theirs.version())));
         assert_eq!(
-            (theirs.num_hash_functions(), theirs.seed(), theirs.bit_size(), theirs.cardinality()),
+            JvmFormat::sniff(&bytes),
+            Some(JvmFormat::Spark(theirs.version()))
+        );
+        assert_eq!(
+            (
+                theirs.num_hash_functions(),
+                theirs.seed(),
+                theirs.bit_size(),
+                theirs.cardinality()
+            ),
             (k, seed, bit_size, cardinality),
             "{name}"
         );
@@ -69,7 +90,10 @@ fn spark_golden_files() {
         assert_eq!(cursor.position(), bytes.len() as u64);
         // Answers.
         for i in 0..N {
-            assert!(key_op(&mut theirs, kind, i, false), "{name}: key {i} missing");
+            assert!(
+                key_op(&mut theirs, kind, i, false),
+                "{name}: key {i} missing"
+            );
         }
         let absent = data(&format!("{name}.absent"));
         let mut wrong = 0;
@@ -77,17 +101,27 @@ fn spark_golden_files() {
             let spark = absent[(j / 8) as usize] >> (j % 8) & 1 == 1;
             wrong += u32::from(key_op(&mut theirs, kind, N + j, false) != spark);
         }
-        assert_eq!(wrong, 0, "{name}: {wrong} of {PROBES} answers differ from Spark's");
+        assert_eq!(
+            wrong, 0,
+            "{name}: {wrong} of {PROBES} answers differ from Spark's"
+        );
         // The batched answers are the single ones (str keys through `contains_batch`).
         if kind == "str" {
             let keys: Vec<String> = (N..N + PROBES).map(text).collect();
             let mut out = Vec::new();
             theirs.contains_batch(keys.iter().map(String::as_str), &mut out);
-            let singles: Vec<bool> = keys.iter().map(|k| theirs.might_contain(k.as_str())).collect();
+            let singles: Vec<bool> = keys
+                .iter()
+                .map(|k| theirs.might_contain(k.as_str()))
+                .collect();
             assert_eq!(out, singles, "{name}");
         }
         // Built here from the same keys: the same bytes.
-        let version = if version == 1 { Version::V1 } else { Version::V2 };
+        let version = if version == 1 {
+            Version::V1
+        } else {
+            Version::V2
+        };
         let mut ours = match name {
             "v2-str-seed" => SparkBloomFilter::create_with(version, N, 10001, seed).unwrap(),
             "v1-long-small" => SparkBloomFilter::create_with(version, N, 4001, 0).unwrap(),
@@ -97,7 +131,10 @@ fn spark_golden_files() {
         for i in 0..N {
             key_op(&mut ours, kind, i, true);
         }
-        assert!(ours.to_bytes() == bytes, "{name}: Rust's bytes differ from Spark's");
+        assert!(
+            ours.to_bytes() == bytes,
+            "{name}: Rust's bytes differ from Spark's"
+        );
         seen += 1;
     }
     assert_eq!(seen, 10);

@@ -69,6 +69,15 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         Kind::Bloomkit(h) if h.variant == Variant::SplitBlock => {
             SplitBlockFilter::<str>::from_bytes(file.bytes()).map_err(|e| CliError::at(&name, e))?
         }
+        Kind::Jvm(_) => {
+            return Err(CliError::new(format!(
+                "{name}: cannot convert a Guava or Spark BloomFilter: its positions come from \
+                 MurmurHash3 (Guava: x64_128 of the funnel's bytes; Spark: its own x86_32) \
+                 spread over all its bits, and no bloomkit variant nor Parquet derives positions \
+                 that way, so its bits would answer other keys. Answer it in place (`bloomkit \
+                 query --funnel`) or rebuild from the keys (`bloomkit build`)"
+            )));
+        }
         Kind::Bloomkit(h) => {
             let why = match h.variant {
                 Variant::SimdBlock => "it has Parquet's layout but hashes with XXH3, and Parquet readers hash with XXH64",

@@ -144,7 +144,17 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         )
         .field("size_bytes", size),
     ];
-    let variant = file.variant();
+    if let Some(jvm) = file.open_jvm()? {
+        let described = jvm.describe().into_iter();
+        lines.extend(described.map(|(label, text, json)| Entry { label, text, json }));
+        return print(lines, args.json);
+    }
+    let Some(variant) = file.variant() else {
+        return Err(CliError::at(
+            file.path().display(),
+            "holds no filter this build knows",
+        ));
+    };
     match file.kind() {
         Kind::Bloomkit(h) => {
             lines.push(
@@ -172,7 +182,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
                 .field("hasher_seed", h.hasher.seed),
             );
         }
-        Kind::Parquet => {
+        Kind::Parquet | Kind::Jvm(_) => {
             lines.push(
                 Entry::new(
                     "format",
@@ -189,7 +199,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     // The JSON: whether each checksum was checked and held (a file whose checksum fails
     // is an error before this point); `null` where the bytes carry none.
     lines.push(match (file.kind(), args.read.no_verify) {
-        (Kind::Parquet, _) => Entry::new("checksums", "none in Parquet's bytes")
+        (Kind::Parquet | Kind::Jvm(_), _) => Entry::new("checksums", "none in Parquet's bytes")
             .field("header_checksum_ok", Value::Null)
             .field("payload_checksum_ok", Value::Null),
         (_, false) => Entry::new("checksums", "header ok, payload ok")
@@ -247,7 +257,12 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         }
         Err(e) => return Err(e),
     }
-    let text = if args.json {
+    print(lines, args.json)
+}
+
+/// Prints the entries as aligned lines or one JSON object; exit 0.
+fn print(lines: Vec<Entry>, json: bool) -> Result<ExitCode, CliError> {
+    let text = if json {
         let map: serde_json::Map<String, Value> = lines
             .into_iter()
             .flat_map(|e| e.json)

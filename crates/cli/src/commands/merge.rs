@@ -53,19 +53,20 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let first = &files[0];
+    let variant = first.require_variant()?;
     for other in &files[1..] {
-        if other.variant() != first.variant() {
+        if other.require_variant()? != variant {
             return Err(CliError::new(format!(
                 "cannot merge {} ({}) with {} ({}): the files must be the same variant",
                 first.path().display(),
-                first.variant(),
+                variant,
                 other.path().display(),
-                other.variant()
+                other.require_variant()?
             )));
         }
     }
     let parquet_out = matches!(first.kind(), Kind::Parquet);
-    let entry = registry::str_entry(first.variant()).map_err(|e| first_err(first, e))?;
+    let entry = registry::str_entry(variant).map_err(|e| first_err(first, e))?;
     let mut merged = decode(first)?;
     let mut doublings = 0;
     for file in &files[1..] {
@@ -91,7 +92,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
             "{}: the union needed more room: the {} doubled {} time{} to {} home slots (its \
              rate when full doubles with each)",
             args.output.display(),
-            first.variant(),
+            variant,
             doublings,
             if doublings == 1 { "" } else { "s" },
             thousands(slots.unwrap_or(0))
@@ -128,6 +129,7 @@ fn bloomkit_bytes(file: &FilterFile) -> Result<std::borrow::Cow<'_, [u8]>, CliEr
             .map(|f| f.to_bytes().into())
             .map_err(|e| first_err(file, e)),
         Kind::Bloomkit(_) => Ok(file.bytes().into()),
+        Kind::Jvm(_) => file.require_variant().map(|_| file.bytes().into()),
     }
 }
 

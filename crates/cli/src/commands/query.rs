@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::flush_quietly;
+use crate::jvm::Funnel;
 use crate::keys::{Lines, CHUNK};
 use crate::open::FilterFile;
 use crate::CliError;
@@ -21,7 +22,8 @@ use crate::CliError;
                         < today.txt > new.txt"
 )]
 pub struct Args {
-    /// The filter file (bloomkit's format, or Parquet's split-block filter bytes).
+    /// The filter file (bloomkit's format, Parquet's split-block filter bytes, Guava's or
+    /// Spark's Bloom filter bytes).
     pub file: PathBuf,
     /// Keys to ask about, exactly as given (none: read them from stdin, one per line, a
     /// trailing `\r` dropped as `build` drops it).
@@ -35,10 +37,17 @@ pub struct Args {
     /// Print only the keys that may be present, one per line.
     #[arg(long)]
     pub present: bool,
+    /// For Guava and Spark files: how a line becomes the key the JVM hashed (their bytes
+    /// do not say). bloomkit's files hash lines as `str` and take no funnel.
+    #[arg(long, value_enum, value_name = "FUNNEL")]
+    pub funnel: Option<Funnel>,
     /// How the file is read.
     #[command(flatten)]
     pub read: super::ReadFlags,
 }
+
+/// Appends the answers for a chunk of keys.
+type Answer<'a> = Box<dyn Fn(&[&str], &mut Vec<bool>) -> Result<(), CliError> + 'a>;
 
 /// Answers the keys; exit 0 if all are present, 1 if any is absent.
 ///
@@ -46,7 +55,24 @@ pub struct Args {
 /// An unreadable, corrupt or unsupported file, no keys, a key line that is not UTF-8.
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let file = FilterFile::read(&args.file, args.read.options())?;
-    let filter = file.open()?;
+    let answer: Answer<'_> =
+        match file.open_jvm()? {
+            Some(jvm) => {
+                let funnel = args.funnel.unwrap_or_default();
+                Box::new(move |keys, out| jvm.contains_batch(keys, funnel, out))
+            }
+            None if args.funnel.is_some() => return Err(CliError::at(
+                file.path().display(),
+                "--funnel is for Guava and Spark files; bloomkit's hash every line as a str key",
+            )),
+            None => {
+                let filter = file.open()?;
+                Box::new(move |keys, out| {
+                    filter.contains_batch(keys, out);
+                    Ok(())
+                })
+            }
+        };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut found = Vec::with_capacity(CHUNK);
@@ -72,7 +98,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         };
         found.clear();
         let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-        filter.contains_batch(&refs, &mut found);
+        answer(&refs, &mut found)?;
         asked += keys.len() as u64;
         for (key, &present) in keys.iter().zip(&found) {
             if !present {
