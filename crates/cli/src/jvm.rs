@@ -44,6 +44,9 @@ impl Funnel {
     }
 }
 
+/// One line of `info`: its label, its text, and the JSON fields it becomes.
+pub type Line = (&'static str, String, Vec<(&'static str, serde_json::Value)>);
+
 /// A decoded Guava or Spark filter.
 #[derive(Debug)]
 pub enum JvmFilter {
@@ -120,8 +123,8 @@ impl JvmFilter {
         Ok(())
     }
 
-    /// `info`'s lines: label, text, and the JSON fields.
-    pub fn describe(&self) -> Vec<(&'static str, String, Vec<(&'static str, serde_json::Value)>)> {
+    /// `info`'s lines.
+    pub fn describe(&self) -> Vec<Line> {
         use serde_json::Value;
         let float = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
         let (format, strategy, k, bits, ones, items, rate) = match self {

@@ -244,7 +244,7 @@ pub fn spark_hash_bytes(bytes: &[u8], seed: u32) -> u32 {
     let aligned = bytes.len() - bytes.len() % 4;
     let mut h1 = words_32(seed, &bytes[..aligned]);
     for &b in &bytes[aligned..] {
-        h1 = mix_h1_32(h1, mix_k1_32(b as i8 as i32 as u32));
+        h1 = mix_h1_32(h1, mix_k1_32(i32::from(b as i8) as u32));
     }
     fmix32(h1, bytes.len() as u32)
 }

@@ -291,6 +291,7 @@ fn cases() -> u64 {
 /// with another filter of the same shape.
 #[test]
 fn no_false_negatives() {
+    #[allow(clippy::needless_pass_by_value)] // quickcheck hands owned values
     fn prop(keys: Vec<i64>, other: Vec<i64>, shape: (u8, u16, i32)) -> bool {
         let (sel, n, seed) = shape;
         let n = u64::from(n % 2000) + 1;
@@ -337,6 +338,7 @@ fn no_false_negatives() {
 /// Strings through every string-keyed path: UTF-8 and UTF-16 funnels and Spark.
 #[test]
 fn no_false_negatives_strings() {
+    #[allow(clippy::needless_pass_by_value)] // quickcheck hands owned values
     fn prop(keys: Vec<String>) -> bool {
         let mut a =
             GuavaBloomFilter::<funnel::Utf8String>::create(keys.len() as u64, 0.01).unwrap();
