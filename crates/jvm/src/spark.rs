@@ -12,7 +12,7 @@
 //! | 4 + 8 a word | 4 + 8 a word | the words: a big-endian `int` count, then big-endian `long`s |
 //!
 //! A key's hash is two 32-bit MurmurHash3 values (Spark's own x86_32, see
-//! [`murmur3::spark_hash_bytes`]): `h1 = hash(key, seed)`, `h2 = hash(key, h1)`; strings
+//! [`murmur3::spark_hash_bytes`](crate::murmur3::spark_hash_bytes)): `h1 = hash(key, seed)`, `h2 = hash(key, h1)`; strings
 //! hash their UTF-8 bytes, so a `str` and its bytes are one key, and every Java integral
 //! type widens to `long` (an `i32` key is the `i64` of the same value).
 //!
