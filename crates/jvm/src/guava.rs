@@ -116,26 +116,27 @@ pub trait Funnel: sealed::Sealed {
     fn hash(key: &Self::Key) -> Hash128;
 }
 
-/// The funnels of Guava's `Funnels`, one type each.
+/// The funnels of Guava's `Funnels`, one type each (markers: they do not derive `Hash`, so
+/// `funnel::Long::hash(&key)` is never ambiguous with `std::hash::Hash`).
 pub mod funnel {
     use super::{sealed, Funnel, FunnelKind, Hash128, Murmur3x64};
     use crate::murmur3;
 
     /// `Funnels.stringFunnel(StandardCharsets.UTF_8)`: a string's UTF-8 bytes. Key: `str`.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     pub struct Utf8String;
     /// `Funnels.unencodedCharsFunnel()`: a string's UTF-16 code units, each two bytes
     /// little-endian (Java's `char`s). Key: `str`.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     pub struct UnencodedChars;
     /// `Funnels.longFunnel()`: a Java `long`, eight bytes little-endian. Key: `i64`.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     pub struct Long;
     /// `Funnels.integerFunnel()`: a Java `int`, four bytes little-endian. Key: `i32`.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     pub struct Integer;
     /// `Funnels.byteArrayFunnel()`: the bytes themselves. Key: `[u8]`.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     pub struct ByteArray;
 
     impl sealed::Sealed for Utf8String {}

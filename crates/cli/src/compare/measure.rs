@@ -6,6 +6,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use bloomkit::classic::ParquetValue;
+use bloomkit::jvm::guava::{funnel, Funnel, GuavaBloomFilter};
+use bloomkit::jvm::murmur3::Hash128;
+use bloomkit::jvm::spark::{SparkBloomFilter, SparkHash};
 use bloomkit::{
     BinaryFuse16, BinaryFuse32, BinaryFuse8, Bitmap, BlockedBloomFilter, BloomFilter,
     CountingBloomFilter, ExpandableFilter, Filter, Lookup, QuotientFilter, Remove, RibbonFilter,
@@ -213,6 +216,71 @@ impl<K: AsParquet> Structure<K> for Parquet {
     }
     fn has(&self, key: &K) -> bool {
         self.0.contains_hash(key.parquet_hash())
+    }
+    fn take(&mut self, _: &K) -> Option<Result<(), String>> {
+        None
+    }
+    fn bytes(&self) -> u64 {
+        self.0.heap_bytes() as u64
+    }
+}
+
+/// A key as the JVM's filters take it: a `u64` as Guava's `longFunnel()` and Spark's
+/// `putLong` (the same 64 bits as a Java `long`), a string as their UTF-8 string keys.
+pub trait AsJvm {
+    /// The key's Guava hash (MurmurHash3_x64_128 of its funnel's bytes).
+    fn guava_hash(&self) -> Hash128;
+    /// The key's hashes in `filter` (Spark's depend on its seed).
+    fn spark_hash(&self, filter: &SparkBloomFilter) -> SparkHash;
+}
+impl AsJvm for u64 {
+    fn guava_hash(&self) -> Hash128 {
+        funnel::Long::hash(&(*self as i64))
+    }
+    fn spark_hash(&self, filter: &SparkBloomFilter) -> SparkHash {
+        filter.hash_key(&(*self as i64))
+    }
+}
+impl AsJvm for super::workload::Str {
+    fn guava_hash(&self) -> Hash128 {
+        funnel::Utf8String::hash(self)
+    }
+    fn spark_hash(&self, filter: &SparkBloomFilter) -> SparkHash {
+        filter.hash_key(&**self)
+    }
+}
+
+/// Guava's `BloomFilter` (Guava's own sizing and hashing), fed each key's Guava hash.
+#[derive(Debug)]
+pub struct Guava(pub GuavaBloomFilter<funnel::ByteArray>);
+
+impl<K: AsJvm> Structure<K> for Guava {
+    fn put(&mut self, key: &K) -> Result<(), String> {
+        self.0.put_hash(key.guava_hash());
+        Ok(())
+    }
+    fn has(&self, key: &K) -> bool {
+        self.0.might_contain_hash(key.guava_hash())
+    }
+    fn take(&mut self, _: &K) -> Option<Result<(), String>> {
+        None
+    }
+    fn bytes(&self) -> u64 {
+        self.0.heap_bytes() as u64
+    }
+}
+
+/// Spark's sketch `BloomFilter` (version 2, Spark's sizing and hashing).
+#[derive(Debug)]
+pub struct Spark(pub SparkBloomFilter);
+
+impl<K: AsJvm> Structure<K> for Spark {
+    fn put(&mut self, key: &K) -> Result<(), String> {
+        self.0.put_hash(key.spark_hash(&self.0));
+        Ok(())
+    }
+    fn has(&self, key: &K) -> bool {
+        self.0.might_contain_hash(key.spark_hash(&self.0))
     }
     fn take(&mut self, _: &K) -> Option<Result<(), String>> {
         None
@@ -482,7 +550,7 @@ pub struct Sizing {
 }
 
 /// The names of the structures, in report order.
-pub const STRUCTURES: [&str; 14] = [
+pub const STRUCTURES: [&str; 16] = [
     "HashSet (exact)",
     "BloomFilter",
     "BlockedBloomFilter",
@@ -497,6 +565,8 @@ pub const STRUCTURES: [&str; 14] = [
     "SimdBlockFilter",
     "SplitBlockFilter (Parquet)",
     "BinaryFuse32 (static)",
+    "GuavaBloomFilter (JVM)",
+    "SparkBloomFilter (JVM)",
 ];
 
 /// Measures every in-process structure that applies to keys of type `K` (the shared ones
@@ -508,7 +578,7 @@ pub fn measure_all<K>(
     mut progress: impl FnMut(&str),
 ) -> Vec<Row>
 where
-    K: Hash + Eq + Clone + HeapSize + AsParquet + Send + Sync,
+    K: Hash + Eq + Clone + HeapSize + AsParquet + AsJvm + Send + Sync,
 {
     let n = (data.keys.len() as u64).max(1);
     let want_deletes = data.deleted > 0;
@@ -763,6 +833,34 @@ where
             )
         }),
     );
+    // The JVM's filters, for a service that shares its filters with Java: their own
+    // sizing and hashing (no seed).
+    progress(STRUCTURES[14]);
+    rows.push(fixed_size(STRUCTURES[14], false).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[14],
+            (false, false, false),
+            || {
+                GuavaBloomFilter::create(n, fpr)
+                    .map(Guava)
+                    .map_err(|e| e.to_string())
+            },
+            data,
+        )
+    }));
+    progress(STRUCTURES[15]);
+    rows.push(fixed_size(STRUCTURES[15], false).unwrap_or_else(|| {
+        measure(
+            STRUCTURES[15],
+            (false, false, false),
+            || {
+                SparkBloomFilter::create(n, fpr)
+                    .map(Spark)
+                    .map_err(|e| e.to_string())
+            },
+            data,
+        )
+    }));
     rows.extend(measure_threads(data, sizing, n, &mut progress));
     rows
 }

@@ -44,6 +44,7 @@ where
         + Clone
         + measure::HeapSize
         + measure::AsParquet
+        + measure::AsJvm
         + shared::KeyBytes
         + Send
         + Sync,
