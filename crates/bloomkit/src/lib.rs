@@ -289,6 +289,7 @@ pub mod prelude {
     feature = "bitmap",
     feature = "serde",
     feature = "window",
+    feature = "jvm",
     feature = "redis"
 ))]
 #[doc = include_str!("../../../README.md")]

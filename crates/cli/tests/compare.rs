@@ -383,7 +383,9 @@ fn json_csv_and_plot() {
         speed.as_os_str(),
     ]);
     let csv = String::from_utf8(stdout).unwrap();
-    assert_eq!(csv.lines().count(), 17, "{csv}"); // a header and one row per structure
+    // A header, one row per structure, and the rows of concurrent and shared filters.
+    let rows = bloomkit_cli::compare::measure::STRUCTURES.len() + 2;
+    assert_eq!(csv.lines().count(), 1 + rows, "{csv}");
     assert!(csv.starts_with("structure,serves,"));
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.starts_with("<svg") && drawn.contains("BloomFilter") && drawn.contains("theory"));
