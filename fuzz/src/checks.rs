@@ -49,6 +49,8 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("decode_any", decode_any),
     #[cfg(feature = "redis")]
     ("decode_redisbloom", decode_redisbloom),
+    #[cfg(feature = "jvm")]
+    ("decode_jvm", decode_jvm),
     ("serde_bincode", serde_bincode),
     ("ops_classic", ops_classic),
     ("ops_blocked", ops_blocked),
@@ -404,7 +406,10 @@ pub fn decode_window(data: &[u8]) {
             Err(e) => panic!("insert after decoding: {e}"),
         }
     }
-    assert!(held.iter().all(|k| f.contains(k)), "lost a key inserted within the window");
+    assert!(
+        held.iter().all(|k| f.contains(k)),
+        "lost a key inserted within the window"
+    );
     f.advance_to(f.now().saturating_add(1));
     assert!(f.estimated_fpr() <= 1.0);
 }
@@ -459,6 +464,90 @@ pub fn decode_redisbloom(data: &[u8]) {
     }
     for k in held {
         assert!(chain.contains(k.to_le_bytes()), "lost {k}");
+    }
+}
+
+/// `decode_jvm`: the input as Guava's and as Spark's Bloom filter bytes. Each decoder
+/// refuses it with an error or reads a filter that writes back the same bytes, that the
+/// stream reader reads alike (and no further), that `JvmFormat` names, whose batch answers
+/// as its single lookups, and that finds every key put after.
+#[cfg(feature = "jvm")]
+pub fn decode_jvm(data: &[u8]) {
+    use bloomkit::jvm::guava::{funnel, GuavaBloomFilter};
+    use bloomkit::jvm::spark::SparkBloomFilter;
+    use bloomkit::jvm::JvmFormat;
+    type Guava = GuavaBloomFilter<funnel::Long>;
+    let sniffed = JvmFormat::sniff(data);
+    if let Some(format) = sniffed {
+        assert_eq!(JvmFormat::peek(data), Some((format, data.len() as u64)));
+    }
+    let keys: Vec<i64> = PROBES.map(|k| k as i64).collect();
+    match Guava::from_bytes(data) {
+        Ok(mut g) => {
+            assert!(matches!(sniffed, Some(JvmFormat::Guava(_))), "{sniffed:?}");
+            assert_eq!(
+                g.to_bytes(),
+                data,
+                "a Guava filter read writes back other bytes"
+            );
+            assert_eq!(
+                Guava::read_from(data).expect("the stream reader reads it"),
+                g
+            );
+            let mut batch = Vec::new();
+            g.contains_batch(&keys, &mut batch);
+            assert!(keys
+                .iter()
+                .zip(&batch)
+                .all(|(k, &b)| g.might_contain(k) == b));
+            let _ = (g.expected_fpp(), g.approximate_element_count());
+            for k in &keys {
+                g.put(k);
+            }
+            assert!(
+                keys.iter().all(|k| g.might_contain(k)),
+                "lost a key put after reading"
+            );
+        }
+        Err(e) => assert!(
+            !matches!(sniffed, Some(JvmFormat::Guava(_))),
+            "named Guava's but refused: {e}"
+        ),
+    }
+    match SparkBloomFilter::from_bytes(data) {
+        Ok(mut s) => {
+            assert!(matches!(sniffed, Some(JvmFormat::Spark(_))), "{sniffed:?}");
+            assert_eq!(
+                s.to_bytes(),
+                data,
+                "a Spark filter read writes back other bytes"
+            );
+            assert_eq!(
+                SparkBloomFilter::read_from(data).expect("the stream reader reads it"),
+                s
+            );
+            let mut batch = Vec::new();
+            s.contains_batch(&keys, &mut batch);
+            assert!(keys
+                .iter()
+                .zip(&batch)
+                .all(|(k, &b)| s.might_contain(k) == b));
+            let _ = (s.expected_fpp(), s.approximate_element_count());
+            for k in &keys {
+                s.put(k);
+            }
+            assert!(
+                keys.iter().all(|k| s.might_contain(k)),
+                "lost a key put after reading"
+            );
+        }
+        // A header with a hash count past what bloomkit reads is still named Spark's (so
+        // the command says what is wrong with it), and refused for that alone.
+        Err(e) => assert!(
+            !matches!(sniffed, Some(JvmFormat::Spark(_)))
+                || matches!(e, bloomkit::jvm::Error::HashCount(_)),
+            "named Spark's but refused: {e}"
+        ),
     }
 }
 

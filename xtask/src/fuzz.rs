@@ -22,6 +22,7 @@ pub const TARGETS: &[&str] = &[
     "decode_quotient",
     "decode_expandable",
     "decode_window",
+    "decode_jvm",
     "decode_redisbloom",
     "serde_bincode",
     "ops_classic",
@@ -89,6 +90,7 @@ pub fn main(args: &Args) -> ExitCode {
     seeds.sort();
     // And RedisBloom's dumps, from the module itself.
     seeds.push(root.join("crates/redis/tests/data"));
+    seeds.push(root.join("crates/jvm/tests/data/spark"));
     let mut failed = Vec::new();
     let mut report = Vec::new();
     // Every target built in one cargo call first (its units side by side on every core);

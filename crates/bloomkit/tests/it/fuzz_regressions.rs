@@ -30,6 +30,7 @@ fn seeds_and_regressions_pass_every_check() {
         "tests/data/v2",
         "tests/data/v3",
         "../redis/tests/data",
+        "../jvm/tests/data/spark",
     ]
     .iter()
     .flat_map(|d| files(&root.join(d)))
