@@ -444,7 +444,12 @@ impl<F: Funnel> GuavaBloomFilter<F> {
                 f.prefetch(h);
                 h
             },
-            |f, h| changed += usize::from(f.put_hash(h)),
+            |f, h| {
+                // Counted with an `if` (docs/architecture.md: rust-lang/rust#158206).
+                if f.put_hash(h) {
+                    changed += 1;
+                }
+            },
         );
         changed
     }

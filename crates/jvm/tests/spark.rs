@@ -99,7 +99,9 @@ fn spark_golden_files() {
         let mut wrong = 0;
         for j in 0..PROBES {
             let spark = absent[(j / 8) as usize] >> (j % 8) & 1 == 1;
-            wrong += u32::from(key_op(&mut theirs, kind, N + j, false) != spark);
+            if key_op(&mut theirs, kind, N + j, false) != spark {
+                wrong += 1;
+            }
         }
         assert_eq!(
             wrong, 0,
