@@ -810,22 +810,29 @@ fn endless_inputs_are_read_no_further_than_their_header() {
     // A filter followed by endless zeros, through a process substitution: the filter is
     // read, the zeros are not.
     for file in [&f, &p] {
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(r#""$1" query <(cat "$2"; cat /dev/zero) "$3""#)
-            .arg("bash")
-            .arg(env!("CARGO_BIN_EXE_bloomkit"))
-            .arg(file)
-            .arg(key(3))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", file.display());
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            format!("present\t{}\n", key(3))
-        );
+        query_through_endless_pipe(file, &key(3));
     }
+}
+
+/// `bloomkit query <(cat FILE; cat /dev/zero) KEY`, which must answer "present": a filter
+/// followed by endless zeros is read no further than its header declares.
+#[track_caller]
+fn query_through_endless_pipe(file: &Path, key: &str) {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(r#""$1" query <(cat "$2"; cat /dev/zero) "$3""#)
+        .arg("bash")
+        .arg(env!("CARGO_BIN_EXE_bloomkit"))
+        .arg(file)
+        .arg(key)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}: {stderr}", file.display());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("present\t{key}\n")
+    );
 }
 
 /// A build sized far too small suggests a size it can be built with (found: `--items
@@ -959,21 +966,7 @@ fn jvm_files_are_described_and_answered() {
         assert_eq!(out.stdout, "");
     }
     // Through a pipe followed by endless zeros: read no further than the filter.
-    let out = Command::new("bash")
-        .arg("-c")
-        .arg(r#""$1" query <(cat "$2"; cat /dev/zero) "$3""#)
-        .arg("bash")
-        .arg(env!("CARGO_BIN_EXE_bloomkit"))
-        .arg(&gs)
-        .arg(key(3))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    query_through_endless_pipe(&gs, &key(3));
 
     bad_each(&[
         (

@@ -426,7 +426,8 @@ impl SparkBloomFilter {
     /// [`MAX_HASH_FUNCTIONS`]), [`Error::WordCount`], [`Error::Truncated`],
     /// [`Error::TrailingBytes`]; all found before the words are allocated.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        let int = |at: usize| -> Result<i32, Error> {
+        let (version, k, seed) = Self::read_head(|at| {
+            let at = at as usize;
             bytes
                 .get(at..at + 4)
                 .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
@@ -434,17 +435,15 @@ impl SparkBloomFilter {
                     needed: at as u64 + 4,
                     got: bytes.len() as u64,
                 })
-        };
-        let version = Self::check_version(int(0)?)?;
-        let k = int(4)?;
-        let seed = if version == Version::V2 { int(8)? } else { 0 };
-        Self::check_k(i64::from(k))?;
+        })?;
         let head = Self::head_len(version);
+        // `read_head` read the `head` bytes.
+        let bits = Words::decode(&bytes[head as usize..], head)?;
         Ok(SparkBloomFilter {
             version,
-            k: k as u32,
+            k,
             seed,
-            bits: Words::decode(&bytes[head as usize..], head)?,
+            bits,
         })
     }
 
@@ -454,22 +453,30 @@ impl SparkBloomFilter {
     /// As [`from_bytes`](Self::from_bytes) but for trailing bytes, and the reader's
     /// ([`Error::Io`]); memory grows with the bytes that arrive.
     pub fn read_from(mut input: impl Read) -> Result<Self, Error> {
-        let mut int = |at: u64| -> Result<i32, Error> {
+        let (version, k, seed) = Self::read_head(|at| {
             let mut b = [0u8; 4];
             words::read_exact(&mut input, &mut b, at)?;
             Ok(i32::from_be_bytes(b))
-        };
+        })?;
+        let bits = Words::read(&mut input, Self::head_len(version))?;
+        Ok(SparkBloomFilter {
+            version,
+            k,
+            seed,
+            bits,
+        })
+    }
+
+    /// The version, `k` and seed, checked, from `int(at)` (the big-endian `int` at byte
+    /// `at`), for both readers.
+    fn read_head(
+        mut int: impl FnMut(u64) -> Result<i32, Error>,
+    ) -> Result<(Version, u32, i32), Error> {
         let version = Self::check_version(int(0)?)?;
         let k = int(4)?;
         let seed = if version == Version::V2 { int(8)? } else { 0 };
         Self::check_k(i64::from(k))?;
-        let head = Self::head_len(version);
-        Ok(SparkBloomFilter {
-            version,
-            k: k as u32,
-            seed,
-            bits: Words::read(&mut input, head)?,
-        })
+        Ok((version, k as u32, seed))
     }
 
     fn check_version(number: i32) -> Result<Version, Error> {
