@@ -722,7 +722,21 @@ fn decode_bitmap_as<K>(data: &[u8], key: fn(u64) -> K)
 where
     K: bloomkit::bitmap::Key,
 {
-    if let Some(mut b) = decoded::<Bitmap<K>>(data) {
+    let view = |bytes: &[u8]| {
+        let v = bloomkit::bitmap::BitmapRef::<K>::with_verify(bytes, Verify::All).ok()?;
+        Some(PROBES.map(key).map(|k| v.contains(&k)).collect())
+    };
+    let Some(mut b) = decoded::<Bitmap<K>>(data) else {
+        assert!(
+            view(&AlignedBytes::copy_from(data)).is_none(),
+            "the view accepts what the bitmap refuses"
+        );
+        return;
+    };
+    view_agrees(data, view, || {
+        PROBES.map(key).map(|k| b.contains(&k)).collect()
+    });
+    {
         let _ = (
             b.len(),
             b.min(),

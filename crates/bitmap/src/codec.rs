@@ -1,9 +1,11 @@
 //! The byte format of [`Bitmap`] ([`Codec`]), and serde through those bytes. Decoding goes
 //! through `from_parts`, which validates everything.
 
-use bloomkit_core::bits::BitArray;
-use bloomkit_core::format::{Reader, Writer};
-use bloomkit_core::{Codec, Error, HasherSpec, Variant};
+use core::ops::RangeInclusive;
+
+use bloomkit_core::bits::{BitArray, BitSlice};
+use bloomkit_core::format::{Reader, Verify, Writer};
+use bloomkit_core::{Codec, Error, HasherSpec, Lookup, LookupCore, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::{Bitmap, Key};
@@ -83,6 +85,18 @@ impl<K: Key> Bitmap<K> {
 
     /// Rebuilds a bitmap from decoded parts, rejecting anything `new` would not produce.
     fn from_parts(params: Params, words: Vec<u64>) -> Result<Self, Error> {
+        let (lo, hi, base, keys) = Self::check_params(params)?;
+        Ok(Bitmap {
+            lo,
+            hi,
+            base,
+            bits: BitArray::from_words(words, keys)?,
+        })
+    }
+
+    /// The range a parameter block declares (`lo`, `hi`, `ordinal(lo)`, the number of
+    /// keys), checked as `new` would check it: for the owned decoder and the view.
+    fn check_params(params: Params) -> Result<(K, K, u128, u64), Error> {
         let expected = key_type::<K>();
         if (params.key_bits, params.key_signed) != expected {
             return Err(Error::invalid_bytes(format!(
@@ -101,13 +115,9 @@ impl<K: Key> Bitmap<K> {
         };
         let (lo, hi) = (bound(params.lo)?, bound(params.hi)?);
         let keys = Self::range_len(lo, hi).map_err(Error::into_decode)?;
-        Ok(Bitmap {
-            lo,
-            hi,
-            base: crate::ordinal(lo)
-                .ok_or_else(|| Error::invalid_bytes("a bound has no ordinal"))?,
-            bits: BitArray::from_words(words, keys)?,
-        })
+        let base =
+            crate::ordinal(lo).ok_or_else(|| Error::invalid_bytes("a bound has no ordinal"))?;
+        Ok((lo, hi, base, keys))
     }
 
     /// The bitmap in bloomkit's byte format: header, key type and range, the words, and a
@@ -148,17 +158,155 @@ impl<K: Key> Codec for Bitmap<K> {
     }
 
     fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
-        let found = reader.header().hasher;
-        if found != HasherSpec::IDENTITY {
-            return Err(Error::invalid_bytes(format!(
-                "a bitmap has no hasher, found hasher id {} seed {}",
-                found.id, found.seed
-            )));
-        }
-        let params: Params = reader.params()?;
+        let params = read_params(&mut reader)?;
         let words = reader.words()?;
         reader.finish()?;
         Self::from_parts(params, words)
+    }
+}
+
+/// The header's hasher (none) and the parameter block, for both decoders.
+fn read_params(reader: &mut Reader<'_>) -> Result<Params, Error> {
+    let found = reader.header().hasher;
+    if found != HasherSpec::IDENTITY {
+        return Err(Error::invalid_bytes(format!(
+            "a bitmap has no hasher, found hasher id {} seed {}",
+            found.id, found.seed
+        )));
+    }
+    Ok(reader.params()?)
+}
+
+/// A zero-copy view of a [`Bitmap`]'s bytes: answers from the bytes in place (a memory
+/// map, a buffer) without copying the words, as the bitmap they encode answers.
+///
+/// The bytes must be 8-byte aligned where the words start (`format::AlignedBytes` reads a
+/// file so; a map is page-aligned); otherwise [`bloomkit_core::DecodeError::NotViewable`].
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_bitmap::{Bitmap, BitmapRef};
+/// use bloomkit_core::format::AlignedBytes;
+///
+/// let ids = Bitmap::from_keys(1_000u32..=9_999, [1_000, 4_242, 9_999])?;
+/// let bytes = AlignedBytes::copy_from(&ids.to_bytes());
+/// let view = BitmapRef::<u32>::from_bytes(bytes.as_bytes())?;
+/// assert!(view.contains(&4_242) && !view.contains(&4_243) && !view.contains(&5));
+/// assert_eq!(view.len(), 3);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct BitmapRef<'a, K> {
+    lo: K,
+    hi: K,
+    base: u128,
+    bits: BitSlice<'a>,
+}
+
+impl<K: Key> core::fmt::Debug for BitmapRef<'_, K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("BitmapRef")
+            .field("range", &(self.lo..=self.hi))
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl<'a, K: Key> BitmapRef<'a, K> {
+    /// A view of `bytes`, every byte checked (the payload's checksum included).
+    ///
+    /// # Errors
+    /// As [`Bitmap::from_bytes`], and [`bloomkit_core::DecodeError::NotViewable`] for words
+    /// that are not 8-byte aligned.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::with_verify(bytes, Verify::All)
+    }
+
+    /// A view of `bytes`, checked as `verify` says (the header's checksum always).
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes).
+    pub fn with_verify(bytes: &'a [u8], verify: Verify) -> Result<Self, Error> {
+        let mut reader = Reader::open(bytes, Variant::Bitmap, verify)?;
+        let params = read_params(&mut reader)?;
+        let words = reader.words_in_place::<u64>()?;
+        reader.finish()?;
+        let (lo, hi, base, keys) = Bitmap::<K>::check_params(params)?;
+        let bits = BitSlice::new(words, keys)?;
+        Ok(BitmapRef { lo, hi, base, bits })
+    }
+
+    /// Whether `key` is in the set (exact).
+    #[inline]
+    pub fn contains(&self, key: &K) -> bool {
+        crate::offset(*key, self.lo, self.hi, self.base).is_some_and(|i| self.bits.get(i))
+    }
+
+    /// The number of keys in the set.
+    pub fn len(&self) -> u64 {
+        self.bits.count_ones()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The range of keys it can hold.
+    pub fn range(&self) -> RangeInclusive<K> {
+        self.lo..=self.hi
+    }
+
+    /// An owned copy.
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] when the words cannot be allocated.
+    pub fn to_bitmap(&self) -> Result<Bitmap<K>, Error> {
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(self.bits.words().len())
+            .map_err(|_| Error::AllocationFailed {
+                bytes: self.bits.words().len() as u64 * 8,
+            })?;
+        words.extend_from_slice(self.bits.words());
+        Ok(Bitmap {
+            lo: self.lo,
+            hi: self.hi,
+            base: self.base,
+            bits: BitArray::from_words(words, self.bits.len())?,
+        })
+    }
+}
+
+impl<K: Key> LookupCore for BitmapRef<'_, K> {
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        hash < self.bits.len() && self.bits.get(hash)
+    }
+    fn estimated_len(&self) -> f64 {
+        self.len() as f64
+    }
+    /// The view owns nothing on the heap.
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+    /// Always `Some(0.0)`: a bitmap is exact.
+    fn target_fpr(&self) -> Option<f64> {
+        Some(0.0)
+    }
+    fn estimated_fpr(&self) -> f64 {
+        0.0
+    }
+}
+
+impl<K: Key> Lookup for BitmapRef<'_, K> {
+    type Key = K;
+
+    /// The key's offset in the range (`u64::MAX` outside it), as [`Bitmap`]'s.
+    #[inline]
+    fn hash_key(&self, key: &K) -> u64 {
+        crate::offset(*key, self.lo, self.hi, self.base).unwrap_or(crate::OUTSIDE)
     }
 }
 

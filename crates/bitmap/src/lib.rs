@@ -74,6 +74,8 @@ use num_traits::{FromPrimitive, PrimInt, ToPrimitive};
 
 #[cfg(feature = "serde")]
 mod codec;
+#[cfg(feature = "serde")]
+pub use codec::BitmapRef;
 
 /// The integer types a [`Bitmap`] can hold: every primitive integer (`u8`..`u128`,
 /// `i8`..`i128`, `usize`, `isize`), through num-traits.
@@ -161,10 +163,7 @@ impl<K: Key> Bitmap<K> {
     /// The bit of `key`, if it is in the range.
     #[inline]
     fn offset(&self, key: K) -> Option<u64> {
-        if key < self.lo || key > self.hi {
-            return None;
-        }
-        Some((ordinal(key)? - self.base) as u64)
+        offset(key, self.lo, self.hi, self.base)
     }
 
     /// The key of bit `offset`, which is below `len`.
@@ -437,6 +436,16 @@ fn from_ordinal<K: Key>(o: u128) -> Option<K> {
     } else {
         K::from_u128(o)
     }
+}
+
+/// The bit of `key` in a bitmap of `lo..=hi` whose first ordinal is `base`, if it is in the
+/// range: for the bitmap and its view.
+#[inline]
+fn offset<K: Key>(key: K, lo: K, hi: K, base: u128) -> Option<u64> {
+    if key < lo || key > hi {
+        return None;
+    }
+    Some((ordinal(key)? - base) as u64)
 }
 
 fn too_large<K: Key>(lo: K, hi: K) -> Error {

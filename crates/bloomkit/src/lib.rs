@@ -200,6 +200,8 @@ pub use bloomkit_scalable::ScalableBloomFilterRef;
 pub use bloomkit_bitmap as bitmap;
 #[cfg(feature = "bitmap")]
 pub use bloomkit_bitmap::Bitmap;
+#[cfg(all(feature = "bitmap", feature = "serde"))]
+pub use bloomkit_bitmap::BitmapRef;
 
 #[cfg(feature = "multi")]
 pub use bloomkit_multi as multi;

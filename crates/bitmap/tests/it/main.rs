@@ -6,3 +6,4 @@ mod algebra;
 mod conformance;
 mod errors;
 mod model;
+mod view;

@@ -115,6 +115,7 @@ fn every_variant_holds_its_trait_set() {
     lookup_only::<BinaryFuseRef<'static, u16, u64>>();
     lookup_only::<BinaryFuseRef<'static, u32, u64>>();
     lookup_only::<RibbonFilterRef<'static, u64>>();
+    lookup_only::<bloomkit::BitmapRef<'static, u64>>();
 }
 
 /// An inherent method and the trait method of the same name have one signature: both are
