@@ -5,7 +5,7 @@ use core::ops::RangeInclusive;
 
 use bloomkit_core::bits::{BitArray, BitSlice};
 use bloomkit_core::format::{Reader, Verify, Writer};
-use bloomkit_core::{Codec, Error, HasherSpec, Lookup, LookupCore, Variant};
+use bloomkit_core::{Codec, Error, HasherSpec, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::{Bitmap, Key};
@@ -279,36 +279,8 @@ impl<'a, K: Key> BitmapRef<'a, K> {
     }
 }
 
-impl<K: Key> LookupCore for BitmapRef<'_, K> {
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        hash < self.bits.len() && self.bits.get(hash)
-    }
-    fn estimated_len(&self) -> f64 {
-        self.len() as f64
-    }
-    /// The view owns nothing on the heap.
-    fn heap_bytes(&self) -> usize {
-        0
-    }
-    /// Always `Some(0.0)`: a bitmap is exact.
-    fn target_fpr(&self) -> Option<f64> {
-        Some(0.0)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        0.0
-    }
-}
-
-impl<K: Key> Lookup for BitmapRef<'_, K> {
-    type Key = K;
-
-    /// The key's offset in the range (`u64::MAX` outside it), as [`Bitmap`]'s.
-    #[inline]
-    fn hash_key(&self, key: &K) -> u64 {
-        crate::offset(*key, self.lo, self.hi, self.base).unwrap_or(crate::OUTSIDE)
-    }
-}
+// The view owns nothing on the heap.
+crate::exact_reads!([K: Key] BitmapRef<'_, K>, |_| 0);
 
 bloomkit_core::impl_serde_via_bytes!([K: Key] Bitmap<K>);
 

@@ -69,7 +69,7 @@ use core::hash::Hash;
 use core::ops::RangeInclusive;
 
 use bloomkit_core::bits::{BitArray, Ones, MAX_BITS};
-use bloomkit_core::{Error, Filter, FilterCore, Intersection, Lookup, LookupCore, Remove, Union};
+use bloomkit_core::{Error, Filter, FilterCore, Intersection, Remove, Union};
 use num_traits::{FromPrimitive, PrimInt, ToPrimitive};
 
 #[cfg(feature = "serde")]
@@ -457,25 +457,45 @@ fn too_large<K: Key>(lo: K, hi: K) -> Error {
     }
 }
 
-impl<K: Key> LookupCore for Bitmap<K> {
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        hash < self.bits.len() && self.bits.get(hash)
-    }
-    fn estimated_len(&self) -> f64 {
-        self.len() as f64
-    }
-    fn heap_bytes(&self) -> usize {
-        Bitmap::heap_bytes(self)
-    }
-    /// Always `Some(0.0)`: a bitmap is exact.
-    fn target_fpr(&self) -> Option<f64> {
-        Some(0.0)
-    }
-    fn estimated_fpr(&self) -> f64 {
-        0.0
-    }
+/// The read side of a bitmap and of its view (`BitmapRef`): both hold `lo`, `hi`, `base`
+/// and bits with `get` and `len`; `$heap` is their heap memory.
+macro_rules! exact_reads {
+    ([$($generics:tt)*] $ty:ty, $heap:expr) => {
+        impl<$($generics)*> bloomkit_core::LookupCore for $ty {
+            #[inline]
+            fn contains_hash(&self, hash: u64) -> bool {
+                hash < self.bits.len() && self.bits.get(hash)
+            }
+            fn estimated_len(&self) -> f64 {
+                self.bits.count_ones() as f64
+            }
+            fn heap_bytes(&self) -> usize {
+                $heap(self)
+            }
+            /// Always `Some(0.0)`: a bitmap is exact.
+            fn target_fpr(&self) -> Option<f64> {
+                Some(0.0)
+            }
+            fn estimated_fpr(&self) -> f64 {
+                0.0
+            }
+        }
+
+        impl<$($generics)*> bloomkit_core::Lookup for $ty {
+            type Key = K;
+
+            /// The key's offset in the range (`u64::MAX` for a key outside it): a bitmap's
+            /// "hash" is the identity.
+            #[inline]
+            fn hash_key(&self, key: &K) -> u64 {
+                $crate::offset(*key, self.lo, self.hi, self.base).unwrap_or($crate::OUTSIDE)
+            }
+        }
+    };
 }
+pub(crate) use exact_reads;
+
+exact_reads!([K: Key] Bitmap<K>, Bitmap::heap_bytes);
 
 impl<K: Key> FilterCore for Bitmap<K> {
     type InsertError = Error;
@@ -492,17 +512,6 @@ impl<K: Key> FilterCore for Bitmap<K> {
     }
     fn clear(&mut self) {
         Bitmap::clear(self);
-    }
-}
-
-impl<K: Key> Lookup for Bitmap<K> {
-    type Key = K;
-
-    /// The key's offset in the range (`u64::MAX` for a key outside it): a bitmap's "hash" is
-    /// the identity.
-    #[inline]
-    fn hash_key(&self, key: &K) -> u64 {
-        self.offset(*key).unwrap_or(OUTSIDE)
     }
 }
 
