@@ -490,10 +490,7 @@ pub fn decode_jvm(data: &[u8]) {
                 data,
                 "a Guava filter read writes back other bytes"
             );
-            assert_eq!(
-                Guava::read_from(data).expect("the stream reader reads it"),
-                g
-            );
+            assert_eq!(read_no_further(data, |r| Guava::read_from(r)), g);
             let mut batch = Vec::new();
             g.contains_batch(&keys, &mut batch);
             assert!(keys
@@ -522,10 +519,7 @@ pub fn decode_jvm(data: &[u8]) {
                 data,
                 "a Spark filter read writes back other bytes"
             );
-            assert_eq!(
-                SparkBloomFilter::read_from(data).expect("the stream reader reads it"),
-                s
-            );
+            assert_eq!(read_no_further(data, |r| SparkBloomFilter::read_from(r)), s);
             let mut batch = Vec::new();
             s.contains_batch(&keys, &mut batch);
             assert!(keys
@@ -549,6 +543,19 @@ pub fn decode_jvm(data: &[u8]) {
             "named Spark's but refused: {e}"
         ),
     }
+}
+
+/// What a stream reader reads from `data` followed by more bytes: it must read the filter
+/// and stop where `data` ends.
+#[cfg(feature = "jvm")]
+fn read_no_further<F, E: Debug>(
+    data: &[u8],
+    read: impl FnOnce(&mut std::io::Cursor<Vec<u8>>) -> Result<F, E>,
+) -> F {
+    let mut stream = std::io::Cursor::new([data, b"more"].concat());
+    let f = read(&mut stream).expect("the stream reader reads what the decoder read");
+    assert_eq!(stream.position(), data.len() as u64, "read past the filter");
+    f
 }
 
 /// A static filter's (or view's) answers on [`PROBES`], checked against its batch.

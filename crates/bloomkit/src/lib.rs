@@ -133,7 +133,7 @@
 //! - `window` (default): the window filter, as `window` and `WindowFilter` (and its view
 //!   `WindowFilterRef`).
 //! - `jvm`: `bloomkit::jvm`, the JVM's filters byte for byte: Guava's `BloomFilter` (both
-//!   strategies, every funnel) and Spark's sketch `BloomFilter` (versions 1 and 2). Not on by
+//!   strategies, the built-in funnels) and Spark's sketch `BloomFilter` (versions 1 and 2). Not on by
 //!   default: interop with Java services, not a member of the family.
 //! - `kv`: `bloomkit::kv`, a filter in front of a redb key-value store (`FilteredStore`,
 //!   `RedbStore`). Not on by default: it brings a database, and needs Rust 1.90.

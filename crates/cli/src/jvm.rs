@@ -3,8 +3,8 @@
 //! ([`bloomkit::jvm`]).
 //!
 //! Neither format records how its keys were turned into bytes (Guava's funnel, Spark's
-//! `put` overload), so `query` takes `--funnel`: a line is a string's UTF-8 bytes by
-//! default.
+//! `put` overload), so `query` requires `--funnel` for them: a guess would answer "absent"
+//! for every key put in through another funnel.
 
 use bloomkit::jvm::guava::{funnel, FunnelKind, GuavaBloomFilter};
 use bloomkit::jvm::spark::SparkBloomFilter;
@@ -13,11 +13,10 @@ use bloomkit::jvm::JvmFormat;
 use crate::CliError;
 
 /// How a line of text becomes the key a JVM filter hashed (`--funnel`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Funnel {
     /// The line's UTF-8 bytes: Guava's `Funnels.stringFunnel(UTF_8)`, Spark's
     /// `putString`.
-    #[default]
     Utf8,
     /// The line's UTF-16 code units: Guava's `Funnels.unencodedCharsFunnel()`.
     Chars,
@@ -97,16 +96,14 @@ impl JvmFilter {
                         let keys = lines
                             .iter()
                             .map(|line| {
-                                let parsed = if funnel == Funnel::Int {
-                                    line.trim().parse::<i32>().map(i64::from)
+                                let (parsed, name) = if funnel == Funnel::Int {
+                                    (line.trim().parse::<i32>().map(i64::from), "int")
                                 } else {
-                                    line.trim().parse::<i64>()
+                                    (line.trim().parse::<i64>(), "long")
                                 };
                                 parsed.map_err(|_| {
                                     CliError::new(format!(
-                                        "{line:?} is not a decimal {} (--funnel {})",
-                                        if funnel == Funnel::Int { "int" } else { "long" },
-                                        if funnel == Funnel::Int { "int" } else { "long" },
+                                        "{line:?} is not a decimal {name} (--funnel {name})"
                                     ))
                                 })
                             })
@@ -158,13 +155,13 @@ impl JvmFilter {
         let (json_format, keys) = match self {
             JvmFilter::Guava(_) => (
                 "guava",
-                "not recorded (Guava's funnel is not in the bytes); answered as UTF-8 lines \
-                 unless --funnel says otherwise",
+                "not recorded (Guava's funnel is not in the bytes): `bloomkit query` needs \
+                 --funnel",
             ),
             JvmFilter::Spark(_) => (
                 "spark",
-                "not recorded (strings, byte arrays and integers hash differently); answered \
-                 as UTF-8 lines unless --funnel says otherwise",
+                "not recorded (strings, byte arrays and integers hash differently): `bloomkit \
+                 query` needs --funnel",
             ),
         };
         vec![
@@ -181,11 +178,20 @@ impl JvmFilter {
                 format!("{fill:.4} ({ones} of {bits} bits set)"),
                 vec![("fill", float(fill)), ("bits_set", ones.into())],
             ),
-            (
-                "estimated items",
-                super::commands::thousands(items),
-                vec![("estimated_items", items.into())],
-            ),
+            // Every bit set: the estimate is infinite (Guava throws).
+            if ones == bits {
+                (
+                    "estimated items",
+                    "none: every bit is set (it answers \"present\" for every key)".to_string(),
+                    vec![("estimated_items", Value::Null)],
+                )
+            } else {
+                (
+                    "estimated items",
+                    super::commands::thousands(items),
+                    vec![("estimated_items", items.into())],
+                )
+            },
             (
                 "estimated rate",
                 format!("{rate:.6} (expectedFpp: (bits set / bits)^k)"),

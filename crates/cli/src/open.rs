@@ -207,8 +207,8 @@ impl FilterFile {
     pub fn require_variant(&self) -> Result<Variant, CliError> {
         self.variant().ok_or_else(|| {
             self.err(
-                "a Guava or Spark BloomFilter, not one of bloomkit's variants: only `bloomkit \
-                 info` and `bloomkit query --funnel` read it (bloomkit::jvm combines them in Rust)",
+                "a Guava or Spark BloomFilter, not one of bloomkit's variants: `bloomkit info` \
+                 and `bloomkit query --funnel` read it (bloomkit::jvm combines them in Rust)",
             )
         })
     }

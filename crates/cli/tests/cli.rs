@@ -810,21 +810,22 @@ fn endless_inputs_are_read_no_further_than_their_header() {
     // A filter followed by endless zeros, through a process substitution: the filter is
     // read, the zeros are not.
     for file in [&f, &p] {
-        query_through_endless_pipe(file, &key(3));
+        query_through_endless_pipe(file, &key(3), &[]);
     }
 }
 
 /// `bloomkit query <(cat FILE; cat /dev/zero) KEY`, which must answer "present": a filter
 /// followed by endless zeros is read no further than its header declares.
 #[track_caller]
-fn query_through_endless_pipe(file: &Path, key: &str) {
+fn query_through_endless_pipe(file: &Path, key: &str, flags: &[&str]) {
     let out = Command::new("bash")
         .arg("-c")
-        .arg(r#""$1" query <(cat "$2"; cat /dev/zero) "$3""#)
+        .arg(r#""$1" query <(cat "$2"; cat /dev/zero) "$3" "${@:4}""#)
         .arg("bash")
         .arg(env!("CARGO_BIN_EXE_bloomkit"))
         .arg(file)
         .arg(key)
+        .args(flags)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -962,11 +963,20 @@ fn jvm_files_are_described_and_answered() {
     }
     let texts: String = (0..5_000).map(|i| key(i) + "\n").collect();
     for file in [&gs, &sp] {
-        let out = ok(&["query", s(file), "--absent"], Some(texts.as_bytes()));
+        let out = ok(
+            &["query", s(file), "--funnel", "utf8", "--absent"],
+            Some(texts.as_bytes()),
+        );
         assert_eq!(out.stdout, "");
+        // Without a funnel: refused, not guessed.
+        bad(
+            &["query", s(file), "k"],
+            None,
+            "does not record how its keys were hashed",
+        );
     }
     // Through a pipe followed by endless zeros: read no further than the filter.
-    query_through_endless_pipe(&gs, &key(3));
+    query_through_endless_pipe(&gs, &key(3), &["--funnel", "utf8"]);
 
     bad_each(&[
         (

@@ -22,13 +22,16 @@
 //! - `MURMUR128_MITZ_32` (ordinal 0, Guava's first): `a`, `b` the low and high 32 bits of
 //!   `h1` as Java `int`s; for `i` in `1..=k`, `c = a + i * b` (wrapping), `!c` if negative,
 //!   position `c % m`.
-//! - `MURMUR128_MITZ_64` (ordinal 1, Guava's default since version 12): `c = h1`; `k` times,
+//! - `MURMUR128_MITZ_64` (ordinal 1, Guava's default since version 17): `c = h1`; `k` times,
 //!   position `(c & i64::MAX) % m`, then `c += h2` (wrapping).
 //!
 //! # Sizing
 //!
-//! As Guava's `create(funnel, expectedInsertions, fpp)`: `m = (long) (-n ln p / (ln 2)^2)`
-//! (`n` of 0 taken as 1), `k = max(1, (int) round(m / n * ln 2))`, rounded up to whole words.
+//! As Guava's `create(funnel, expectedInsertions, fpp)` up to version 32 (Debian's 31.1 is
+//! the one tested): `m = (long) (-n ln p / (ln 2)^2)` (`n` of 0 taken as 1),
+//! `k = max(1, (int) round(m / n * ln 2))`, rounded up to whole words. Guava 33 computes `k`
+//! as `round(-ln p / ln 2)`, which can differ by one at extreme rates (`create(1, 1e-70)`:
+//! 232 here, 233 there); files of either are read and answered alike, `k` is in the bytes.
 //!
 //! # Examples
 //!
@@ -64,7 +67,7 @@ use crate::{java_sizing, Error};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// `MURMUR128_MITZ_32` (ordinal 0): positions from the first 64 bits only, 32-bit
-    /// arithmetic. Filters written by Guava before version 12, and by code that asks for it.
+    /// arithmetic. Filters written by Guava before version 17, and by code that asks for it.
     Murmur128Mitz32 = 0,
     /// `MURMUR128_MITZ_64` (ordinal 1): Guava's default; 64-bit arithmetic over all 128
     /// bits.
@@ -266,7 +269,7 @@ impl FunnelKind {
 /// so a filter built in Java answers identically here and the other way round.
 ///
 /// `put` / `might_contain` / `put_all` carry Guava's names and answers (`put` is true when
-/// a bit changed); `insert_batch` / `contains_batch` are bloomkit's batched calls, which
+/// a bit changed); `put_batch` / `contains_batch` are bloomkit's batched calls, which
 /// prefetch each key's words before testing them.
 pub struct GuavaBloomFilter<F: Funnel> {
     strategy: Strategy,
@@ -468,7 +471,8 @@ impl<F: Funnel> GuavaBloomFilter<F> {
         java_sizing::expected_fpp(self.bits.count_ones(), self.bit_size(), u32::from(self.k))
     }
 
-    /// Guava's `approximateElementCount()`: `-m ln(1 - bits set / m) / k`, rounded half up.
+    /// Guava's `approximateElementCount()`: `-m ln(1 - bits set / m) / k`, rounded half up;
+    /// `u64::MAX` when every bit is set (Guava throws there: the estimate is infinite).
     pub fn approximate_element_count(&self) -> u64 {
         let m = self.bit_size() as f64;
         let x = self.bits.count_ones() as f64 / m;

@@ -2,8 +2,8 @@
 //! services hand each other, in Rust.
 //!
 //! - [`guava::GuavaBloomFilter`]: Guava's `com.google.common.hash.BloomFilter`, both
-//!   strategies (`MURMUR128_MITZ_32`, `MURMUR128_MITZ_64`), every funnel of `Funnels` as a
-//!   key type ([`guava::funnel`]), Guava's sizing, `put`, `mightContain`, `expectedFpp`,
+//!   strategies (`MURMUR128_MITZ_32`, `MURMUR128_MITZ_64`), the five built-in funnels of `Funnels` (`stringFunnel`
+//!   for UTF-8 only) as key types ([`guava::funnel`]), Guava's sizing, `put`, `mightContain`, `expectedFpp`,
 //!   `approximateElementCount`, `putAll`, and its `writeTo` bytes; with bloomkit's batched,
 //!   prefetching lookups on top.
 //! - [`spark::SparkBloomFilter`]: Spark's sketch `BloomFilter`, versions 1 and 2 of its bytes,
@@ -59,13 +59,15 @@ pub enum Error {
     /// The bytes end before what their header declares.
     #[error("truncated: the filter needs {needed} bytes, the input ends at {got}")]
     Truncated {
-        /// The bytes the header declares (or at least needs).
+        /// The bytes the header declares, or (for a stream, which is read in pieces) the end
+        /// of the piece that could not be read.
         needed: u64,
-        /// The bytes there were.
+        /// Where the input ended: the bytes there were, or for a stream the start of the
+        /// piece that could not be read.
         got: u64,
     },
     /// Bytes after the one filter they hold.
-    #[error("{} bytes after the filter (it ends at byte {expected}, the input at {got})", got - expected)]
+    #[error("{} bytes after the filter (it ends at byte {expected}, the input at {got})", got.saturating_sub(*expected))]
     TrailingBytes {
         /// Where the filter ends.
         expected: u64,

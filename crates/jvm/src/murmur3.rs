@@ -97,8 +97,9 @@ fn finish(h: (u64, u64), tail: &[u8], len: u64) -> Hash128 {
     Hash128 { h1, h2 }
 }
 
-/// MurmurHash3_x64_128 of `bytes` with `seed` (Guava's `Hashing.murmur3_128(seed)`; its
-/// Bloom filters use seed 0).
+/// MurmurHash3_x64_128 of `bytes` with `seed`, as Guava's `Hashing.murmur3_128(seed)`
+/// computes it: Guava's seed is an `int`, sign-extended to start both halves (the reference
+/// C++ zero-extends; the two agree below 2^31). Guava's Bloom filters use seed 0.
 ///
 /// # Examples
 ///
@@ -109,8 +110,8 @@ fn finish(h: (u64, u64), tail: &[u8], len: u64) -> Hash128 {
 /// assert_eq!(x64_128(b"hello", 0).h1 as i64, -3758069500696749310);
 /// ```
 #[inline]
-pub fn x64_128(bytes: &[u8], seed: u32) -> Hash128 {
-    let mut h = (u64::from(seed), u64::from(seed));
+pub fn x64_128(bytes: &[u8], seed: i32) -> Hash128 {
+    let mut h = (i64::from(seed) as u64, i64::from(seed) as u64);
     let mut blocks = bytes.chunks_exact(16);
     for b in blocks.by_ref() {
         // Infallible: `chunks_exact(16)`.
@@ -130,10 +131,10 @@ pub struct Murmur3x64 {
 }
 
 impl Murmur3x64 {
-    /// A hasher with `seed`.
-    pub fn new(seed: u32) -> Murmur3x64 {
+    /// A hasher with `seed` (sign-extended, as [`x64_128`]).
+    pub fn new(seed: i32) -> Murmur3x64 {
         Murmur3x64 {
-            h: (u64::from(seed), u64::from(seed)),
+            h: (i64::from(seed) as u64, i64::from(seed) as u64),
             buf: [0; 16],
             held: 0,
             len: 0,

@@ -16,10 +16,10 @@
 //! hash their UTF-8 bytes, so a `str` and its bytes are one key, and every Java integral
 //! type widens to `long` (an `i32` key is the `i64` of the same value).
 //!
-//! - Version 1 (Spark 2.0 to 3.x): for `i` in `1..=k`, `c = h1 + i * h2` in 32 bits, `!c` if
+//! - Version 1 (Spark 2.0 to 4.0): for `i` in `1..=k`, `c = h1 + i * h2` in 32 bits, `!c` if
 //!   negative, position `c % m`. Its positions reach only the first 2^31 bits.
-//! - Version 2 (Spark 4, the default of `BloomFilter.create`): `c = h1 * (2^31 - 1)` in 64
-//!   bits; `k` times, `c += h2`, position `(c < 0 ? !c : c) % m` (as Spark 4.3's
+//! - Version 2 (SPARK-47547; the default of `BloomFilter.create` from Spark 4.1):
+//!   `c = h1 * (2^31 - 1)` in 64 bits; `k` times, `c += h2`, position `(c < 0 ? !c : c) % m` (as Spark 4.3's
 //!   `BloomFilterImplV2` computes it: the running sum is not flipped).
 //!
 //! Sizing is Guava's formula (`m = (long) (-n ln p / (ln 2)^2)`, `k = max(1, round(m / n ln
@@ -30,7 +30,7 @@
 //! ```
 //! use bloomkit_jvm::spark::{SparkBloomFilter, Version};
 //!
-//! // As `BloomFilter.create(1000, 0.03)` in Spark 4.
+//! // As `BloomFilter.create(1000, 0.03)` in Spark 4.1 and later.
 //! let mut ids = SparkBloomFilter::create(1000, 0.03)?;
 //! assert_eq!(ids.version(), Version::V2);
 //! ids.put(&42i64);
@@ -55,9 +55,9 @@ use crate::{java_sizing, Error};
 /// The version of Spark's bytes (and of its positions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Version {
-    /// Version 1: 32-bit positions, no seed (Spark 2.0 to 3.x).
+    /// Version 1: 32-bit positions, no seed (Spark 2.0 to 4.0).
     V1 = 1,
-    /// Version 2: 64-bit positions and a seed (Spark 4's default).
+    /// Version 2: 64-bit positions and a seed (the default from Spark 4.1).
     V2 = 2,
 }
 
@@ -156,7 +156,7 @@ impl fmt::Debug for SparkBloomFilter {
 }
 
 impl SparkBloomFilter {
-    /// As Spark's `BloomFilter.create(expectedNumItems, fpp)`: version 2, seed 0, sized
+    /// As Spark 4.1+'s `BloomFilter.create(expectedNumItems, fpp)`: version 2, seed 0, sized
     /// for `expected_items` at rate `fpp`.
     ///
     /// # Errors
@@ -176,7 +176,8 @@ impl SparkBloomFilter {
     ///
     /// # Errors
     /// No items or no bits ([`Error::CannotCreate`]), a seed other than 0 for version 1,
-    /// more than 2^31 - 1 words, memory the allocator refuses.
+    /// more than 2^31 - 1 words, more than [`MAX_HASH_FUNCTIONS`] from Spark's formula
+    /// ([`Error::HashCount`]; Spark would build it), memory the allocator refuses.
     pub fn create_with(
         version: Version,
         expected_items: u64,
@@ -323,7 +324,7 @@ impl SparkBloomFilter {
     }
 
     /// The number of keys the bits suggest, `-m ln(1 - set / m) / k` (Spark has no such
-    /// method; Guava's `approximateElementCount`).
+    /// method; Guava's `approximateElementCount`); `u64::MAX` when every bit is set.
     pub fn approximate_element_count(&self) -> u64 {
         let m = self.bit_size() as f64;
         let x = self.cardinality() as f64 / m;

@@ -37,8 +37,9 @@ pub struct Args {
     /// Print only the keys that may be present, one per line.
     #[arg(long)]
     pub present: bool,
-    /// For Guava and Spark files: how a line becomes the key the JVM hashed (their bytes
-    /// do not say). bloomkit's files hash lines as `str` and take no funnel.
+    /// For Guava and Spark files, and required for them: how a line becomes the key the JVM
+    /// hashed (their bytes do not say). bloomkit's files hash lines as `str` and take no
+    /// funnel.
     #[arg(long, value_enum, value_name = "FUNNEL")]
     pub funnel: Option<Funnel>,
     /// How the file is read.
@@ -58,7 +59,16 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let answer: Answer<'_> =
         match file.open_jvm()? {
             Some(jvm) => {
-                let funnel = args.funnel.unwrap_or_default();
+                // The bytes do not record how keys were hashed: a guess would answer "absent"
+                // for every key put in through another funnel.
+                let Some(funnel) = args.funnel else {
+                    return Err(CliError::at(
+                        file.path().display(),
+                        "a Guava or Spark filter does not record how its keys were hashed: say \
+                     --funnel utf8 (strings), chars (Guava's unencodedCharsFunnel), long, int or \
+                     bytes",
+                    ));
+                };
                 Box::new(move |keys, out| jvm.contains_batch(keys, funnel, out))
             }
             None if args.funnel.is_some() => return Err(CliError::at(
