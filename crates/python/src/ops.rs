@@ -1,0 +1,255 @@
+//! What every class does, written once over the Rust traits (`Lookup`, `Filter`, `Remove`,
+//! `Union`, `Codec`): one key at a time with the GIL held, batches with it released.
+//!
+//! Each filter sits in a `RwLock`: lookups share it, inserts take it alone, and no thread
+//! holds it while waiting for the GIL (batches take it inside `Python::detach` and let it go
+//! before coming back), so a lookup in one thread and an insert in another never deadlock.
+
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use bloomkit::{Codec, Error, Filter, Lookup, Remove};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyList};
+
+use crate::errors;
+use crate::keys::{Chunk, KeyType, PyKey, CHUNK};
+
+/// A filter behind its lock.
+pub(crate) type Locked<F> = RwLock<F>;
+
+/// The filter, shared. A panic inside bloomkit while the lock was held (a bug; it reached
+/// Python as an exception) leaves the lock poisoned; the filter is still answered, as a
+/// `Mutex` in a long-running service would be.
+pub(crate) fn read<F>(lock: &Locked<F>) -> RwLockReadGuard<'_, F> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The filter, alone.
+pub(crate) fn write<F>(lock: &Locked<F>) -> RwLockWriteGuard<'_, F> {
+    lock.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A failed insert as a Python exception: bloomkit's errors by their kind, others as
+/// `bloomkit.Error`.
+pub(crate) fn insert_error<E: std::error::Error + 'static>(e: E) -> PyErr {
+    match (&e as &dyn std::any::Any).downcast_ref::<Error>() {
+        Some(inner) => errors::to_py(inner),
+        None => errors::raise(errors::Kind::Other, e.to_string()),
+    }
+}
+
+pub(crate) fn contains<F>(lock: &Locked<F>, key: &Bound<'_, PyAny>) -> PyResult<bool>
+where
+    F: Lookup,
+    F::Key: PyKey,
+{
+    <F::Key>::with_key(key, |k| read(lock).contains(k))
+}
+
+pub(crate) fn insert<F>(lock: &Locked<F>, key: &Bound<'_, PyAny>) -> PyResult<bool>
+where
+    F: Filter,
+    F::Key: PyKey,
+{
+    <F::Key>::with_key(key, |k| write(lock).try_insert(k))?.map_err(insert_error)
+}
+
+/// `remove`: `Ok(false)` when the key is not there (the caller decides whether that is an
+/// error: `remove` raises, `discard` does not).
+pub(crate) fn remove<F>(lock: &Locked<F>, key: &Bound<'_, PyAny>) -> PyResult<bool>
+where
+    F: Remove,
+    F::Key: PyKey,
+{
+    match <F::Key>::with_key(key, |k| write(lock).remove(k))? {
+        Ok(()) => Ok(true),
+        Err(Error::NotPresent) => Ok(false),
+        Err(e) => Err(errors::to_py(&e)),
+    }
+}
+
+/// Where a batch's keys come from.
+enum Source<'py> {
+    /// An unsigned NumPy array (or any object with `dtype` and `astype`): read as
+    /// little-endian `u64` words, 64 Ki keys at a time.
+    Array(Bound<'py, PyAny>),
+    /// The lines of a `bytes` object.
+    Lines(Bound<'py, PyBytes>),
+    /// Any iterable of keys.
+    Iter(Bound<'py, PyAny>),
+}
+
+/// Keys of a NumPy array read per call: a bounded copy, however long the array.
+const ARRAY_STEP: usize = 1 << 16;
+
+fn source<'py>(keys: &Bound<'py, PyAny>, kind: KeyType) -> PyResult<Source<'py>> {
+    if let Ok(bytes) = keys.cast::<PyBytes>() {
+        return Ok(Source::Lines(bytes.clone()));
+    }
+    if keys.hasattr("dtype")? && keys.hasattr("astype")? {
+        let dtype = keys.getattr("dtype")?;
+        let code: String = dtype.getattr("kind")?.extract()?;
+        if code == "u" {
+            if kind != KeyType::Int {
+                return Err(errors::key_type(format!(
+                    "an array of unsigned integers holds int keys; this filter's keys are {}",
+                    kind.name()
+                )));
+            }
+            let ndim: usize = keys.getattr("ndim")?.extract()?;
+            if ndim != 1 {
+                return Err(errors::key_type(format!(
+                    "an array of keys must have one dimension, this one has {ndim}"
+                )));
+            }
+            return Ok(Source::Array(keys.call_method1("astype", ("<u8",))?));
+        }
+        if kind == KeyType::Int {
+            return Err(errors::key_type(format!(
+                "an array of int keys must be of an unsigned dtype (uint64: negative numbers \
+                 are not keys), got {}",
+                dtype.str()?
+            )));
+        }
+    }
+    Ok(Source::Iter(keys.clone()))
+}
+
+/// Runs `each` on every chunk of keys `keys` holds, with the GIL released; the chunks are
+/// read with it held.
+fn chunks<K: PyKey + ?Sized>(
+    py: Python<'_>,
+    keys: &Bound<'_, PyAny>,
+    mut each: impl FnMut(&K::Chunk) -> PyResult<()> + Send,
+) -> PyResult<()> {
+    let mut chunk = K::Chunk::default();
+    let mut run = |chunk: &mut K::Chunk| -> PyResult<()> {
+        if chunk.len() > 0 {
+            py.detach(|| each(chunk))?;
+            chunk.clear();
+        }
+        Ok(())
+    };
+    match source(keys, K::KIND)? {
+        Source::Lines(bytes) => {
+            for line in bytes.as_bytes().split(|&b| b == b'\n') {
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if line.is_empty() {
+                    continue;
+                }
+                chunk.push_line(line)?;
+                if chunk.len() == CHUNK {
+                    run(&mut chunk)?;
+                }
+            }
+        }
+        Source::Array(array) => {
+            let len = array.len()?;
+            let mut start = 0;
+            while start < len {
+                let end = (start + ARRAY_STEP).min(len);
+                let part = array.get_item(pyo3::types::PySlice::new(
+                    py,
+                    start as isize,
+                    end as isize,
+                    1,
+                ))?;
+                let bytes = part.call_method0("tobytes")?;
+                let bytes = bytes.cast::<PyBytes>()?;
+                chunk.push_words(bytes.as_bytes())?;
+                run(&mut chunk)?;
+                start = end;
+            }
+        }
+        Source::Iter(iterable) => {
+            for key in iterable.try_iter()? {
+                chunk.push(&key?)?;
+                if chunk.len() == CHUNK {
+                    run(&mut chunk)?;
+                }
+            }
+        }
+    }
+    run(&mut chunk)
+}
+
+/// Whether the answers of a batch go back as a NumPy array (the keys came as one).
+fn as_array(keys: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(!keys.is_instance_of::<PyBytes>() && keys.hasattr("dtype")? && keys.hasattr("astype")?)
+}
+
+/// `contains_many`: a list of `bool`, or a NumPy `bool` array for a NumPy array of keys.
+pub(crate) fn contains_many<F>(
+    py: Python<'_>,
+    lock: &Locked<F>,
+    keys: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>>
+where
+    F: Lookup + Send + Sync,
+    F::Key: PyKey,
+{
+    let mut out: Vec<bool> = Vec::new();
+    chunks::<F::Key>(py, keys, |chunk| {
+        chunk.with_keys(|keys| read(lock).contains_batch(keys.iter().copied(), &mut out));
+        Ok(())
+    })?;
+    if as_array(keys)? {
+        let bytes: Vec<u8> = out.iter().map(|&b| u8::from(b)).collect();
+        let buffer = PyByteArray::new(py, &bytes);
+        let numpy = py.import("numpy")?;
+        let array = numpy.call_method1("frombuffer", (buffer, numpy.getattr("bool_")?))?;
+        return Ok(array.unbind());
+    }
+    Ok(PyList::new(py, out)?.into_any().unbind())
+}
+
+/// `add_many`: how many keys were new.
+pub(crate) fn insert_many<F>(
+    py: Python<'_>,
+    lock: &Locked<F>,
+    keys: &Bound<'_, PyAny>,
+) -> PyResult<u64>
+where
+    F: Filter + Send + Sync,
+    F::Key: PyKey,
+{
+    let mut new = 0u64;
+    chunks::<F::Key>(py, keys, |chunk| {
+        let added = chunk
+            .with_keys(|keys| write(lock).try_insert_batch(keys.iter().copied()))
+            .map_err(insert_error)?;
+        new += added as u64;
+        Ok(())
+    })?;
+    Ok(new)
+}
+
+/// The filter's bytes (bloomkit's format: versioned, checksummed), built with the GIL
+/// released.
+pub(crate) fn to_bytes<'py, F: Codec + Send + Sync>(
+    py: Python<'py>,
+    lock: &Locked<F>,
+) -> Bound<'py, PyBytes> {
+    let bytes = py.detach(|| read(lock).to_bytes());
+    PyBytes::new(py, &bytes)
+}
+
+/// A filter of type `F` from its bytes.
+pub(crate) fn from_bytes<F: Codec + Send>(py: Python<'_>, bytes: &[u8]) -> PyResult<Locked<F>> {
+    py.detach(|| F::from_bytes(bytes))
+        .map(RwLock::new)
+        .map_err(|e| errors::to_py(&e))
+}
+
+/// A copy of the filter.
+pub(crate) fn duplicate<F: Clone>(lock: &Locked<F>) -> Locked<F> {
+    RwLock::new(read(lock).clone())
+}
+
+/// Whether two filters are equal: the same parameters, seed and contents.
+pub(crate) fn equal<F: PartialEq>(a: &Locked<F>, b: &Locked<F>) -> bool {
+    if std::ptr::eq(a, b) {
+        return true;
+    }
+    *read(a) == *read(b)
+}
