@@ -51,6 +51,10 @@ pub struct Args {
     /// Parallel fuzzing jobs per target (libFuzzer -fork).
     #[arg(long, default_value_t = 1)]
     pub jobs: u32,
+    /// Targets fuzzed at once, each in its own process (one a core: CI's 2 cores fuzz two
+    /// targets for the wall time of one, each getting the seconds it would alone).
+    #[arg(long, default_value_t = 1)]
+    pub parallel: usize,
     /// The sanitizer cargo-fuzz builds with (`address`, the default, or `none`: several
     /// times more executions a second for the safe-code operation targets, which check
     /// answers against a model rather than memory errors).
@@ -106,6 +110,24 @@ pub fn main(args: &Args) -> ExitCode {
         eprintln!("the fuzz targets do not build");
         return ExitCode::FAILURE;
     }
+    // Each finished run is said as it ends, so an interrupted run still tells what it did.
+    let mut finish = |target: &str, out: std::process::Output| {
+        let log = String::from_utf8_lossy(&out.stderr);
+        let runs = executions(&log);
+        eprintln!(
+            "{target}: {} executions, {}",
+            runs.map_or("?".into(), |r| r.to_string()),
+            if out.status.success() { "ok" } else { "FAILED" }
+        );
+        report.push((target.to_owned(), runs, out.status.success()));
+        if !out.status.success() {
+            eprintln!("{log}");
+            failed.push(target.to_owned());
+            save_regressions(&root, target);
+        }
+    };
+    let mut running: std::collections::VecDeque<(&str, std::process::Child)> =
+        std::collections::VecDeque::new();
     for target in targets {
         let corpus = root.join("fuzz/corpus").join(target);
         std::fs::create_dir_all(&corpus).expect("create the corpus directory");
@@ -119,32 +141,29 @@ pub fn main(args: &Args) -> ExitCode {
             .arg("--")
             .arg(format!("-max_total_time={}", args.seconds))
             .arg(format!("-max_len={}", args.max_len))
-            .args(["-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1"]);
+            .args(["-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         if let Some(runs) = args.runs {
             cmd.arg(format!("-runs={runs}"));
         }
         if args.jobs > 1 {
             cmd.arg(format!("-fork={}", args.jobs));
         }
-        eprintln!("fuzzing {target} ...");
-        let out = cmd
-            .output()
-            .expect("run cargo fuzz (cargo install cargo-fuzz)");
-        let log = String::from_utf8_lossy(&out.stderr);
-        let runs = executions(&log);
-        // Said as each target ends, so an interrupted run still tells what it did.
-        eprintln!(
-            "{target}: {} executions, {}",
-            runs.map_or("?".into(), |r| r.to_string()),
-            if out.status.success() { "ok" } else { "FAILED" }
-        );
-        report.push((target, runs, out.status.success()));
-        if !out.status.success() {
-            eprintln!("{log}");
-            failed.push(target);
-            save_regressions(&root, target);
+        if running.len() >= args.parallel.max(1) {
+            let (done, child) = running.pop_front().expect("a running target");
+            finish(done, child.wait_with_output().expect("wait for cargo fuzz"));
         }
+        eprintln!("fuzzing {target} ...");
+        let child = cmd
+            .spawn()
+            .expect("run cargo fuzz (cargo install cargo-fuzz)");
+        running.push_back((target, child));
     }
+    while let Some((done, child)) = running.pop_front() {
+        finish(done, child.wait_with_output().expect("wait for cargo fuzz"));
+    }
+    drop(finish);
     println!("{:<16} {:>14} result", "target", "executions");
     for (target, runs, ok) in &report {
         let runs = runs.map_or("?".into(), |r| r.to_string());
