@@ -163,7 +163,6 @@ pub fn main(args: &Args) -> ExitCode {
     while let Some((done, child)) = running.pop_front() {
         finish(done, child.wait_with_output().expect("wait for cargo fuzz"));
     }
-    drop(finish);
     println!("{:<16} {:>14} result", "target", "executions");
     for (target, runs, ok) in &report {
         let runs = runs.map_or("?".into(), |r| r.to_string());
