@@ -262,3 +262,41 @@ def test_help_reads_well():
         assert cls.__doc__ and len(cls.__doc__) > 40, cls
         for name in ("contains_many", "from_bytes", "save"):
             assert getattr(cls, name).__doc__, (cls, name)
+
+
+def test_the_stubs_name_every_method():
+    # python/bloomkit/_native.pyi is written by hand: every public method and property a
+    # class has at run time must be in it (for its class or a base the stub gives it).
+    import ast
+    from pathlib import Path
+
+    stub = ast.parse((Path(bloomkit.__file__).parent / "_native.pyi").read_text())
+    classes = {n.name: n for n in stub.body if isinstance(n, ast.ClassDef)}
+
+    def names(cls_name):
+        node = classes[cls_name]
+        own = {f.name for f in node.body if isinstance(f, ast.FunctionDef)}
+        for base in node.bases:
+            own |= names(base.id)
+        return own
+
+    for cls in bloomkit.FILTERS:
+        runtime = {n for n in dir(cls) if not n.startswith("_")}
+        # PyO3 gives every class the number slots (answering NotImplemented: a TypeError),
+        # so `|` and `&` are there exactly when `union` and `intersection` are.
+        runtime |= {"__len__"} if hasattr(cls, "__len__") else set()
+        runtime |= {"__or__", "__ior__"} if hasattr(cls, "union") else set()
+        runtime |= {"__and__", "__iand__"} if hasattr(cls, "intersection") else set()
+        missing = runtime - names(cls.__name__)
+        assert not missing, f"{cls.__name__}: {sorted(missing)} missing from the stub"
+        extra = {n for n in names(cls.__name__) if not n.startswith("_")} - {n for n in dir(cls)}
+        assert not extra, f"{cls.__name__}: the stub names {sorted(extra)}, which it lacks"
+
+
+@pytest.mark.parametrize("v", [v for v in VARIANTS if not v.union], ids=ids([v for v in VARIANTS if not v.union]))
+def test_no_operators_where_the_variant_does_not_combine(v):
+    f = filled(v, v.key_types[0], keys_of(v.key_types[0], 3))
+    with pytest.raises(TypeError):
+        f | f
+    with pytest.raises(TypeError):
+        f & f
