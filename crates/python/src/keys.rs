@@ -6,8 +6,6 @@
 //! Keys are read in chunks: a chunk copies the keys' bytes into one buffer while the GIL is
 //! held, and the filter then answers the whole chunk with the GIL released.
 
-use std::borrow::Cow;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyInt, PyString, PyType};
@@ -121,10 +119,10 @@ fn wrong_type(kind: KeyType, ob: &Bound<'_, PyAny>) -> PyErr {
     ))
 }
 
-/// The UTF-8 text of a `str` key.
-fn text<'a>(ob: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
+/// The UTF-8 text of a `str` key, borrowed from the object.
+fn text<'a>(ob: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
     match ob.cast::<PyString>() {
-        Ok(s) => s.to_cow(),
+        Ok(s) => crate::text::utf8(s),
         Err(_) => Err(wrong_type(KeyType::Str, ob)),
     }
 }
@@ -134,7 +132,7 @@ impl PyKey for str {
     type Chunk = Strings;
 
     fn with_key<R>(ob: &Bound<'_, PyAny>, f: impl FnOnce(&str) -> R) -> PyResult<R> {
-        Ok(f(&text(ob)?))
+        Ok(f(text(ob)?))
     }
 }
 
@@ -239,7 +237,7 @@ impl Strings {
 
 impl Chunk<str> for Strings {
     fn push(&mut self, ob: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.add(&text(ob)?);
+        self.add(text(ob)?);
         Ok(())
     }
     fn push_line(&mut self, line: &[u8]) -> PyResult<()> {

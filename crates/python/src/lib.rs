@@ -15,13 +15,15 @@
 //! True
 //! ```
 
-#![forbid(unsafe_code)]
+// One module allows `unsafe` (text.rs: a `str` key's UTF-8 bytes without a copy).
+#![deny(unsafe_code)]
 
 mod classes;
 mod errors;
 mod family;
 mod keys;
 mod ops;
+mod text;
 
 use bloomkit::Variant;
 use pyo3::prelude::*;
