@@ -34,31 +34,58 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def row(rows, name, n, add, hit, miss, bits, rate, note=""):
-    rows.append((name, n, add * 1e9 / n, hit * 1e9 / n, miss * 1e9 / n, bits, rate, note))
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
 
 
-def one_at_a_time(make, bits_of, name, members, absent, rows, note=""):
-    f = make(len(members))
-    add = f.add
-    t_add = timed(lambda: [add(k) for k in members])
-    t_hit = timed(lambda: [k in f for k in members])
-    hits = 0
+class Contender:
+    """One structure and one way of using it, measured a round at a time."""
 
-    def probe():
-        nonlocal hits
-        hits = sum(1 for k in absent if k in f)
+    def __init__(self, name, make, bits_of, add, hit, miss, note):
+        self.name, self.make, self.bits_of = name, make, bits_of
+        self.add, self.hit, self.miss, self.note = add, hit, miss, note
+        self.times = {"add": [], "hit": [], "miss": []}
+        self.bits = self.rate = float("nan")
 
-    t_miss = timed(probe)
-    row(rows, name, len(members), t_add, t_hit, t_miss * len(members) / len(absent),
-        bits_of(f) / len(members), hits / len(absent), note)
-    return f
+    def round(self, members, absent):
+        f = self.make(len(members))
+        self.times["add"].append(timed(lambda: self.add(f, members)) / len(members))
+        self.times["hit"].append(timed(lambda: self.hit(f, members)) / len(members))
+        answers = []
+        self.times["miss"].append(timed(lambda: answers.append(self.miss(f, absent))) / len(absent))
+        self.bits = self.bits_of(f) / len(members)
+        self.rate = sum(answers[0]) / len(absent)
+
+    def row(self, n):
+        t = {k: median(v) * 1e9 for k, v in self.times.items()}
+        return (self.name, n, t["add"], t["hit"], t["miss"], self.bits, self.rate, self.note)
+
+
+def one_by_one(name, make, bits_of, note="add / in"):
+    return Contender(
+        name, make, bits_of,
+        add=lambda f, keys: [f.add(k) for k in keys],
+        hit=lambda f, keys: [k in f for k in keys],
+        miss=lambda f, keys: [k in f for k in keys],
+        note=note,
+    )
+
+
+def run_rounds(contenders, members, absent, rounds):
+    """Every contender once a round, the order rotated each round: a busy moment of a
+    shared machine falls on all of them, not on one."""
+    for r in range(rounds):
+        order = contenders[r % len(contenders):] + contenders[: r % len(contenders)]
+        for c in order:
+            c.round(members, absent)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000_000, help="keys for bloomkit and rbloom")
     ap.add_argument("--small", type=int, default=100_000, help="keys for the pure-Python packages")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are shown")
     ap.add_argument("--fpr", type=float, default=0.01)
     args = ap.parse_args()
     n, small, p = args.n, args.small, args.fpr
@@ -67,89 +94,91 @@ def main() -> None:
     absent = [f"https://example.com/other/{i}" for i in range(min(n, 1_000_000))]
     rows: list = []
 
-    # --- one Bloom filter, str keys -------------------------------------------------
-    one_at_a_time(lambda m: bloomkit.BloomFilter(m, p), lambda f: f.nbytes * 8,
-                  "bloomkit BloomFilter", members, absent, rows, "add / in")
-    f = bloomkit.BloomFilter(n, p)
-    t_add = timed(lambda: f.add_many(members))
-    t_hit = timed(lambda: f.contains_many(members))
-    hits = 0
-
-    def batch_miss():
-        nonlocal hits
-        hits = sum(f.contains_many(absent))
-
-    t_miss = timed(batch_miss)
-    row(rows, "bloomkit BloomFilter", n, t_add, t_hit, t_miss * n / len(absent),
-        f.nbytes * 8 / n, hits / len(absent), "add_many / contains_many")
-    s = bloomkit.SimdBlockFilter(n, p)
-    t_add = timed(lambda: s.add_many(members))
-    t_hit = timed(lambda: s.contains_many(members))
-    t_miss = timed(lambda: s.contains_many(absent))
-    row(rows, "bloomkit SimdBlockFilter", n, t_add, t_hit, t_miss * n / len(absent),
-        s.nbytes * 8 / n, sum(s.contains_many(absent)) / len(absent), "add_many / contains_many")
-
+    # --- one Bloom filter at the same memory and rate, str keys ----------------------
+    big = [
+        one_by_one("bloomkit BloomFilter", lambda m: bloomkit.BloomFilter(m, p), lambda f: f.nbytes * 8),
+        Contender(
+            "bloomkit BloomFilter", lambda m: bloomkit.BloomFilter(m, p), lambda f: f.nbytes * 8,
+            add=lambda f, keys: f.add_many(keys),
+            hit=lambda f, keys: f.contains_many(keys),
+            miss=lambda f, keys: f.contains_many(keys),
+            note="add_many / contains_many",
+        ),
+        Contender(
+            "bloomkit SimdBlockFilter", lambda m: bloomkit.SimdBlockFilter(m, p), lambda f: f.nbytes * 8,
+            add=lambda f, keys: f.add_many(keys),
+            hit=lambda f, keys: f.contains_many(keys),
+            miss=lambda f, keys: f.contains_many(keys),
+            note="add_many / contains_many",
+        ),
+    ]
     try:
         import rbloom
     except ImportError:
         print("rbloom is not installed: skipped")
     else:
-        one_at_a_time(lambda m: rbloom.Bloom(m, p), lambda b: b.size_in_bits,
-                      "rbloom Bloom", members, absent, rows, "add / in")
-        b = rbloom.Bloom(n, p)
-        t_add = timed(lambda: b.update(members))
-        t_hit = timed(lambda: list(map(b.__contains__, members)))
-        t_miss = timed(lambda: list(map(b.__contains__, absent)))
-        row(rows, "rbloom Bloom", n, t_add, t_hit, t_miss * n / len(absent), b.size_in_bits / n,
-            sum(map(b.__contains__, absent)) / len(absent), "update / map(__contains__)")
+        big.append(one_by_one("rbloom Bloom", lambda m: rbloom.Bloom(m, p), lambda b: b.size_in_bits))
+        big.append(Contender(
+            "rbloom Bloom", lambda m: rbloom.Bloom(m, p), lambda b: b.size_in_bits,
+            add=lambda b, keys: b.update(keys),
+            hit=lambda b, keys: list(map(b.__contains__, keys)),
+            miss=lambda b, keys: list(map(b.__contains__, keys)),
+            note="update / map(__contains__)",
+        ))
+    run_rounds(big, members, absent, args.rounds)
+    rows += [c.row(n) for c in big]
 
+    # The Rust library's own batched lookup of the same filter and keys: the floor.
+    f = bloomkit.BloomFilter(n, p)
+    f.add_many(members)
+    t_rust, present = f._rust_contains_batch(members)
+    assert present == n
+    rows.append(("Rust BloomFilter::contains_batch", n, float("nan"), t_rust * 1e9 / n, float("nan"),
+                 f.nbytes * 8 / n, float("nan"), "the same filter and keys, timed in Rust"))
+    del f
+
+    # --- the pure-Python packages, and bloomkit's other variants against pyprobables' ------
     few, few_absent = members[:small], absent[:small]
+    small_ones = [
+        one_by_one("bloomkit BloomFilter", lambda m: bloomkit.BloomFilter(m, p), lambda f: f.nbytes * 8),
+        one_by_one("bloomkit CountingBloomFilter", lambda m: bloomkit.CountingBloomFilter(m, p), lambda f: f.nbytes * 8),
+        one_by_one("bloomkit ScalableBloomFilter", lambda m: bloomkit.ScalableBloomFilter(m // 10, p), lambda f: f.nbytes * 8),
+        one_by_one("bloomkit QuotientFilter", lambda m: bloomkit.QuotientFilter(m, p), lambda f: f.nbytes * 8),
+        one_by_one("bloomkit ExpandableFilter", lambda m: bloomkit.ExpandableFilter(m // 10, p), lambda f: f.nbytes * 8),
+        one_by_one("bloomkit WindowFilter", lambda m: bloomkit.WindowFilter(m, p), lambda f: f.nbytes * 8),
+    ]
     try:
         import probables
     except ImportError:
         print("pyprobables is not installed: skipped")
-        probables = None
-    if probables is not None:
-        one_at_a_time(lambda m: probables.BloomFilter(est_elements=m, false_positive_rate=p),
-                      lambda f: f.number_bits, "pyprobables BloomFilter", few, few_absent, rows, "add / check")
+    else:
+        small_ones += [
+            one_by_one("pyprobables BloomFilter",
+                       lambda m: probables.BloomFilter(est_elements=m, false_positive_rate=p),
+                       lambda f: f.number_bits),
+            one_by_one("pyprobables CountingBloomFilter",
+                       lambda m: probables.CountingBloomFilter(est_elements=m, false_positive_rate=p),
+                       lambda f: f.number_bits * 32),
+            one_by_one("pyprobables ExpandingBloomFilter",
+                       lambda m: probables.ExpandingBloomFilter(est_elements=m // 10, false_positive_rate=p),
+                       lambda f: sum(x.number_bits for x in f._blooms)),
+            one_by_one("pyprobables QuotientFilter",
+                       lambda m: probables.QuotientFilter(quotient=max(1, (2 * m - 1).bit_length()), auto_expand=True),
+                       lambda f: f.size * (f.bits_per_elm + 3)),
+            one_by_one("pyprobables RotatingBloomFilter",
+                       lambda m: probables.RotatingBloomFilter(est_elements=m, false_positive_rate=p, max_queue_size=2),
+                       lambda f: sum(x.number_bits for x in f._blooms)),
+        ]
     try:
         import pybloom_live
     except ImportError:
         print("pybloom-live is not installed: skipped")
     else:
-        one_at_a_time(lambda m: pybloom_live.BloomFilter(capacity=m, error_rate=p),
-                      lambda f: f.num_bits, "pybloom-live BloomFilter", few, few_absent, rows, "add / in")
-
-    # --- the other variants, against pyprobables' structure of the same kind -------------
-    ours = [
-        ("bloomkit CountingBloomFilter", lambda m: bloomkit.CountingBloomFilter(m, p), lambda f: f.nbytes * 8),
-        ("bloomkit ScalableBloomFilter", lambda m: bloomkit.ScalableBloomFilter(m // 10, p), lambda f: f.nbytes * 8),
-        ("bloomkit QuotientFilter", lambda m: bloomkit.QuotientFilter(m, p), lambda f: f.nbytes * 8),
-        ("bloomkit ExpandableFilter", lambda m: bloomkit.ExpandableFilter(m // 10, p), lambda f: f.nbytes * 8),
-        ("bloomkit WindowFilter", lambda m: bloomkit.WindowFilter(m, p), lambda f: f.nbytes * 8),
-    ]
-    for name, make, bits in ours:
-        one_at_a_time(make, bits, name, few, few_absent, rows, "add / in")
-    if probables is not None:
-        theirs = [
-            ("pyprobables CountingBloomFilter",
-             lambda m: probables.CountingBloomFilter(est_elements=m, false_positive_rate=p),
-             lambda f: f.number_bits * 32),
-            ("pyprobables ExpandingBloomFilter",
-             lambda m: probables.ExpandingBloomFilter(est_elements=m // 10, false_positive_rate=p),
-             lambda f: sum(x.number_bits for x in f._blooms)),
-            ("pyprobables QuotientFilter",
-             lambda m: probables.QuotientFilter(quotient=max(1, (2 * m - 1).bit_length()), auto_expand=True),
-             lambda f: f.size * (f.bits_per_elm + 3)),
-            ("pyprobables RotatingBloomFilter",
-             lambda m: probables.RotatingBloomFilter(est_elements=m, false_positive_rate=p, max_queue_size=2),
-             lambda f: sum(x.number_bits for x in f._blooms)),
-        ]
-        for name, make, bits in theirs:
-            try:
-                one_at_a_time(make, bits, name, few, few_absent, rows, "add / check")
-            except Exception as e:  # an API that moved between releases: said, not hidden
-                print(f"{name}: {type(e).__name__}: {e}")
+        small_ones.append(one_by_one("pybloom-live BloomFilter",
+                                     lambda m: pybloom_live.BloomFilter(capacity=m, error_rate=p),
+                                     lambda f: f.num_bits))
+    run_rounds(small_ones, few, few_absent, 1)
+    rows += [c.row(small) for c in small_ones]
 
     # --- NumPy batches against the Rust library's own contains_batch ---------------------
     try:
@@ -160,11 +189,16 @@ def main() -> None:
         keys = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         g = bloomkit.BloomFilter(n, p, key=int)
         g.add_many(keys)
-        t_np = timed(lambda: g.contains_many(keys))
-        t_rust, present = g._rust_contains_batch(keys)
-        assert present == n
-        rows.append(("bloomkit BloomFilter (int)", n, float("nan"), t_np * 1e9 / n, float("nan"),
-                     g.nbytes * 8 / n, float("nan"), f"contains_many(uint64 array); Rust contains_batch {t_rust * 1e9 / n:.1f} ns, ratio {t_np / t_rust:.2f}"))
+        ratios = []
+        for _ in range(args.rounds):
+            t_np = timed(lambda: g.contains_many(keys))
+            t_rust, present = g._rust_contains_batch(keys)
+            assert present == n
+            ratios.append((t_np / t_rust, t_np, t_rust))
+        ratio, t_np, t_rust = median(ratios)
+        rows.append(("bloomkit BloomFilter (int keys)", n, float("nan"), t_np * 1e9 / n, float("nan"),
+                     g.nbytes * 8 / n, float("nan"),
+                     f"contains_many(uint64 array); Rust contains_batch {t_rust * 1e9 / n:.1f} ns: {ratio:.2f}x"))
 
     print(f"\n{'structure':34} {'keys':>10} {'add ns':>8} {'hit ns':>8} {'miss ns':>8} {'bits/key':>9} {'rate':>8}  how")
     for name, count, a, h, m, bits, rate, note in rows:

@@ -2,7 +2,7 @@
 
 use bloomkit::counting::U4;
 use bloomkit::{
-    BinaryFuse16, BinaryFuse8, BlockedBloomFilter, BloomFilter, CountingBloomFilter,
+    BinaryFuse16, BinaryFuse32, BinaryFuse8, BlockedBloomFilter, BloomFilter, CountingBloomFilter,
     ExpandableFilter, QuotientFilter, RibbonFilter, ScalableBloomFilter, SimdBlockFilter,
     SplitBlockFilter, WindowFilter, Xxh3Builder,
 };
@@ -317,6 +317,14 @@ static_class! {
     /// The binary fuse filter with 16-bit fingerprints: 18 bits a key at 0.0015%.
     PyBinaryFuse16, "BinaryFuse16", BinaryFuse16, |keys, hasher, _fpr| {
         BinaryFuse16::from_keys_with_hasher(keys.iter().copied(), hasher)
+    }
+}
+
+static_class! {
+    /// The binary fuse filter with 32-bit fingerprints: 36 bits a key at 2^-32, for sets
+    /// where a false positive is costly.
+    PyBinaryFuse32, "BinaryFuse32", BinaryFuse32, |keys, hasher, _fpr| {
+        BinaryFuse32::from_keys_with_hasher(keys.iter().copied(), hasher)
     }
 }
 

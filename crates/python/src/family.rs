@@ -267,13 +267,10 @@ macro_rules! common_methods {
             }
 
             /// For the benchmark script only (``bench/bench.py``): the seconds the Rust
-            /// library's ``contains_batch`` takes over ``keys`` (int keys), and how many
-            /// answered present.
+            /// library's ``contains_batch`` takes over ``keys``, and how many answered
+            /// present.
             fn _rust_contains_batch(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<(f64, usize)> {
-                match $crate::family::Family::keyed(&self.inner) {
-                    $crate::family::Keyed::Int(f) => $crate::ops::time_contains_batch(py, f, keys),
-                    _ => Err($crate::errors::key_type("the Rust yardstick takes int keys".into())),
-                }
+                $crate::family::each!(&self.inner, f => $crate::ops::time_contains_batch(py, f, keys))
             }
 
             fn __sizeof__(&self) -> usize {

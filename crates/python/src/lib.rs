@@ -30,7 +30,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 use classes::{
-    PyBinaryFuse16, PyBinaryFuse8, PyBitmap, PyBlockedBloomFilter, PyBloomFilter,
+    PyBinaryFuse16, PyBinaryFuse32, PyBinaryFuse8, PyBitmap, PyBlockedBloomFilter, PyBloomFilter,
     PyCountingBloomFilter, PyExpandableFilter, PyQuotientFilter, PyRibbonFilter,
     PyScalableBloomFilter, PySimdBlockFilter, PySplitBlockFilter, PyWindowFilter,
 };
@@ -48,6 +48,7 @@ fn class_name(variant: Variant) -> Option<&'static str> {
         Variant::Expandable => "ExpandableFilter",
         Variant::BinaryFuse8 => "BinaryFuse8",
         Variant::BinaryFuse16 => "BinaryFuse16",
+        Variant::BinaryFuse32 => "BinaryFuse32",
         Variant::Ribbon => "RibbonFilter",
         Variant::Bitmap => "Bitmap",
         Variant::Window => "WindowFilter",
@@ -106,6 +107,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyExpandableFilter>()?;
     m.add_class::<PyBinaryFuse8>()?;
     m.add_class::<PyBinaryFuse16>()?;
+    m.add_class::<PyBinaryFuse32>()?;
     m.add_class::<PyRibbonFilter>()?;
     m.add_class::<PyBitmap>()?;
     m.add_class::<PyWindowFilter>()?;

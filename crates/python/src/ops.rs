@@ -255,27 +255,29 @@ pub(crate) fn equal<F: PartialEq>(a: &Locked<F>, b: &Locked<F>) -> bool {
 }
 
 /// The benchmark's yardstick (`bench/bench.py`): the seconds the Rust library's own
-/// `contains_batch` takes over every key of `keys` (read first, untimed), run with the GIL
-/// released, and how many answered present. What a Rust program holding the same filter
-/// would measure; the Python path's overhead is its time over this.
+/// `contains_batch` takes over every key of `keys` (read into Rust values first, untimed),
+/// run with the GIL released, and how many answered present: what a Rust program holding
+/// the same filter and keys would measure. The Python path's overhead is its time over this.
 pub(crate) fn time_contains_batch<F>(
     py: Python<'_>,
     lock: &Locked<F>,
     keys: &Bound<'_, PyAny>,
 ) -> PyResult<(f64, usize)>
 where
-    F: Lookup<Key = u64> + Send + Sync,
+    F: Lookup + Send + Sync,
+    F::Key: PyKey + ToOwned,
+    <F::Key as ToOwned>::Owned: Send + Sync,
 {
-    let mut all = Vec::new();
-    chunks::<u64>(py, keys, |chunk| {
-        chunk.with_keys(|keys| all.extend(keys.iter().copied().copied()));
+    let mut all: Vec<<F::Key as ToOwned>::Owned> = Vec::new();
+    chunks::<F::Key>(py, keys, |chunk| {
+        chunk.with_keys(|keys| all.extend(keys.iter().map(|k| (*k).to_owned())));
         Ok(())
     })?;
     Ok(py.detach(|| {
         let f = read(lock);
         let mut out = Vec::with_capacity(all.len());
         let start = std::time::Instant::now();
-        f.contains_batch(&all, &mut out);
+        f.contains_batch(all.iter().map(std::borrow::Borrow::borrow), &mut out);
         let seconds = start.elapsed().as_secs_f64();
         (seconds, out.iter().filter(|&&b| b).count())
     }))

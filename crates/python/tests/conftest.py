@@ -58,6 +58,7 @@ VARIANTS = [
     Variant(bloomkit.WindowFilter, lambda n, key: bloomkit.WindowFilter(max(n, 1), 0.01, key=key)),
     Variant(bloomkit.BinaryFuse8, None, build=lambda keys, key: bloomkit.BinaryFuse8(keys, key=key), exact_len=True),
     Variant(bloomkit.BinaryFuse16, None, build=lambda keys, key: bloomkit.BinaryFuse16(keys, key=key), exact_len=True),
+    Variant(bloomkit.BinaryFuse32, None, build=lambda keys, key: bloomkit.BinaryFuse32(keys, key=key), exact_len=True),
     Variant(bloomkit.RibbonFilter, None, build=lambda keys, key: bloomkit.RibbonFilter(keys, 0.01, key=key), exact_len=True),
     Variant(
         bloomkit.Bitmap,

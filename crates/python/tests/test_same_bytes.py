@@ -60,6 +60,7 @@ def test_static_filters_as_rust():
     keys = [text(k) for k in MEMBERS]
     assert bytes(bloomkit.BinaryFuse8(keys, seed=7)) == golden("binary-fuse8")
     assert bytes(bloomkit.BinaryFuse16(keys, seed=7)) == golden("binary-fuse16")
+    assert bytes(bloomkit.BinaryFuse32(keys, seed=7)) == golden("binary-fuse32")
     assert bytes(bloomkit.RibbonFilter(keys, 0.01, seed=7)) == golden("ribbon")
 
 

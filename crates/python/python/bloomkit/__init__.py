@@ -34,6 +34,7 @@ from ._errors import (
 from ._native import (
     BinaryFuse8,
     BinaryFuse16,
+    BinaryFuse32,
     Bitmap,
     BlockedBloomFilter,
     BloomFilter,
@@ -62,6 +63,7 @@ FILTERS = (
     ExpandableFilter,
     BinaryFuse8,
     BinaryFuse16,
+    BinaryFuse32,
     RibbonFilter,
     Bitmap,
     WindowFilter,
@@ -71,6 +73,7 @@ __all__ = [
     "AllocationError",
     "BinaryFuse8",
     "BinaryFuse16",
+    "BinaryFuse32",
     "Bitmap",
     "BlockedBloomFilter",
     "BloomFilter",
