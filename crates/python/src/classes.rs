@@ -12,7 +12,7 @@ use crate::errors;
 use crate::family::{
     common_methods, each, insert_methods, keyed, len_method, remove_methods, union_methods, Keyed,
 };
-use crate::keys::{Chunk, KeyType, PyKey};
+use crate::keys::{KeyType, PyKey};
 use crate::ops;
 
 /// The insides of a class over the Rust filter `$ty<K>` for each key type.
@@ -211,21 +211,24 @@ impl PyWindowFilter {
         Ok(Self { inner })
     }
 
-    /// Adds ``key`` at time ``t`` (a window over time; times never go back: an earlier
-    /// ``t`` counts as the latest seen).
+    /// Adds ``key`` at time ``t`` (a window over time). Times never go back: a ``t``
+    /// before the latest seen counts as the latest. On a window over adds, ``t`` is not
+    /// used (the same as ``add``).
     fn add_at(&self, key: &Bound<'_, PyAny>, t: u64) -> PyResult<bool> {
+        // The key is read before the lock is taken: reading it may run Python code (a
+        // subclass's `__repr__` in an error message) that uses this filter.
         each!(&self.inner, f => {
-            let mut f = ops::write(f);
-            <_ as PyKey>::with_key(key, |k| f.try_insert_at(k, t))?.map_err(|e| errors::to_py(&e))
+            <_ as PyKey>::with_key(key, |k| ops::write(f).try_insert_at(k, t))?
+                .map_err(|e| errors::to_py(&e))
         })
     }
 
-    /// Whether ``key`` may have been added within the window ending at time ``t``.
+    /// Whether ``key`` may have been added within the window as of time ``t`` (a window
+    /// over time): ``t`` after the latest time seen asks about the window ending at ``t``
+    /// (keys that will have aged out by then answer ``False``); a ``t`` at or before the
+    /// latest time seen answers as of that latest time.
     fn contains_at(&self, key: &Bound<'_, PyAny>, t: u64) -> PyResult<bool> {
-        each!(&self.inner, f => {
-            let f = ops::read(f);
-            <_ as PyKey>::with_key(key, |k| f.contains_at(k, t))
-        })
+        each!(&self.inner, f => <_ as PyKey>::with_key(key, |k| ops::read(f).contains_at(k, t)))
     }
 
     /// The window: adds (or, over time, adds per window) every key of which is answered.
@@ -274,8 +277,9 @@ macro_rules! static_class {
                 let $fpr = fpr;
                 let $hasher = Xxh3Builder::with_seed(seed);
                 let inner = keyed!(key, |K| {
-                    let all = gather::<K>(py, keys)?;
-                    all.with_keys(|$keys: &[&K]| py.detach(|| $build)).map_err(|e| errors::to_py(&e))?
+                    let all = ops::collect::<K>(py, keys)?;
+                    let $keys: Vec<&K> = all.iter().map(std::borrow::Borrow::borrow).collect();
+                    py.detach(|| $build).map_err(|e| errors::to_py(&e))?
                 });
                 Ok(Self { inner })
             }
@@ -284,24 +288,6 @@ macro_rules! static_class {
         common_methods!($py_ty, $name);
         len_method!($py_ty);
     };
-}
-
-/// Every key of `keys`, read into one chunk.
-fn gather<K: PyKey + ?Sized>(_py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<K::Chunk> {
-    let mut all = K::Chunk::default();
-    if let Ok(bytes) = keys.cast::<pyo3::types::PyBytes>() {
-        for line in bytes.as_bytes().split(|&b| b == b'\n') {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if !line.is_empty() {
-                all.push_line(line)?;
-            }
-        }
-        return Ok(all);
-    }
-    for key in keys.try_iter()? {
-        all.push(&key?)?;
-    }
-    Ok(all)
 }
 
 static_class! {

@@ -231,9 +231,9 @@ macro_rules! common_methods {
 
             /// Whether each key may be in the filter, answered in batches with the GIL
             /// released: a list of ``bool``, or a NumPy ``bool`` array when ``keys`` is a
-            /// NumPy array of unsigned integers. ``keys`` is any iterable of keys, or a
-            /// ``bytes`` object whose lines are the keys (``\n``, a trailing ``\r``
-            /// dropped, empty lines skipped).
+            /// NumPy array. ``keys`` is any iterable of keys, a ``bytes`` object whose
+            /// lines are the keys (``\n``, a trailing ``\r`` dropped, empty lines
+            /// skipped), or a NumPy array of unsigned integers (``key=int``).
             fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                 $crate::family::each!(&self.inner, f => $crate::ops::contains_many(py, f, keys))
             }
@@ -385,7 +385,9 @@ macro_rules! insert_methods {
 
             /// Adds every key, in batches with the GIL released; returns how many were new.
             /// ``keys`` is any iterable of keys, a ``bytes`` object whose lines are the
-            /// keys, or a NumPy array of unsigned integers (``key=int``).
+            /// keys, or a NumPy array of unsigned integers (``key=int``). Not atomic: when
+            /// a key is refused (a wrong type, a full filter), the batches before its own
+            /// (4,096 keys each) stay added.
             fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<u64> {
                 $crate::family::each!(&self.inner, f => $crate::ops::insert_many(py, f, keys))
             }
@@ -415,7 +417,9 @@ macro_rules! remove_methods {
                 }
             }
 
-            /// Removes one copy of ``key`` if the filter holds it.
+            /// Removes one copy of ``key`` if the filter may hold it. As with ``remove``,
+            /// only for keys that were added: a key never added that answers ``True`` (a
+            /// false positive) takes another key's trace, which can then answer ``False``.
             fn discard(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
                 $crate::family::each!(&self.inner, f => $crate::ops::remove(f, key)).map(drop)
             }

@@ -6,7 +6,8 @@
 //! Keys are read in chunks: a chunk copies the keys' bytes into one buffer while the GIL is
 //! held, and the filter then answers the whole chunk with the GIL released.
 
-use pyo3::exceptions::PyTypeError;
+use std::borrow::Cow;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyInt, PyString, PyType};
 
@@ -54,7 +55,7 @@ impl KeyType {
                 "str" => Ok(KeyType::Str),
                 "bytes" => Ok(KeyType::Bytes),
                 "int" => Ok(KeyType::Int),
-                other => Err(PyTypeError::new_err(format!(
+                other => Err(errors::key_type(format!(
                     "key must be str, bytes or int, got {other:?}"
                 ))),
             };
@@ -64,7 +65,7 @@ impl KeyType {
                 return Ok(kind);
             }
         }
-        Err(PyTypeError::new_err(format!(
+        Err(errors::key_type(format!(
             "key must be str, bytes or int, got {}",
             arg.repr().map_or_else(|_| "?".into(), |r| r.to_string())
         )))
@@ -119,10 +120,13 @@ fn wrong_type(kind: KeyType, ob: &Bound<'_, PyAny>) -> PyErr {
     ))
 }
 
-/// The UTF-8 text of a `str` key, borrowed from the object.
-fn text<'a>(ob: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+/// The UTF-8 text of a `str` key, borrowed from the object where CPython allows.
+fn text<'a>(ob: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
     match ob.cast::<PyString>() {
-        Ok(s) => crate::text::utf8(s),
+        Ok(s) => crate::text::utf8(s).map_err(|e| {
+            // A lone surrogate: a `str` with no UTF-8 form, hence no key.
+            errors::key_type(format!("a str key must be encodable as UTF-8: {e}"))
+        }),
         Err(_) => Err(wrong_type(KeyType::Str, ob)),
     }
 }
@@ -132,7 +136,7 @@ impl PyKey for str {
     type Chunk = Strings;
 
     fn with_key<R>(ob: &Bound<'_, PyAny>, f: impl FnOnce(&str) -> R) -> PyResult<R> {
-        Ok(f(text(ob)?))
+        Ok(f(&text(ob)?))
     }
 }
 
@@ -237,7 +241,7 @@ impl Strings {
 
 impl Chunk<str> for Strings {
     fn push(&mut self, ob: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.add(text(ob)?);
+        self.add(&text(ob)?);
         Ok(())
     }
     fn push_line(&mut self, line: &[u8]) -> PyResult<()> {

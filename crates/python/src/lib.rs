@@ -15,13 +15,15 @@
 //! True
 //! ```
 
-// One module allows `unsafe` (text.rs: a `str` key's UTF-8 bytes without a copy).
+// Two modules allow `unsafe`, one call each: text.rs (a `str` key's UTF-8 bytes without a
+// copy) and mapped.rs (a filter file's memory map).
 #![deny(unsafe_code)]
 
 mod classes;
 mod errors;
 mod family;
 mod keys;
+mod mapped;
 mod ops;
 mod text;
 
@@ -94,6 +96,23 @@ fn load<'py>(
     loads(module, &bytes, key)
 }
 
+/// A filter file answered in place (`bloomkit.open`): the Rust library's zero-copy view
+/// over the memory-mapped file, or, for bytes a view cannot use in place (older format
+/// versions), the decoded filter of its class. ``verify=False`` skips the payload's checksum
+/// (the header's is always checked), so a large file answers without being read first: for
+/// files checked otherwise (written locally, or verified once on arrival).
+#[pyfunction]
+#[pyo3(pass_module, signature = (path, key = None, verify = true))]
+#[allow(clippy::needless_pass_by_value)] // PyO3 hands arguments over by value
+fn open(
+    module: &Bound<'_, PyModule>,
+    path: std::path::PathBuf,
+    key: Option<&Bound<'_, PyAny>>,
+    verify: bool,
+) -> PyResult<Py<PyAny>> {
+    mapped::open(module, path, key, verify)
+}
+
 /// The native half of the `bloomkit` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -113,6 +132,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWindowFilter>()?;
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_class::<mapped::PyMappedFilter>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

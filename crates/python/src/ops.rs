@@ -102,7 +102,14 @@ fn source<'py>(keys: &Bound<'py, PyAny>, kind: KeyType) -> PyResult<Source<'py>>
                     "an array of keys must have one dimension, this one has {ndim}"
                 )));
             }
-            return Ok(Source::Array(keys.call_method1("astype", ("<u8",))?));
+            // `copy=False`: no copy when the array is already little-endian uint64.
+            let kwargs = pyo3::types::PyDict::new(keys.py());
+            kwargs.set_item("copy", false)?;
+            return Ok(Source::Array(keys.call_method(
+                "astype",
+                ("<u8",),
+                Some(&kwargs),
+            )?));
         }
         if kind == KeyType::Int {
             return Err(errors::key_type(format!(
@@ -188,9 +195,21 @@ where
     F: Lookup + Send + Sync,
     F::Key: PyKey,
 {
+    answer_many::<F::Key>(py, keys, &|batch: &[&F::Key], out: &mut Vec<bool>| {
+        read(lock).contains_batch(batch.iter().copied(), out);
+    })
+}
+
+/// The answers of `batch` for every chunk of `keys`: a list of `bool`, or a NumPy `bool`
+/// array for a NumPy array of keys.
+pub(crate) fn answer_many<K: PyKey + ?Sized>(
+    py: Python<'_>,
+    keys: &Bound<'_, PyAny>,
+    batch: &(dyn Fn(&[&K], &mut Vec<bool>) + Sync),
+) -> PyResult<Py<PyAny>> {
     let mut out: Vec<bool> = Vec::new();
-    chunks::<F::Key>(py, keys, |chunk| {
-        chunk.with_keys(|keys| read(lock).contains_batch(keys.iter().copied(), &mut out));
+    chunks::<K>(py, keys, |chunk| {
+        chunk.with_keys(|keys| batch(keys, &mut out));
         Ok(())
     })?;
     if as_array(keys)? {
@@ -254,6 +273,20 @@ pub(crate) fn equal<F: PartialEq>(a: &Locked<F>, b: &Locked<F>) -> bool {
     *read(a) == *read(b)
 }
 
+/// Every key of `keys` (any of `contains_many`'s sources), as Rust values.
+pub(crate) fn collect<K>(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<K::Owned>>
+where
+    K: PyKey + ToOwned + ?Sized,
+    K::Owned: Send,
+{
+    let mut all = Vec::new();
+    chunks::<K>(py, keys, |chunk| {
+        chunk.with_keys(|keys| all.extend(keys.iter().map(|k| (*k).to_owned())));
+        Ok(())
+    })?;
+    Ok(all)
+}
+
 /// The benchmark's yardstick (`bench/bench.py`): the seconds the Rust library's own
 /// `contains_batch` takes over every key of `keys` (read into Rust values first, untimed),
 /// run with the GIL released, and how many answered present: what a Rust program holding
@@ -268,11 +301,7 @@ where
     F::Key: PyKey + ToOwned,
     <F::Key as ToOwned>::Owned: Send + Sync,
 {
-    let mut all: Vec<<F::Key as ToOwned>::Owned> = Vec::new();
-    chunks::<F::Key>(py, keys, |chunk| {
-        chunk.with_keys(|keys| all.extend(keys.iter().map(|k| (*k).to_owned())));
-        Ok(())
-    })?;
+    let all = collect::<F::Key>(py, keys)?;
     Ok(py.detach(|| {
         let f = read(lock);
         let mut out = Vec::with_capacity(all.len());

@@ -102,12 +102,24 @@ def test_ints_outside_u64(bad):
         bad in f
 
 
-def test_a_failed_batch_keeps_the_keys_before_the_bad_one():
-    f = bloomkit.BloomFilter(100, 0.01, key=int)
+def test_a_refused_key_stops_its_batch():
+    # Keys go in 4,096 at a time: a bad key's own batch is not added, the ones before are.
+    f = bloomkit.BloomFilter(100_000, 0.01, key=int)
+    empty = bytes(f)
     with pytest.raises(bloomkit.KeyRangeError):
         f.add_many([1, 2, -3])
-    # Keys are read in chunks: the bad key stops the batch before its chunk is added.
-    assert 1 not in f or 2 in f
+    assert bytes(f) == empty
+    with pytest.raises(bloomkit.KeyRangeError):
+        f.add_many(list(range(10, 5000)) + [-1])
+    assert all(f.contains_many(range(10, 10 + 4096)))
+    assert sum(f.contains_many(range(10 + 4096, 5000))) < 50
+
+
+def test_a_str_with_no_utf8_form():
+    f = bloomkit.BloomFilter(100, 0.01)
+    for call in (f.add, f.__contains__, lambda k: f.add_many([k])):
+        with pytest.raises(bloomkit.KeyTypeError, match="UTF-8"):
+            call("\ud800")
 
 
 def test_not_iterable():
@@ -163,3 +175,32 @@ def test_every_error_is_a_bloomkit_error():
     for name in bloomkit._errors.__all__:
         cls = getattr(bloomkit, name)
         assert issubclass(cls, bloomkit.Error)
+
+
+def test_a_key_whose_repr_uses_the_filter_does_not_deadlock():
+    # Reading a bad key builds its message with the key's repr (Python code): no filter
+    # lock may be held meanwhile.
+    import threading
+
+    w = bloomkit.WindowFilter(100, 0.01, key=int)
+
+    class Sneaky(int):
+        def __repr__(self):
+            w.add(5)
+            return "Sneaky"
+
+    errors = []
+
+    def run():
+        for call in (lambda: w.add_at(Sneaky(-1), 3), lambda: w.contains_at(Sneaky(-1), 3),
+                     lambda: w.add(Sneaky(-1)), lambda: Sneaky(-1) in w):
+            try:
+                call()
+            except bloomkit.KeyRangeError as e:
+                errors.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout=20)
+    assert not t.is_alive(), "deadlocked"
+    assert len(errors) == 4 and 5 in w

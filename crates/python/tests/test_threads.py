@@ -4,6 +4,7 @@ add at once answers every added key."""
 from __future__ import annotations
 
 import threading
+import time
 
 import bloomkit
 
@@ -43,24 +44,37 @@ def test_concurrent_lookups_and_adds():
 
 
 def test_batches_release_the_gil():
-    # A thread that only runs while the GIL is free makes progress during a long batch.
+    # With the interpreter's thread switching turned off, a second thread runs only when the
+    # GIL is released: it makes progress only during the batches' Rust work.
+    import sys
+
     f = bloomkit.BloomFilter(1_000_000, 0.01, key=int)
+    keys = list(range(1_000_000))
     ticks = []
+    started = threading.Event()
     done = threading.Event()
 
     def tick():
+        started.set()
         while not done.is_set():
             ticks.append(1)
+            time.sleep(0)  # hands the GIL back: the main thread runs until it lets go
 
-    keys = list(range(1_000_000))
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
     t = threading.Thread(target=tick)
-    t.start()
     try:
+        t.start()
+        started.wait()
         before = len(ticks)
         f.add_many(keys)
         f.contains_many(keys)
         during = len(ticks) - before
+        sorted(keys)  # pure Python work: no release, no ticks
+        after = len(ticks) - before - during
     finally:
         done.set()
+        sys.setswitchinterval(interval)
         t.join()
     assert during > 0
+    assert after == 0 or after < during

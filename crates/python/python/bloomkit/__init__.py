@@ -40,6 +40,7 @@ from ._native import (
     BloomFilter,
     CountingBloomFilter,
     ExpandableFilter,
+    MappedFilter,
     QuotientFilter,
     RibbonFilter,
     ScalableBloomFilter,
@@ -49,6 +50,7 @@ from ._native import (
     __version__,
     load,
     loads,
+    open,
 )
 
 #: Every filter class, in the order of the README's "Which structure?".
@@ -85,6 +87,7 @@ __all__ = [
     "FILTERS",
     "FileError",
     "IncompatibleError",
+    "MappedFilter",
     "KeyRangeError",
     "KeyTypeError",
     "NotPresentError",
@@ -100,4 +103,5 @@ __all__ = [
     "__version__",
     "load",
     "loads",
+    "open",
 ]

@@ -30,7 +30,8 @@ class ParameterError(Error, ValueError):
 
 
 class KeyTypeError(Error, TypeError):
-    """A key of another type than the filter's (``key=str``, ``bytes`` or ``int``)."""
+    """A key of another type than the filter's (``key=str``, ``bytes`` or ``int``), a
+    ``key=`` naming another type, or a ``str`` with no UTF-8 form (a lone surrogate)."""
 
 
 class KeyRangeError(Error, OverflowError):
@@ -42,8 +43,8 @@ class OutOfRangeError(Error, ValueError):
 
 
 class CapacityError(Error, OverflowError):
-    """The filter is full, at its memory or item limit, or cannot grow further; nothing
-    was inserted."""
+    """The filter is full, at its memory or item limit, or cannot grow further; the key was
+    not inserted (in ``add_many``, the batches before its own were)."""
 
 
 class AllocationError(Error, MemoryError):
