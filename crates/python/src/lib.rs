@@ -113,6 +113,13 @@ fn open(
     mapped::open(module, path, key, verify)
 }
 
+/// For the benchmark script: whether long batches overlap reading Python keys with the Rust
+/// work on a second thread (on by default); returns the previous setting.
+#[pyfunction]
+fn _pipeline(on: bool) -> bool {
+    ops::PIPELINE.swap(on, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The native half of the `bloomkit` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -133,6 +140,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(_pipeline, m)?)?;
     m.add_class::<mapped::PyMappedFilter>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -32,10 +32,7 @@ pub(crate) fn write<F>(lock: &Locked<F>) -> RwLockWriteGuard<'_, F> {
 /// A failed insert as a Python exception: bloomkit's errors by their kind, others as
 /// `bloomkit.Error`.
 pub(crate) fn insert_error<E: std::error::Error + 'static>(e: E) -> PyErr {
-    match (&e as &dyn std::any::Any).downcast_ref::<Error>() {
-        Some(inner) => errors::to_py(inner),
-        None => errors::raise(errors::Kind::Other, e.to_string()),
-    }
+    Failure::of(e).into_py()
 }
 
 pub(crate) fn contains<F>(lock: &Locked<F>, key: &Bound<'_, PyAny>) -> PyResult<bool>
@@ -122,21 +119,47 @@ fn source<'py>(keys: &Bound<'py, PyAny>, kind: KeyType) -> PyResult<Source<'py>>
     Ok(Source::Iter(keys.clone()))
 }
 
-/// Runs `each` on every chunk of keys `keys` holds, with the GIL released; the chunks are
-/// read with it held.
-fn chunks<K: PyKey + ?Sized>(
+/// Why the Rust half of a batch stopped: kept free of Python objects, since it may be made
+/// on a thread that does not hold the GIL, and raised on the caller's.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// bloomkit's own error.
+    Rust(Error),
+    /// Another error type's message.
+    Other(String),
+}
+
+impl Failure {
+    /// An insert's error, whatever its type.
+    pub(crate) fn of<E: std::error::Error + 'static>(e: E) -> Failure {
+        match (&e as &dyn std::any::Any).downcast_ref::<Error>() {
+            Some(inner) => Failure::Rust(inner.clone()),
+            None => Failure::Other(e.to_string()),
+        }
+    }
+
+    fn into_py(self) -> PyErr {
+        match self {
+            Failure::Rust(e) => errors::to_py(&e),
+            Failure::Other(message) => errors::raise(errors::Kind::Other, message),
+        }
+    }
+}
+
+/// Whether batches overlap reading keys with the Rust work (`bloomkit._native._pipeline`,
+/// for the benchmark's comparison; on by default).
+pub(crate) static PIPELINE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(true);
+
+/// Reads the keys `keys` holds into chunks of [`CHUNK`] (a NumPy array's into chunks of
+/// [`ARRAY_STEP`]) with the GIL held, handing each full chunk, then the last, to `emit`,
+/// which leaves it empty.
+fn produce<K: PyKey + ?Sized>(
     py: Python<'_>,
     keys: &Bound<'_, PyAny>,
-    mut each: impl FnMut(&K::Chunk) -> PyResult<()> + Send,
+    mut emit: impl FnMut(&mut K::Chunk) -> PyResult<()>,
 ) -> PyResult<()> {
     let mut chunk = K::Chunk::default();
-    let mut run = |chunk: &mut K::Chunk| -> PyResult<()> {
-        if chunk.len() > 0 {
-            py.detach(|| each(chunk))?;
-            chunk.clear();
-        }
-        Ok(())
-    };
     match source(keys, K::KIND)? {
         Source::Lines(bytes) => {
             for line in bytes.as_bytes().split(|&b| b == b'\n') {
@@ -146,7 +169,7 @@ fn chunks<K: PyKey + ?Sized>(
                 }
                 chunk.push_line(line)?;
                 if chunk.len() == CHUNK {
-                    run(&mut chunk)?;
+                    emit(&mut chunk)?;
                 }
             }
         }
@@ -164,7 +187,7 @@ fn chunks<K: PyKey + ?Sized>(
                 let bytes = part.call_method0("tobytes")?;
                 let bytes = bytes.cast::<PyBytes>()?;
                 chunk.push_words(bytes.as_bytes())?;
-                run(&mut chunk)?;
+                emit(&mut chunk)?;
                 start = end;
             }
         }
@@ -172,12 +195,79 @@ fn chunks<K: PyKey + ?Sized>(
             for key in iterable.try_iter()? {
                 chunk.push(&key?)?;
                 if chunk.len() == CHUNK {
-                    run(&mut chunk)?;
+                    emit(&mut chunk)?;
                 }
             }
         }
     }
-    run(&mut chunk)
+    if chunk.len() > 0 {
+        emit(&mut chunk)?;
+    }
+    Ok(())
+}
+
+/// Runs `each` on every chunk of the keys `keys` holds, in order, with the GIL released.
+///
+/// Reading Python objects needs the GIL and the Rust work does not, so from the second
+/// chunk on the two overlap: a worker thread runs `each` on one chunk while this thread
+/// reads the next (at most one chunk waits between them). A batch of one chunk runs here
+/// alone. The worker never touches Python; its errors come back as [`Failure`]s.
+fn chunks<K: PyKey + ?Sized>(
+    py: Python<'_>,
+    keys: &Bound<'_, PyAny>,
+    each: impl FnMut(&K::Chunk) -> Result<(), Failure> + Send,
+) -> PyResult<()> {
+    use std::sync::mpsc;
+
+    let pipelined = PIPELINE.load(std::sync::atomic::Ordering::Relaxed);
+    std::thread::scope(|scope| {
+        let mut each = Some(each);
+        let mut worker = None;
+        let mut full = 0usize;
+        let read = produce::<K>(py, keys, |chunk| {
+            full += 1;
+            if pipelined && worker.is_none() && full >= 2 {
+                if let Some(mut work) = each.take() {
+                    let (to_worker, work_queue) = mpsc::sync_channel::<K::Chunk>(1);
+                    let (spare_back, spares) = mpsc::channel::<K::Chunk>();
+                    let handle = scope.spawn(move || -> Result<(), Failure> {
+                        for mut chunk in work_queue {
+                            work(&chunk)?;
+                            chunk.clear();
+                            let _ = spare_back.send(chunk);
+                        }
+                        Ok(())
+                    });
+                    worker = Some((to_worker, spares, handle));
+                }
+            }
+            match (&mut each, &worker) {
+                (Some(work), _) => {
+                    py.detach(|| work(chunk)).map_err(Failure::into_py)?;
+                    chunk.clear();
+                }
+                (None, Some((to_worker, spares, _))) => {
+                    let next = spares.try_recv().unwrap_or_default();
+                    let full_chunk = std::mem::replace(chunk, next);
+                    if py.detach(|| to_worker.send(full_chunk)).is_err() {
+                        // The worker stopped on an error: it is raised below.
+                        return Err(errors::raise(errors::Kind::Other, "batch stopped".into()));
+                    }
+                }
+                (None, None) => {}
+            }
+            Ok(())
+        });
+        if let Some((to_worker, _, handle)) = worker {
+            drop(to_worker);
+            match py.detach(|| handle.join()) {
+                Ok(Ok(())) => {}
+                Ok(Err(failure)) => return Err(failure.into_py()),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        read
+    })
 }
 
 /// Whether the answers of a batch go back as a NumPy array (the keys came as one).
@@ -236,7 +326,7 @@ where
     chunks::<F::Key>(py, keys, |chunk| {
         let added = chunk
             .with_keys(|keys| write(lock).try_insert_batch(keys.iter().copied()))
-            .map_err(insert_error)?;
+            .map_err(Failure::of)?;
         new += added as u64;
         Ok(())
     })?;

@@ -204,3 +204,37 @@ def test_a_key_whose_repr_uses_the_filter_does_not_deadlock():
     t.join(timeout=20)
     assert not t.is_alive(), "deadlocked"
     assert len(errors) == 4 and 5 in w
+
+
+def test_errors_from_the_pipelined_half_of_a_batch():
+    # From the second chunk on, the Rust half of a batch runs on a worker thread: its
+    # errors, and the reading half's, reach the caller as they would one at a time.
+    q = bloomkit.QuotientFilter(10_000, 0.01, key=int)  # full after some 16,000: the 4th chunk
+    with pytest.raises(bloomkit.CapacityError):
+        q.add_many(range(1_000_000))
+    assert all(q.contains_many(range(4096)))  # the chunks before the full one stayed
+
+    def keys():
+        yield from range(20_000)
+        raise RuntimeError("the source failed")
+
+    f = bloomkit.BloomFilter(100_000, 0.01, key=int)
+    with pytest.raises(RuntimeError, match="the source failed"):
+        f.add_many(keys())
+    assert all(f.contains_many(range(16_384)))
+
+
+def test_a_source_that_asks_the_filter_meanwhile():
+    # A generator that looks the filter up while add_many runs: the worker holds the lock
+    # only for a chunk at a time and never needs the GIL, so this ends.
+    f = bloomkit.BloomFilter(100_000, 0.01, key=int)
+    f.add_many(range(0, 50_000, 2))
+    seen = []
+
+    def keys():
+        for k in range(50_000):
+            seen.append(k in f)
+            yield k
+
+    assert f.add_many(keys()) > 0
+    assert all(f.contains_many(range(50_000))) and len(seen) == 50_000

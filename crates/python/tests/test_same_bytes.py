@@ -169,8 +169,8 @@ def test_the_command_writes_python_answers(variant, bloomkit_cli, tmp_path, key_
     f = bloomkit.load(path)
     assert type(f) is VARIANTS[variant]
     assert all(f.contains_many(present)), "a false negative across languages"
-    said = run([bloomkit_cli, "query", "--present", path], input="\n".join(absent[:100_000]).encode())
+    said = run([bloomkit_cli, "query", "--present", path], input="\n".join(absent).encode())
     assert said.returncode in (0, 1), said.stderr.decode()
     theirs = set(said.stdout.decode().splitlines())
-    mine = f.contains_many(absent[:100_000])
+    mine = f.contains_many(absent)
     assert sum(1 for k, m in zip(absent, mine) if (k in theirs) != m) == 0
