@@ -208,10 +208,11 @@ impl PyMappedFilter {
         self.key.type_object(py)
     }
 
-    /// The variant the file holds (as the ``bloomkit`` command names it).
+    /// The variant the file holds, as the ``bloomkit`` command names it (``classic``,
+    /// ``quotient``, ...).
     #[getter]
-    fn variant(&self) -> String {
-        self.variant.to_string()
+    fn variant(&self) -> &'static str {
+        self.variant.facts().command_name
     }
 
     /// The file.
@@ -224,7 +225,7 @@ impl PyMappedFilter {
         format!(
             "MappedFilter({:?}, variant={:?}, key={}, nbytes={})",
             self.path.display().to_string(),
-            self.variant.to_string(),
+            self.variant(),
             self.key.name(),
             self.nbytes()
         )
