@@ -12,7 +12,9 @@ key, and the measured false-positive rate, for
   ``update`` / ``map(b.__contains__, keys)``);
 - bloomkit's other variants against pyprobables' structure of the same kind;
 - NumPy ``uint64`` batches against the Rust library's own ``contains_batch`` of the same
-  filter (timed in Rust, in this process).
+  filter (timed in Rust, in this process);
+- ``contains_many`` split over 1 and 2 Python threads, with a batch's worker thread (the Rust
+  half overlapped with reading the next chunk) off and on.
 
 pyprobables and pybloom-live are pure Python: they get ``--small`` keys (ns per key is
 what the table compares). Packages that are not installed are skipped and said so.
@@ -199,6 +201,34 @@ def main() -> None:
         rows.append(("bloomkit BloomFilter (int keys)", n, float("nan"), t_np * 1e9 / n, float("nan"),
                      g.nbytes * 8 / n, float("nan"),
                      f"contains_many(uint64 array); Rust contains_batch {t_rust * 1e9 / n:.1f} ns: {ratio:.2f}x"))
+
+    # --- batches across threads, and the worker thread of a batch on and off -------------
+    import threading
+
+    from bloomkit import _native
+
+    m = min(n, 2_000_000)
+    some = members[:m]
+    h = bloomkit.BloomFilter(m, p)
+    h.add_many(some)
+
+    def across(threads):
+        parts = [some[i::threads] for i in range(threads)]
+        ts = [threading.Thread(target=h.contains_many, args=(part,)) for part in parts]
+        start = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return (time.perf_counter() - start) * 1e9 / m
+
+    for pipelined in (False, True):
+        _native._pipeline(pipelined)
+        for threads in (1, 2):
+            ns = median([across(threads) for _ in range(args.rounds)])
+            rows.append(("bloomkit BloomFilter", m, float("nan"), ns, float("nan"), h.nbytes * 8 / m,
+                         float("nan"), f"contains_many split over {threads} thread(s), worker thread {'on' if pipelined else 'off'}"))
+    _native._pipeline(True)
 
     print(f"\n{'structure':34} {'keys':>10} {'add ns':>8} {'hit ns':>8} {'miss ns':>8} {'bits/key':>9} {'rate':>8}  how")
     for name, count, a, h, m, bits, rate, note in rows:
