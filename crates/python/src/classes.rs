@@ -22,6 +22,20 @@ macro_rules! keyed_type {
     };
 }
 
+/// `count`, for the variants that count a key's copies (each its own inherent `count`,
+/// hence the closure: one method path cannot name the three key types' methods).
+macro_rules! count_method {
+    ($py_ty:ident, $doc:literal) => {
+        #[pymethods]
+        #[allow(clippy::redundant_closure_for_method_calls)]
+        impl $py_ty {
+            #[doc = $doc]
+            fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
+                each!(&self.inner, f => <_ as PyKey>::with_key(key, |k| ops::read(f).count(k)))
+            }
+        }
+    };
+}
 /// A class for a filter sized from `(expected_items, fpr)` through the family's builder.
 macro_rules! sized_class {
     (
@@ -113,15 +127,10 @@ sized_class! {
 union_methods!(PyCountingBloomFilter);
 remove_methods!(PyCountingBloomFilter);
 
-#[pymethods]
-#[allow(clippy::redundant_closure_for_method_calls)] // see count_of
-impl PyCountingBloomFilter {
-    /// How many times ``key`` may have been added (an upper bound: the smallest of its
-    /// counters).
-    fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
-        each!(&self.inner, f => count_of(f, key, |f, k| f.count(k)))
-    }
-}
+count_method!(
+    PyCountingBloomFilter,
+    "How many times ``key`` may have been added (an upper bound: the smallest of its counters)."
+);
 
 sized_class! {
     /// The scalable Bloom filter: grows as keys arrive and keeps the rate under ``fpr``,
@@ -139,15 +148,10 @@ union_methods!(PyQuotientFilter);
 remove_methods!(PyQuotientFilter);
 len_method!(PyQuotientFilter);
 
-#[pymethods]
-#[allow(clippy::redundant_closure_for_method_calls)] // see count_of
-impl PyQuotientFilter {
-    /// How many copies of ``key`` the filter holds (copies of keys sharing its
-    /// fingerprint included).
-    fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
-        each!(&self.inner, f => count_of(f, key, |f, k| f.count(k)))
-    }
-}
+count_method!(
+    PyQuotientFilter,
+    "How many copies of ``key`` the filter holds (copies of keys sharing its fingerprint included)."
+);
 
 sized_class! {
     /// The expandable filter: a quotient filter that doubles as it fills, the rate kept
@@ -156,19 +160,6 @@ sized_class! {
 }
 remove_methods!(PyExpandableFilter);
 len_method!(PyExpandableFilter);
-
-/// `count` of a key through `count` (each variant's own inherent `count`, hence closures
-/// at the call sites: one method path cannot name the three key types' methods).
-fn count_of<F: bloomkit::Lookup>(
-    lock: &ops::Locked<F>,
-    key: &Bound<'_, PyAny>,
-    count: impl FnOnce(&F, &F::Key) -> u64,
-) -> PyResult<u64>
-where
-    F::Key: PyKey,
-{
-    <F::Key>::with_key(key, |k| count(&ops::read(lock), k))
-}
 
 /// The window filter: ``WindowFilter(window, fpr=0.01, *, key=str, seed=0,
 /// max_bytes=None, over_time=None, slack=None)``. Every key of the last ``window`` adds
