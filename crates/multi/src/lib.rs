@@ -81,7 +81,9 @@ use bloomkit_core::{
 mod codec;
 mod record;
 
-pub use record::{Attribute, DynamicRecord, QueryValue, Record, Visitor, MAX_ATTRIBUTES};
+pub use record::{
+    Attribute, DynamicRecord, FixedArity, QueryValue, Record, Visitor, MAX_ATTRIBUTES,
+};
 
 /// A set of attributes as a bit mask: bit `i` is attribute `i`.
 type Mask = u32;
@@ -789,6 +791,33 @@ impl<R: ?Sized, S: BuildHasher> MultiFilter<R, S> {
     pub fn clear(&mut self) {
         for p in self.attributes.iter_mut().chain(&mut self.combos) {
             p.filter.clear();
+        }
+    }
+}
+
+/// Inserts every record (or reference to one) of a type whose arity is fixed
+/// ([`FixedArity`]: the tuples), whose inserts cannot fail. Dynamic records take
+/// [`try_insert`](MultiFilter::try_insert), which refuses a record of another arity.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_multi::MultiFilter;
+///
+/// let mut orders = MultiFilter::<(u32, &str)>::new(1_000, 0.01)?;
+/// orders.extend([(7, "paris"), (9, "lyon")]);
+/// assert!(orders.contains(&(7, "paris")));
+/// assert!(orders.query().attr::<1>("lyon").contains());
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+impl<R: FixedArity + ?Sized, S: BuildHasher, T: core::borrow::Borrow<R>> Extend<T>
+    for MultiFilter<R, S>
+{
+    fn extend<I: IntoIterator<Item = T>>(&mut self, records: I) {
+        for record in records {
+            // Never refused: the filter was built with the arity the type fixes (`R::ARITY`,
+            // checked again when bytes are read), and a tuple visits exactly that many values.
+            let _ = self.try_insert(record.borrow());
         }
     }
 }

@@ -95,6 +95,12 @@ pub trait Attribute<const I: usize>: Record {
     type Value: Hash + ?Sized;
 }
 
+/// A record whose type fixes its arity, as every tuple does: a filter of such records never
+/// refuses one, so it takes whole iterators of them (`Extend`). Implemented for tuples of 1
+/// to 12 `Hash` values; not for a hand-written [`Record`] (whose `visit` the type cannot
+/// vouch for) nor for dynamic records.
+pub trait FixedArity: Record {}
+
 /// A record whose arity is known only at run time and whose attributes all have one type
 /// (`[T]`, `Vec<T>`): queries name its attributes by index
 /// ([`Query::try_attr`](crate::Query::try_attr)), with values of that type.
@@ -143,6 +149,7 @@ macro_rules! tuple_record {
                 $(visitor.attribute(&self.$idx);)+
             }
         }
+        impl<$($T: Hash),+> FixedArity for ($($T,)+) {}
         tuple_attributes!([$($T),+]; $($idx $T),+);
     };
 }

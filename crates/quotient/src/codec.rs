@@ -6,7 +6,7 @@
 use core::marker::PhantomData;
 
 use bloomkit_core::format::{Reader, Verify, Writer};
-use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
+use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant, Xxh3Builder};
 use serde::{Deserialize, Serialize};
 
 use crate::table::Table;
@@ -28,7 +28,7 @@ impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
             .params(&Params {
                 quotient_bits: self.quotient_bits,
                 remainder_bits: self.table.remainder_bits,
-                target_fpr: self.target_fpr,
+                target_fpr: saturation::write(self.target_fpr, self.saturated),
                 len: self.table.len,
             })
             .words(&self.table.words)
@@ -40,9 +40,36 @@ impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
             table: parts.table,
             quotient_bits: parts.quotient_bits,
             target_fpr: parts.target_fpr,
+            saturated: parts.saturated,
             hasher: parts.hasher,
             key: PhantomData,
         })
+    }
+}
+
+/// How both tables' formats keep a [saturated](crate::QuotientFilter::is_saturated) filter:
+/// its target rate negated (a negative rate is no valid target, so a reader that does not
+/// know the state refuses the bytes instead of answering "absent" wrongly).
+pub(crate) mod saturation {
+    use bloomkit_core::{check_fpr, Error};
+
+    /// The target rate as written: negative when saturated.
+    pub(crate) fn write(target_fpr: f64, saturated: bool) -> f64 {
+        if saturated {
+            -target_fpr
+        } else {
+            target_fpr
+        }
+    }
+
+    /// The target rate and whether the filter is saturated, from the rate as written.
+    ///
+    /// # Errors
+    /// [`Error::Decode`] unless the rate, or its negation, is a valid target.
+    pub(crate) fn read(written: f64) -> Result<(f64, bool), Error> {
+        let saturated = written.is_sign_negative();
+        let target = check_fpr(written.abs()).map_err(Error::into_decode)?;
+        Ok((target, saturated))
     }
 }
 
@@ -51,6 +78,7 @@ struct Parts<S, W> {
     table: Table<W>,
     quotient_bits: u32,
     target_fpr: f64,
+    saturated: bool,
     hasher: S,
 }
 
@@ -71,12 +99,13 @@ fn read<'a, S: PortableHasher, W: AsRef<[u64]>>(
     if p.remainder_bits < crate::MIN_REMAINDER_BITS || p.remainder_bits > 64 - p.quotient_bits {
         return Err(bad(format!("{} remainder bits", p.remainder_bits)));
     }
-    check_fpr(p.target_fpr).map_err(Error::into_decode)?;
+    let (target_fpr, saturated) = saturation::read(p.target_fpr)?;
     let table = Table::from_words(p.quotient_bits, p.remainder_bits, p.len, words).map_err(bad)?;
     Ok(Parts {
         table,
         quotient_bits: p.quotient_bits,
-        target_fpr: p.target_fpr,
+        target_fpr,
+        saturated,
         hasher,
     })
 }
@@ -138,6 +167,7 @@ pub struct QuotientFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
     pub(crate) table: Table<&'a [u64]>,
     pub(crate) quotient_bits: u32,
     pub(crate) target_fpr: f64,
+    pub(crate) saturated: bool,
     pub(crate) hasher: S,
     pub(crate) key: PhantomData<fn(&K)>,
 }
@@ -166,6 +196,7 @@ impl<'a, K: ?Sized, S: PortableHasher> QuotientFilterRef<'a, K, S> {
             table: parts.table,
             quotient_bits: parts.quotient_bits,
             target_fpr: parts.target_fpr,
+            saturated: parts.saturated,
             hasher: parts.hasher,
             key: PhantomData,
         })
@@ -188,6 +219,7 @@ impl<'a, K: ?Sized, S: PortableHasher> QuotientFilterRef<'a, K, S> {
             },
             quotient_bits: self.quotient_bits,
             target_fpr: self.target_fpr,
+            saturated: self.saturated,
             hasher: self.hasher.clone(),
             key: PhantomData,
         }

@@ -149,6 +149,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
                 by_bits: vec![0; width as usize],
                 copies: 0,
                 doublings: 0,
+                saturated: false,
             },
             max_bytes: settings.max_bytes,
             hasher,
@@ -393,11 +394,12 @@ impl<K: ?Sized, S> ExpandableFilter<K, S> {
         Ok(())
     }
 
-    /// Removes every key; the table keeps its size and slot width.
+    /// Removes every key (and ends a saturation); the table keeps its size and slot width.
     pub fn clear(&mut self) {
         self.core.table.clear();
         self.core.by_bits.fill(0);
         self.core.copies = 0;
+        self.core.saturated = false;
     }
 
     /// Heap memory held.
@@ -434,6 +436,36 @@ impl<K: Hash + ?Sized, S: BuildHasher> ExpandableFilter<K, S> {
     /// As [`remove_hash`](Self::remove_hash).
     pub fn remove(&mut self, key: &K) -> Result<(), Error> {
         self.remove_hash(self.hasher.hash_one(key))
+    }
+}
+
+/// Adds a copy of every key, doubling as the filter fills, as
+/// [`try_insert_batch`](ExpandableFilter::try_insert_batch) does. `extend` cannot return an
+/// error and never drops a key or panics: when the filter cannot double again (past the
+/// builder's [`max_bytes`](bloomkit_core::build::Builder::max_bytes), past the hash's 64
+/// bits or 2^40 home slots, or when the memory cannot be had), it
+/// [saturates](ExpandableFilter::is_saturated): from then on it answers "present" for every
+/// key, until [`clear`](ExpandableFilter::clear). Without `max_bytes` only the memory
+/// can end it. To be told instead, call `try_insert_batch`.
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_quotient::ExpandableFilter;
+///
+/// let mut f = ExpandableFilter::<u64>::new(1_000, 0.01)?;
+/// f.extend(0..100_000u64); // doubles as it fills, the rate kept
+/// assert!((0..100_000u64).all(|k| f.contains(&k)));
+/// assert!(!f.is_saturated() && f.estimated_fpr() <= 0.01);
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for ExpandableFilter<K, S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
+        // A saturated filter answers every key already; otherwise the keys before a refusal
+        // are in, and the refused key and those after it are answered by the saturation.
+        if !self.core.saturated && self.try_insert_batch(keys).is_err() {
+            self.core.saturated = true;
+        }
     }
 }
 
@@ -504,17 +536,39 @@ macro_rules! read_side {
                 // answered from those bits, without entering the POPCNT scope (a call).
                 self.core.table.prefetch_remainders(x);
                 if !self.core.table.is_occupied(x) {
-                    return false;
+                    return self.core.saturated;
                 }
                 with_popcnt(
                     #[inline(always)]
-                    || self.core.table.run_back(x).any(|(_, v)| matches(v, f)),
+                    || self.matched(x, f),
                 )
             }
 
+            /// Whether an entry of home slot `x`'s run matches fingerprint bits `f`, or the
+            /// filter is saturated (inside a POPCNT scope).
+            #[inline(always)]
+            fn matched(&self, x: usize, f: u64) -> bool {
+                self.core.table.run_back(x).any(|(_, v)| matches(v, f)) | self.core.saturated
+            }
+
+            /// Whether the filter is saturated: [`Extend`] met a key it could not make room
+            /// for (a doubling past the builder's
+            /// [`max_bytes`](bloomkit_core::build::Builder::max_bytes), past the hash's bits
+            /// or 2^40 home slots, or memory that could not be had), so that every key answers
+            /// "present" (and counts `u64::MAX`) until [`clear`](ExpandableFilter::clear).
+            /// Only `extend` saturates a filter (it cannot return an error and never drops a
+            /// key); every other insert returns the error. The byte format keeps the state.
+            pub fn is_saturated(&self) -> bool {
+                self.core.saturated
+            }
+
             /// Entries matching the key whose hash is `hash`: at least the copies inserted and not
-            /// removed, more when other keys' entries match it.
+            /// removed, more when other keys' entries match it; `u64::MAX` for every key when the
+            /// filter is [saturated](Self::is_saturated).
             pub fn count_hash(&self, hash: u64) -> u64 {
+                if self.core.saturated {
+                    return u64::MAX;
+                }
                 let (x, f) = self.split(hash);
                 with_popcnt(
                     #[inline(always)]
@@ -529,8 +583,12 @@ macro_rules! read_side {
 
             /// The false-positive rate now: `1 - exp(-s)`, where `s` is the sum over entries of
             /// `2^-L / m`, `L` the fingerprint bits an entry holds and `m` the home slots (see the
-            /// type docs): the chance that some entry matches a key never inserted.
+            /// type docs): the chance that some entry matches a key never inserted (1 when the
+            /// filter is [saturated](Self::is_saturated)).
             pub fn estimated_fpr(&self) -> f64 {
+                if self.core.saturated {
+                    return 1.0;
+                }
                 -(-self.match_sum()).exp_m1()
             }
 
@@ -581,7 +639,7 @@ macro_rules! read_side {
                             |_, key| self.stage(key.borrow()),
                             |out, hash| {
                                 let (x, f) = self.split(hash);
-                                out.push(self.core.table.run_back(x).any(|(_, v)| matches(v, f)));
+                                out.push(self.matched(x, f));
                             },
                         );
                     },
@@ -610,6 +668,7 @@ macro_rules! read_side {
                     .field("home_slots", &self.core.table.quotients)
                     .field("slot_bits", &self.core.table.remainder_bits)
                     .field("doublings", &self.core.doublings)
+                    .field("saturated", &self.core.saturated)
                     .field("hasher", &self.hasher)
                     .finish()
             }
@@ -674,6 +733,9 @@ pub(crate) struct Core<W> {
     pub(crate) copies: u64,
     /// Doublings so far.
     pub(crate) doublings: u32,
+    /// Whether [`Extend`] met a key it could not make room for (see
+    /// [`ExpandableFilter::is_saturated`]).
+    pub(crate) saturated: bool,
 }
 
 bloomkit_core::impl_fallible_filter!([S: BuildHasher] ExpandableFilter<K, S>, key = K);
@@ -694,7 +756,7 @@ mod codec {
     use core::marker::PhantomData;
 
     use bloomkit_core::format::{Reader, Verify, Writer};
-    use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
+    use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant};
     use serde::{Deserialize, Serialize};
 
     use super::{
@@ -719,7 +781,10 @@ mod codec {
                 .params(&Params {
                     home_slots: self.core.table.quotients as u64,
                     slot_bits: self.core.table.remainder_bits,
-                    target_fpr: self.core.target_fpr,
+                    target_fpr: crate::codec::saturation::write(
+                        self.core.target_fpr,
+                        self.core.saturated,
+                    ),
                     copies: self.core.copies,
                     doublings: self.core.doublings,
                 })
@@ -756,7 +821,7 @@ mod codec {
             if !(2..=max_width(home)).contains(&p.slot_bits) {
                 return Err(bad(format!("{}-bit slots", p.slot_bits)));
             }
-            check_fpr(p.target_fpr).map_err(Error::into_decode)?;
+            let (target_fpr, saturated) = crate::codec::saturation::read(p.target_fpr)?;
             if p.doublings > 64 {
                 return Err(bad(format!("{} doublings", p.doublings)));
             }
@@ -773,10 +838,11 @@ mod codec {
             }
             Ok(Core {
                 table,
-                target_fpr: p.target_fpr,
+                target_fpr,
                 by_bits,
                 copies: p.copies,
                 doublings: p.doublings,
+                saturated,
             })
         }
     }
@@ -832,6 +898,7 @@ mod codec {
                     by_bits: self.core.by_bits.clone(),
                     copies: self.core.copies,
                     doublings: self.core.doublings,
+                    saturated: self.core.saturated,
                 },
                 max_bytes: None,
                 hasher: self.hasher.clone(),

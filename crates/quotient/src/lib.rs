@@ -153,6 +153,9 @@ pub struct QuotientFilter<K: ?Sized, S = Xxh3Builder> {
     table: Table,
     quotient_bits: u32,
     target_fpr: f64,
+    /// Whether [`Extend`] met a key it could not make room for: the filter then answers
+    /// "present" for every key (see [`is_saturated`](Self::is_saturated)).
+    saturated: bool,
     hasher: S,
     key: PhantomData<fn(&K)>,
 }
@@ -189,6 +192,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for QuotientFilter<K, S> {
             table: Table::new(quotient_bits, remainder_bits)?,
             quotient_bits,
             target_fpr: design.fpr,
+            saturated: false,
             hasher,
             key: PhantomData,
         })
@@ -379,6 +383,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
             )
         };
         self.table = merged.ok_or(full(used, quotients))??;
+        self.saturated |= other.saturated;
         Ok(())
     }
 
@@ -449,9 +454,10 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
         Ok(doublings)
     }
 
-    /// Removes every key.
+    /// Removes every key (and ends a saturation).
     pub fn clear(&mut self) {
         self.table.clear();
+        self.saturated = false;
     }
 
     /// Heap memory held.
@@ -553,6 +559,38 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
     }
 }
 
+/// Adds a copy of every key, doubling the table whenever it is full, as
+/// [`extend_growing`](QuotientFilter::extend_growing) does. `extend` cannot return an error
+/// and never drops a key or panics: when the table cannot double again (its remainders are
+/// down to 2 bits, it has 2^40 home slots, or the memory cannot be had), the filter
+/// [saturates](QuotientFilter::is_saturated): from then on it answers "present" for every
+/// key, until [`clear`](QuotientFilter::clear). A filter built for `n` keys at 1% (7-bit
+/// remainders) doubles five times before that, to about `32 n` keys. To be told instead,
+/// call `extend_growing` or [`try_insert_batch`](QuotientFilter::try_insert_batch).
+///
+/// # Examples
+///
+/// ```
+/// use bloomkit_quotient::QuotientFilter;
+///
+/// let mut f = QuotientFilter::<u64>::new(1_000, 0.01)?;
+/// f.extend(0..10_000u64); // doubles four times
+/// assert!((0..10_000u64).all(|k| f.contains(&k)));
+/// assert!(!f.is_saturated());
+/// f.extend(0..1_000_000u64); // past what 2-bit remainders can hold
+/// assert!(f.is_saturated() && f.contains(&u64::MAX));
+/// # Ok::<(), bloomkit_core::Error>(())
+/// ```
+impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for QuotientFilter<K, S> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, keys: I) {
+        // A saturated filter answers every key already; otherwise the keys before a refusal
+        // are in, and the refused key and those after it are answered by the saturation.
+        if !self.saturated && self.extend_growing(keys).is_err() {
+            self.saturated = true;
+        }
+    }
+}
+
 /// The read side, the same for the filter and its view over bytes ([`QuotientFilterRef`]):
 /// lookups, counts, sizes and estimates over the fields `table`, `quotient_bits`,
 /// `target_fpr` and `hasher`, `Debug`, and the read-only side of bloomkit's trait.
@@ -615,7 +653,7 @@ macro_rules! read_side {
                 let home = self.split(hash).0;
                 self.table.prefetch_remainders(home);
                 if !self.table.is_occupied(home) {
-                    return false;
+                    return self.saturated;
                 }
                 with_popcnt(
                     #[inline(always)]
@@ -627,12 +665,16 @@ macro_rules! read_side {
             #[inline(always)]
             fn contains_split(&self, hash: u64) -> bool {
                 let (home, rem) = self.split(hash);
-                self.table.contains(home, rem)
+                self.table.contains(home, rem) | self.saturated
             }
 
             /// Copies of the key whose hash is `hash` (at least those inserted and not removed;
-            /// more when another key shares its fingerprint).
+            /// more when another key shares its fingerprint). A saturated filter answers
+            /// `u64::MAX` for every key: it no longer knows.
             pub fn count_hash(&self, hash: u64) -> u64 {
+                if self.saturated {
+                    return u64::MAX;
+                }
                 let (home, rem) = self.split(hash);
                 with_popcnt(
                     #[inline(always)]
@@ -640,9 +682,23 @@ macro_rules! read_side {
                 )
             }
 
+            /// Whether the filter is saturated: [`Extend`] met a key it could not make room
+            /// for (the table could not double again: 2-bit remainders, 2^40 home slots, or
+            /// no memory), so that every key answers "present" (and counts `u64::MAX`) until
+            /// [`clear`](QuotientFilter::clear). Only `extend` saturates a filter (it cannot
+            /// return an error and never drops a key); every other insert returns the error.
+            /// The byte format keeps the state.
+            pub fn is_saturated(&self) -> bool {
+                self.saturated
+            }
+
             /// The false-positive rate now: the chance that a key never inserted shares its
-            /// fingerprint with one held, `1 - (1 - 2^-(q + r))^d` for `d` distinct fingerprints.
+            /// fingerprint with one held, `1 - (1 - 2^-(q + r))^d` for `d` distinct fingerprints
+            /// (1 when the filter is [saturated](Self::is_saturated)).
             pub fn estimated_fpr(&self) -> f64 {
+                if self.saturated {
+                    return 1.0;
+                }
                 let bits = self.quotient_bits + self.table.remainder_bits;
                 let p = (-f64::from(bits)).exp2();
                 -((-p).ln_1p() * self.table.distinct as f64).exp_m1()
@@ -705,6 +761,7 @@ macro_rules! read_side {
                     .field("len", &self.table.len)
                     .field("quotient_bits", &self.quotient_bits)
                     .field("remainder_bits", &self.table.remainder_bits)
+                    .field("saturated", &self.saturated)
                     .field("hasher", &self.hasher)
                     .finish()
             }

@@ -36,11 +36,13 @@ fn unions<F: Union>() {}
 fn intersects<F: Intersection>() {}
 
 /// A filter that takes a whole iterator (`Extend`) without an error to report: those whose
-/// inserts cannot fail, and the scalable filter, which grows (past its limits it keeps the
-/// key in its newest slice). The quotient and expandable filters take `try_insert_batch` and
-/// `extend_growing` instead: a growth they cannot make has no state their bytes can hold;
-/// the window filter over time refuses a full generation, so it takes `try_insert_batch`.
+/// inserts cannot fail (the multi-attribute filter of tuples too), and those that make room:
+/// the scalable filter grows (past its limits it keeps the key in its newest slice), the
+/// quotient and expandable filters double (and saturate when they cannot). The window filter
+/// over time refuses a full generation and the bitmap a key outside its range: neither can
+/// make room, so they take `try_insert_batch` / `try_insert`.
 fn extends<F: Extend<u64> + for<'k> Extend<&'k u64>>() {}
+fn extends_records<R, F: Extend<R> + for<'k> Extend<&'k R>>() {}
 
 /// A read-only structure (a static filter, a zero-copy view).
 fn lookup_only<F: Lookup + Debug + Send + Sync>() {}
@@ -97,6 +99,9 @@ fn every_variant_holds_its_trait_set() {
     extends::<SplitBlock>();
     extends::<Counting>();
     extends::<Scalable>();
+    extends::<Quotient>();
+    extends::<Expandable>();
+    extends_records::<(u64, &str), MultiFilter<(u64, &str)>>();
 
     lookup_only::<BinaryFuse8<u64>>();
     lookup_only::<BinaryFuse16<u64>>();

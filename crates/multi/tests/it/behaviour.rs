@@ -363,3 +363,28 @@ fn a_byte_limit_covers_every_part_exactly() {
         Err(Error::ZeroItems)
     ));
 }
+
+/// `extend` inserts every record of a tuple type (owned or borrowed) into every part, as
+/// `try_insert` does one by one: the same filter, every record and attribute found.
+#[test]
+fn extend_inserts_every_record_as_try_insert_does() {
+    let records: Vec<Rec> = (0..2_000u32)
+        .map(|i| rec(i, &format!("host-{}", i % 97), (i % 7) as u16))
+        .collect();
+    let mut by_extend = MultiFilter::<Rec>::new(2_000, 0.01).unwrap();
+    by_extend.extend(&records[..1_000]);
+    by_extend.extend(records[1_000..].iter().cloned());
+    let mut one_by_one = MultiFilter::<Rec>::new(2_000, 0.01).unwrap();
+    for r in &records {
+        one_by_one.try_insert(r).unwrap();
+    }
+    assert_eq!(by_extend, one_by_one);
+    for r in &records {
+        assert!(by_extend.contains(r));
+        assert!(by_extend
+            .query()
+            .attr::<1>(r.1.as_str())
+            .attr::<2>(&r.2)
+            .contains());
+    }
+}

@@ -1,6 +1,7 @@
 //! bloomkit-quotient's integration tests.
 
 mod expandable;
+mod extend;
 
 use std::collections::HashMap;
 
