@@ -74,6 +74,17 @@ def one_by_one(name, make, bits_of, note="add / in"):
     )
 
 
+def batched(name, make):
+    """A bloomkit class asked through its batches: ``add_many`` / ``contains_many``."""
+    return Contender(
+        name, make, lambda f: f.nbytes * 8,
+        add=lambda f, keys: f.add_many(keys),
+        hit=lambda f, keys: f.contains_many(keys),
+        miss=lambda f, keys: f.contains_many(keys),
+        note="add_many / contains_many",
+    )
+
+
 def run_rounds(contenders, members, absent, rounds):
     """Every contender once a round, the order rotated each round: a busy moment of a
     shared machine falls on all of them, not on one."""
@@ -99,20 +110,8 @@ def main() -> None:
     # --- one Bloom filter at the same memory and rate, str keys ----------------------
     big = [
         one_by_one("bloomkit BloomFilter", lambda m: bloomkit.BloomFilter(m, p), lambda f: f.nbytes * 8),
-        Contender(
-            "bloomkit BloomFilter", lambda m: bloomkit.BloomFilter(m, p), lambda f: f.nbytes * 8,
-            add=lambda f, keys: f.add_many(keys),
-            hit=lambda f, keys: f.contains_many(keys),
-            miss=lambda f, keys: f.contains_many(keys),
-            note="add_many / contains_many",
-        ),
-        Contender(
-            "bloomkit SimdBlockFilter", lambda m: bloomkit.SimdBlockFilter(m, p), lambda f: f.nbytes * 8,
-            add=lambda f, keys: f.add_many(keys),
-            hit=lambda f, keys: f.contains_many(keys),
-            miss=lambda f, keys: f.contains_many(keys),
-            note="add_many / contains_many",
-        ),
+        batched("bloomkit BloomFilter", lambda m: bloomkit.BloomFilter(m, p)),
+        batched("bloomkit SimdBlockFilter", lambda m: bloomkit.SimdBlockFilter(m, p)),
     ]
     try:
         import rbloom

@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 
 use crate::errors;
 use crate::family::{
-    common_methods, each, insert_methods, keyed, len_method, remove_methods, union_methods, Keyed,
+    common_methods, each, insert_methods, intersection_methods, keyed, len_method, remove_methods,
+    union_methods, Keyed,
 };
 use crate::keys::{KeyType, PyKey};
 use crate::ops;
@@ -38,9 +39,17 @@ macro_rules! count_method {
 }
 /// A class for a filter sized from `(expected_items, fpr)` through the family's builder.
 macro_rules! sized_class {
-    (
+    ($(
         $(#[$doc:meta])*
-        $py_ty:ident, $name:literal, $ty:ident $(<$extra:ty>)?, seeded = $seeded:tt
+        $py_ty:ident, $name:literal, $ty:ident $(<$extra:ty>)?, seeded = $seeded:tt,
+        methods = [$($methods:ident),*];
+    )+) => {$(
+        sized_class!(@one $(#[$doc])* $py_ty, $name, $ty $(<$extra>)?, $seeded);
+        $($methods!($py_ty);)*
+    )+};
+    (
+        @one $(#[$doc:meta])*
+        $py_ty:ident, $name:literal, $ty:ident $(<$extra:ty>)?, $seeded:tt
     ) => {
         $(#[$doc])*
         #[pyclass(name = $name, module = "bloomkit", frozen)]
@@ -94,72 +103,47 @@ sized_class! {
     /// The classic Bloom filter: ``BloomFilter(expected_items, fpr=0.01, *, key=str,
     /// seed=0, max_bytes=None)``. About 9.6 bits a key at 1%; union and intersection of
     /// filters of the same size and seed.
-    PyBloomFilter, "BloomFilter", BloomFilter, seeded = true
-}
-union_methods!(PyBloomFilter, intersection);
-
-sized_class! {
+    PyBloomFilter, "BloomFilter", BloomFilter, seeded = true,
+    methods = [intersection_methods];
     /// The cache-line blocked Bloom filter: one cache line a lookup, about 3% more memory
     /// than ``BloomFilter`` at 1%.
-    PyBlockedBloomFilter, "BlockedBloomFilter", BlockedBloomFilter, seeded = true
-}
-union_methods!(PyBlockedBloomFilter, intersection);
-
-sized_class! {
+    PyBlockedBloomFilter, "BlockedBloomFilter", BlockedBloomFilter, seeded = true,
+    methods = [intersection_methods];
     /// The SIMD block filter: a key's eight bits in one 256-bit block, set and tested with
     /// a few SIMD instructions; the fastest Bloom variant to build and ask.
-    PySimdBlockFilter, "SimdBlockFilter", SimdBlockFilter, seeded = true
-}
-union_methods!(PySimdBlockFilter, intersection);
-
-sized_class! {
+    PySimdBlockFilter, "SimdBlockFilter", SimdBlockFilter, seeded = true,
+    methods = [intersection_methods];
     /// Parquet's split-block Bloom filter, hashed as Parquet hashes (XXH64, seed 0): the
     /// bits a Parquet reader finds in a column chunk's filter for the same values.
-    PySplitBlockFilter, "SplitBlockFilter", SplitBlockFilter, seeded = false
-}
-union_methods!(PySplitBlockFilter, intersection);
-
-sized_class! {
+    PySplitBlockFilter, "SplitBlockFilter", SplitBlockFilter, seeded = false,
+    methods = [intersection_methods];
     /// The counting Bloom filter: keys leave with ``remove``; 4-bit counters that stick at
     /// their ceiling instead of wrapping (a stuck counter never frees its key's bits).
-    PyCountingBloomFilter, "CountingBloomFilter", CountingBloomFilter<U4>, seeded = true
+    PyCountingBloomFilter, "CountingBloomFilter", CountingBloomFilter<U4>, seeded = true,
+    methods = [union_methods, remove_methods];
+    /// The scalable Bloom filter: grows as keys arrive and keeps the rate under ``fpr``,
+    /// whatever their number; ``expected_items`` sizes its first slice.
+    PyScalableBloomFilter, "ScalableBloomFilter", ScalableBloomFilter, seeded = true,
+    methods = [union_methods];
+    /// The quotient filter: fingerprints in a compact table (about 10 bits a key at 1%);
+    /// keys leave with ``remove``, copies are counted (``count``), ``len()`` is exact.
+    PyQuotientFilter, "QuotientFilter", QuotientFilter, seeded = true,
+    methods = [union_methods, remove_methods, len_method];
+    /// The expandable filter: a quotient filter that doubles as it fills, the rate kept
+    /// under ``fpr``, with removes.
+    PyExpandableFilter, "ExpandableFilter", ExpandableFilter, seeded = true,
+    methods = [remove_methods, len_method];
 }
-union_methods!(PyCountingBloomFilter);
-remove_methods!(PyCountingBloomFilter);
 
 count_method!(
     PyCountingBloomFilter,
     "How many times ``key`` may have been added (an upper bound: the smallest of its counters)."
 );
 
-sized_class! {
-    /// The scalable Bloom filter: grows as keys arrive and keeps the rate under ``fpr``,
-    /// whatever their number; ``expected_items`` sizes its first slice.
-    PyScalableBloomFilter, "ScalableBloomFilter", ScalableBloomFilter, seeded = true
-}
-union_methods!(PyScalableBloomFilter);
-
-sized_class! {
-    /// The quotient filter: fingerprints in a compact table (about 10 bits a key at 1%);
-    /// keys leave with ``remove``, copies are counted (``count``), ``len()`` is exact.
-    PyQuotientFilter, "QuotientFilter", QuotientFilter, seeded = true
-}
-union_methods!(PyQuotientFilter);
-remove_methods!(PyQuotientFilter);
-len_method!(PyQuotientFilter);
-
 count_method!(
     PyQuotientFilter,
     "How many copies of ``key`` the filter holds (copies of keys sharing its fingerprint included)."
 );
-
-sized_class! {
-    /// The expandable filter: a quotient filter that doubles as it fills, the rate kept
-    /// under ``fpr``, with removes.
-    PyExpandableFilter, "ExpandableFilter", ExpandableFilter, seeded = true
-}
-remove_methods!(PyExpandableFilter);
-len_method!(PyExpandableFilter);
 
 /// The window filter: ``WindowFilter(window, fpr=0.01, *, key=str, seed=0,
 /// max_bytes=None, over_time=None, slack=None)``. Every key of the last ``window`` adds
@@ -335,5 +319,5 @@ impl PyBitmap {
 common_methods!(PyBitmap, "Bitmap");
 insert_methods!(PyBitmap);
 remove_methods!(PyBitmap);
-union_methods!(PyBitmap, intersection);
+intersection_methods!(PyBitmap);
 len_method!(PyBitmap);

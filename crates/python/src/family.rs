@@ -462,7 +462,12 @@ macro_rules! union_methods {
             }
         }
     };
-    ($py_ty:ident, intersection) => {
+}
+pub(crate) use union_methods;
+
+/// [`union_methods`], and `intersection`, `intersection_update`, `&` and `&=`.
+macro_rules! intersection_methods {
+    ($py_ty:ident) => {
         $crate::family::union_methods!($py_ty);
 
         #[pymethods]
@@ -495,7 +500,7 @@ macro_rules! union_methods {
         }
     };
 }
-pub(crate) use union_methods;
+pub(crate) use intersection_methods;
 
 /// `len()` for the variants that know their count exactly.
 macro_rules! len_method {
