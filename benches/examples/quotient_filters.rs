@@ -12,13 +12,13 @@
 //! BLOOMKIT_QF_SIZES=1000000 cargo run --release -p bloomkit-benches --example quotient_filters
 //! ```
 //!
-//! Each u64 size `n` gives two tables: `n` keys in filters sized for `n` (both quotient
-//! filters round their home slots up to a power of two, so 10^6 keys fill 2^21 slots to 48%
-//! and 10^7 fill 2^24 to 60%), then the same tables filled to 95% load: as many keys as
-//! `QuotientFilter::new(n, 0.01).max_items()`, every structure sized for that count. The
-//! names: the first 886,323 are inserted, the rest (some 40,000: a noisier rate than the
-//! 10^7 absent u64 keys give) are the absent probes. `BLOOMKIT_QF_SIZES` (comma-separated)
-//! picks the u64 sizes.
+//! Each u64 size `n` gives two tables: `n` keys in filters sized for `n` (qfilter rounds its
+//! home slots up to a power of two, so 10^6 keys fill 2^21 slots to 48% and 10^7 fill 2^24
+//! to 60%; bloomkit's takes the fewest multiple of 64 that holds `n` at 95% load), then the
+//! same keys with bloomkit's filter given qfilter's home slots (sized for 95% of them), so
+//! that both run at one load. The names (both tables too): the first 886,323 are inserted,
+//! the rest (some 40,000: a noisier rate than the 10^7 absent u64 keys give) are the absent
+//! probes. `BLOOMKIT_QF_SIZES` (comma-separated) picks the u64 sizes.
 //!
 //! qfilter is given what bloomkit computes: each key's XXH3 hash, through its fingerprint
 //! API (`insert_fingerprint(true, h)`, which adds a copy as bloomkit's `insert` does;
@@ -106,16 +106,53 @@ fn verdict(met: bool) -> &'static str {
     }
 }
 
-fn table<K: Hash + ?Sized>(title: &str, members: &[&K], absent: &[&K], probes: &[&K]) {
+/// How bloomkit's quotient filter is sized for a count of keys.
+#[derive(Clone, Copy)]
+enum Sizing {
+    /// For the count (as every other structure).
+    ForKeys,
+    /// For 95% of the home slots qfilter takes for the count: the same table, one load.
+    AsQfilter,
+}
+
+impl Sizing {
+    /// The count to build bloomkit's filter for, to hold `n` keys.
+    fn items(self, n: usize) -> u64 {
+        match self {
+            Sizing::ForKeys => n as u64,
+            Sizing::AsQfilter => {
+                let q = qfilter::Filter::new(n as u64, FPR).expect("sized");
+                (qfilter_slots(&q) * 0.95) as u64
+            }
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Sizing::ForKeys => "every filter sized for them",
+            Sizing::AsQfilter => "bloomkit's filter given qfilter's home slots",
+        }
+    }
+}
+
+fn table<K: Hash + ?Sized>(
+    title: &str,
+    sizing: Sizing,
+    members: &[&K],
+    absent: &[&K],
+    probes: &[&K],
+) {
     let n = members.len();
     let hasher = Xxh3Builder::default();
     let h = |k: &K| hasher.hash_one(k);
+    let title = format!("{title}: {}", sizing.what());
+    let title = title.as_str();
 
     let mut xq = qfilter::Filter::new(n as u64, FPR).expect("sized");
     for k in members {
         xq.insert_fingerprint(true, h(k)).expect("room");
     }
-    let mut qf = QuotientFilter::<K>::new(n as u64, FPR).expect("sized");
+    let mut qf = QuotientFilter::<K>::new(sizing.items(n), FPR).expect("sized");
     for k in members {
         qf.try_insert(k).expect("room");
     }
@@ -168,14 +205,14 @@ fn table<K: Hash + ?Sized>(title: &str, members: &[&K], absent: &[&K], probes: &
                 batch_count(&out)
             })),
             insert: Box::new(|ks| {
-                let mut f = QuotientFilter::<K>::new(ks.len() as u64, FPR).expect("sized");
+                let mut f = QuotientFilter::<K>::new(sizing.items(ks.len()), FPR).expect("sized");
                 for k in ks {
                     f.try_insert(k).expect("room");
                 }
                 f.heap_bytes()
             }),
             insert_batch: Some(Box::new(|ks| {
-                let mut f = QuotientFilter::<K>::new(ks.len() as u64, FPR).expect("sized");
+                let mut f = QuotientFilter::<K>::new(sizing.items(ks.len()), FPR).expect("sized");
                 f.try_insert_batch(ks.iter().copied()).expect("room")
             })),
             remove: Box::new(|ks| {
@@ -420,35 +457,24 @@ fn table<K: Hash + ?Sized>(title: &str, members: &[&K], absent: &[&K], probes: &
     }
 }
 
-/// `n` u64 keys in filters sized for `n`, then as many as fill the quotient filter sized
-/// for `n` to 95%.
+/// `n` u64 keys, each filter sized for `n`, then bloomkit's at qfilter's load.
 fn integers(n: u64, absent: &[&u64]) {
-    let full = QuotientFilter::<u64>::new(n, FPR)
-        .expect("sized")
-        .max_items();
-    for (count, what) in [(n, "sized for them"), (full, "95% load")] {
-        let keys = members(count);
-        let step = (count as usize / (1 << 20)).max(1);
-        let probes: Vec<&u64> = keys.iter().step_by(step).collect();
-        let m: Vec<&u64> = keys.iter().collect();
-        table(
-            &format!("u64 keys, n = {n}: {count} keys ({what})"),
-            &m,
-            absent,
-            &probes,
-        );
+    let keys = members(n);
+    let step = (n as usize / (1 << 20)).max(1);
+    let probes: Vec<&u64> = keys.iter().step_by(step).collect();
+    let m: Vec<&u64> = keys.iter().collect();
+    for sizing in [Sizing::ForKeys, Sizing::AsQfilter] {
+        table(&format!("u64 keys, n = {n}"), sizing, &m, absent, &probes);
     }
 }
 
 fn names(path: &str) {
     let text = std::fs::read_to_string(path).expect("the names file");
     let (members, absent, probes) = split_names(&text, NAMES);
-    table(
-        &format!("package names from {path}"),
-        &members,
-        &absent,
-        &probes,
-    );
+    for sizing in [Sizing::ForKeys, Sizing::AsQfilter] {
+        let title = format!("package names from {path}");
+        table(&title, sizing, &members, &absent, &probes);
+    }
 }
 
 fn main() {

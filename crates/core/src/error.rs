@@ -361,6 +361,11 @@ pub enum Parameter {
     Subsets,
     /// How positions follow from a key's hash ([`crate::hash::ProbeScheme::id`]).
     ProbeSchemes,
+    /// The number of home slots of a quotient table.
+    HomeSlots,
+    /// The fingerprint a key's hash gives: its home slot count times two to its remainder
+    /// bits (two quotient tables whose fingerprints agree can be resized to one shape).
+    Fingerprints,
 }
 
 impl fmt::Display for Parameter {
@@ -375,6 +380,8 @@ impl fmt::Display for Parameter {
             Parameter::Attributes => "attribute counts",
             Parameter::Subsets => "attribute subsets",
             Parameter::ProbeSchemes => "probe schemes",
+            Parameter::HomeSlots => "home slots",
+            Parameter::Fingerprints => "fingerprints (home slots times 2^remainder bits)",
         })
     }
 }

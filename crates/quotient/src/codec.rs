@@ -10,14 +10,43 @@ use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant, Xxh3Buil
 use serde::{Deserialize, Serialize};
 
 use crate::table::Table;
-use crate::{QuotientFilter, MAX_QUOTIENT_BITS, MIN_QUOTIENT_BITS};
+use crate::{home_slots_ok, QuotientFilter, MAX_QUOTIENT_BITS};
 
 #[derive(Serialize, Deserialize)]
 struct Params {
-    quotient_bits: u32,
+    /// The home slots: `q` (6 to 40) for `2^q`, or [`BLOCKS_FLAG`] plus `b` for `64 b` that
+    /// is not a power of two.
+    home: u32,
     remainder_bits: u32,
     target_fpr: f64,
     len: u64,
+}
+
+/// The flag of a home-slot count written in blocks of 64 (one that is not a power of two).
+const BLOCKS_FLAG: u32 = 1 << 31;
+
+/// `home` home slots as the parameter block writes them (`home_slots_ok` holds).
+fn write_home(home: usize) -> u32 {
+    if home.is_power_of_two() {
+        home.trailing_zeros()
+    } else {
+        BLOCKS_FLAG | (home / crate::table::BLOCK) as u32
+    }
+}
+
+/// The home slots a parameter block's field names, if it is one this build writes.
+fn read_home(home: u32) -> Option<usize> {
+    let slots = if home & BLOCKS_FLAG == 0 {
+        // 2^q; the 64 the fewest, 2^40 the most.
+        (6..=MAX_QUOTIENT_BITS)
+            .contains(&home)
+            .then(|| 1usize << home)?
+    } else {
+        let blocks = (home & !BLOCKS_FLAG) as usize;
+        // One form for each count: a power of two is written as its exponent.
+        Some(blocks * crate::table::BLOCK).filter(|m| !m.is_power_of_two())?
+    };
+    home_slots_ok(slots).then_some(slots)
 }
 
 impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
@@ -26,7 +55,7 @@ impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
     fn encode(&self) -> Writer<'_> {
         Writer::new(Variant::Quotient, self.hasher.spec())
             .params(&Params {
-                quotient_bits: self.quotient_bits,
+                home: write_home(self.table.quotients),
                 remainder_bits: self.table.remainder_bits,
                 target_fpr: saturation::write(self.target_fpr, self.saturated),
                 len: self.table.len,
@@ -38,7 +67,6 @@ impl<K: ?Sized, S: PortableHasher> Codec for QuotientFilter<K, S> {
         let parts = read::<S, _>(reader, Reader::words)?;
         Ok(QuotientFilter {
             table: parts.table,
-            quotient_bits: parts.quotient_bits,
             target_fpr: parts.target_fpr,
             saturated: parts.saturated,
             hasher: parts.hasher,
@@ -76,7 +104,6 @@ pub(crate) mod saturation {
 /// A decoded filter's fields, over words `W` (owned, or borrowed in place).
 struct Parts<S, W> {
     table: Table<W>,
-    quotient_bits: u32,
     target_fpr: f64,
     saturated: bool,
     hasher: S,
@@ -93,17 +120,14 @@ fn read<'a, S: PortableHasher, W: AsRef<[u64]>>(
     let words = words(&mut reader)?;
     reader.finish()?;
     let bad = |why: String| Error::Decode(DecodeError::Invalid(format!("quotient filter: {why}")));
-    if !(MIN_QUOTIENT_BITS..=MAX_QUOTIENT_BITS).contains(&p.quotient_bits) {
-        return Err(bad(format!("{} quotient bits", p.quotient_bits)));
-    }
-    if p.remainder_bits < crate::MIN_REMAINDER_BITS || p.remainder_bits > 64 - p.quotient_bits {
+    let home = read_home(p.home).ok_or_else(|| bad(format!("home slots field {:#x}", p.home)))?;
+    if p.remainder_bits < crate::MIN_REMAINDER_BITS || p.remainder_bits > crate::max_width(home) {
         return Err(bad(format!("{} remainder bits", p.remainder_bits)));
     }
     let (target_fpr, saturated) = saturation::read(p.target_fpr)?;
-    let table = Table::from_words(p.quotient_bits, p.remainder_bits, p.len, words).map_err(bad)?;
+    let table = Table::from_words_in(home, p.remainder_bits, Some(p.len), words).map_err(bad)?;
     Ok(Parts {
         table,
-        quotient_bits: p.quotient_bits,
         target_fpr,
         saturated,
         hasher,
@@ -165,7 +189,6 @@ bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] QuotientFilt
 /// ```
 pub struct QuotientFilterRef<'a, K: ?Sized, S = Xxh3Builder> {
     pub(crate) table: Table<&'a [u64]>,
-    pub(crate) quotient_bits: u32,
     pub(crate) target_fpr: f64,
     pub(crate) saturated: bool,
     pub(crate) hasher: S,
@@ -194,7 +217,6 @@ impl<'a, K: ?Sized, S: PortableHasher> QuotientFilterRef<'a, K, S> {
         let parts = read::<S, _>(reader, Reader::words_in_place::<u64>)?;
         Ok(QuotientFilterRef {
             table: parts.table,
-            quotient_bits: parts.quotient_bits,
             target_fpr: parts.target_fpr,
             saturated: parts.saturated,
             hasher: parts.hasher,
@@ -217,7 +239,6 @@ impl<'a, K: ?Sized, S: PortableHasher> QuotientFilterRef<'a, K, S> {
                 blocks: self.table.blocks,
                 words: self.table.words.to_vec(),
             },
-            quotient_bits: self.quotient_bits,
             target_fpr: self.target_fpr,
             saturated: self.saturated,
             hasher: self.hasher.clone(),

@@ -12,7 +12,7 @@ use bloomkit_core::{Error, Remove, Xxh3Builder};
 use derive_where::derive_where;
 
 use crate::table::Table;
-use crate::{room, MAX_LOAD, MAX_QUOTIENT_BITS};
+use crate::{fingerprint, max_width, room, MAX_HOME_SLOTS, MAX_LOAD};
 
 /// The doublings an [`ExpandableFilter`]'s fingerprints are sized for: 10, a thousandfold
 /// growth, with the rate still under the target (see [`ExpandableFilter`]); past them the slots
@@ -158,9 +158,6 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
     }
 }
 
-/// The most home slots: 2^40.
-const MAX_HOME_SLOTS: usize = 1 << MAX_QUOTIENT_BITS;
-
 /// The heap bytes of a filter whose table takes `table` bytes, with slots `width` bits wide
 /// (the table and the count of entries by fingerprint bits).
 fn heap_bytes_of(table: u64, width: u32) -> u64 {
@@ -200,12 +197,6 @@ fn push_growing(
         }
         table.grow_tail(slots)?;
     }
-}
-
-/// The widest slots for `home` home slots: the hash's 64 bits less those the home slot
-/// takes, so that a fingerprint bit is always a bit of the hash.
-fn max_width(home: usize) -> u32 {
-    64 - (usize::BITS - (home - 1).leading_zeros())
 }
 
 /// Whether slot value `v` matches a key whose next `w - 1` hash bits are `f` (slots of `w`
@@ -481,15 +472,10 @@ macro_rules! read_side {
                 self.core.table.remainder_bits
             }
 
-            /// A hash's home slot among `m` and its next `w - 1` bits: `hash * m / 2^64` and the
-            /// top bits of the fraction (for `m = 2^q`, the top `q` bits of the hash and the next
-            /// ones). Doubling `m` takes the fraction's first bit into the home slot: `2x` or
-            /// `2x + 1`, which is how entries move when the table doubles.
+            /// A hash's home slot among `m` and its next `w - 1` bits ([`fingerprint`]).
             #[inline(always)]
             fn split(&self, hash: u64) -> (usize, u64) {
-                let product = u128::from(hash) * self.core.table.quotients as u128;
-                let f = self.width() - 1;
-                ((product >> 64) as usize, (product as u64) >> (64 - f))
+                fingerprint(hash, self.core.table.quotients, self.width() - 1)
             }
 
             /// The hasher keys are hashed with.
@@ -759,10 +745,9 @@ mod codec {
     use bloomkit_core::{Codec, DecodeError, Error, PortableHasher, Variant};
     use serde::{Deserialize, Serialize};
 
-    use super::{
-        bits_held, max_width, Core, ExpandableFilter, ExpandableFilterRef, MAX_HOME_SLOTS,
-    };
+    use super::{bits_held, Core, ExpandableFilter, ExpandableFilterRef};
     use crate::table::{Table, BLOCK};
+    use crate::{max_width, MAX_HOME_SLOTS};
 
     #[derive(Serialize, Deserialize)]
     struct Params {

@@ -2,19 +2,21 @@
 //! and counts copies of a key (Pandey, Bender, Johnson, Patro, "A General-Purpose Counting
 //! Filter: Making Every Bit Count", SIGMOD 2017).
 //!
-//! A key's 64-bit hash gives a fingerprint of `q + r` bits: the top `q` bits choose a home
-//! slot among `2^q`, the next `r` bits are stored. A slot costs `r` bits plus 3 bits of
-//! metadata (and the table has 1/64 more slots past the last home slot), so at 1% (`r = 7`)
-//! and 95% load a key takes 10.7 bits, against 38.4 for a counting Bloom filter with 4-bit
-//! counters. A key never inserted is reported present
-//! when its fingerprint matches a stored one: about `load * 2^-r`.
+//! A key's 64-bit hash gives a fingerprint: among `m` home slots (any multiple of 64) its
+//! home slot is `hash * m / 2^64` (for `m = 2^q`, the hash's top `q` bits), and the next `r`
+//! bits of the product are stored. A slot costs `r` bits plus 3 bits of metadata (and the
+//! table has about 1/64 more slots past the last home slot), so at 1% (`r = 7`) and 95% load
+//! a key takes 10.7 bits, against 38.4 for a counting Bloom filter with 4-bit counters. A
+//! filter built for `n` keys takes the fewest home slots that hold `n` at 95% load, so it
+//! takes about 10.7 bits a key at 1% when full (at most 11.5 from 12,000 keys on; below
+//! that the 64-slot blocks weigh more). A key never inserted is reported present when its
+//! fingerprint matches a stored one: about `load * 2^-r`.
 //!
 //! The filter holds at most [`MAX_LOAD`] (95%) of its home slots: an insert past that is
 //! [`Error::Full`], with the load, and changes nothing;
 //! [`resize`](QuotientFilter::resize) doubles the room (at twice the rate when full again,
-//! since the fingerprints keep their bits). The home slots are a power of two, so a filter
-//! built for `n` items holds between `n` and about `2n` before it is full, and its rate
-//! is below the target until then.
+//! since the fingerprints keep their bits), and `extend` does so by itself. Its rate is
+//! below the target until it is full.
 //!
 //! Removing a key never inserted is refused ([`Error::NotPresent`], nothing changes) when
 //! no copy of its fingerprint is held, which is almost always; when it shares a fingerprint
@@ -122,7 +124,7 @@ fn zeroed<T: Default + Clone>(len: usize) -> Result<Vec<T>, Error> {
 pub const MAX_LOAD: f64 = 0.95;
 
 /// The copies `quotients` home slots take: [`MAX_LOAD`] of them, in integers (19/20 is
-/// 0.95; a power of two is never a multiple of 20, so this is the floor of `0.95 q`).
+/// 0.95: the floor of `0.95 q`).
 #[inline(always)]
 fn room(quotients: usize) -> u64 {
     quotients as u64 * 19 / 20
@@ -136,11 +138,41 @@ fn full(used: u64, quotients: usize) -> Error {
     }
 }
 
-/// The fewest home slots: one block of 64.
-const MIN_QUOTIENT_BITS: u32 = 6;
-
 /// The most home slots this build supports: 2^40.
 const MAX_QUOTIENT_BITS: u32 = 40;
+
+/// The most home slots: 2^40.
+const MAX_HOME_SLOTS: usize = 1 << MAX_QUOTIENT_BITS;
+
+/// The most home slots a table whose count is not a power of two may have: the byte format
+/// writes such a count as its blocks of 64 in 31 bits (`docs/format.md`), so 2^37 less a
+/// block; a table sized past it takes the next power of two.
+const MAX_ANY_HOME_SLOTS: usize = ((1 << 31) - 1) * table::BLOCK;
+
+/// Whether a table of `home` home slots can be held and written: a multiple of 64 up to
+/// [`MAX_ANY_HOME_SLOTS`], or a power of two up to [`MAX_HOME_SLOTS`].
+fn home_slots_ok(home: usize) -> bool {
+    home >= table::BLOCK
+        && home % table::BLOCK == 0
+        && (home <= MAX_ANY_HOME_SLOTS || (home.is_power_of_two() && home <= MAX_HOME_SLOTS))
+}
+
+/// The widest fingerprint a hash gives after choosing among `home` home slots: the hash's
+/// 64 bits less those the home slot takes, so that a fingerprint bit is always a bit of the
+/// hash.
+fn max_width(home: usize) -> u32 {
+    64 - (usize::BITS - (home - 1).leading_zeros())
+}
+
+/// A hash's home slot among `home` and its next `bits` bits (`1..=63`): `hash * home / 2^64`
+/// and the top bits of the fraction. For `home = 2^q` these are the hash's top `q` bits and
+/// the `bits` after them; doubling `home` takes the fraction's first bit into the home slot
+/// (`2x` or `2x + 1`), which is how both tables move their entries when they double.
+#[inline(always)]
+fn fingerprint(hash: u64, home: usize, bits: u32) -> (usize, u64) {
+    let product = u128::from(hash) * home as u128;
+    ((product >> 64) as usize, (product as u64) >> (64 - bits))
+}
 
 /// The fewest bits of remainder: with one, a remainder has no value above it to count its
 /// copies with (see the crate docs).
@@ -151,7 +183,6 @@ const MIN_REMAINDER_BITS: u32 = 2;
 #[derive_where(Clone, PartialEq; S)]
 pub struct QuotientFilter<K: ?Sized, S = Xxh3Builder> {
     table: Table,
-    quotient_bits: u32,
     target_fpr: f64,
     /// Whether [`Extend`] met a key it could not make room for: the filter then answers
     /// "present" for every key (see [`is_saturated`](Self::is_saturated)).
@@ -165,32 +196,37 @@ bloomkit_core::impl_builder_entry!(QuotientFilter, "bloomkit_quotient", hasher);
 impl<K: ?Sized, S: BuildHasher> FromSettings for QuotientFilter<K, S> {
     type Hasher = S;
 
-    /// Home slots for `items` copies at [`MAX_LOAD`] (a power of two, at least 64), and
-    /// remainders long enough that a full table matches a key never inserted with
-    /// probability at most `fpr` (about `MAX_LOAD * 2^-r`).
+    /// Home slots for `items` copies at [`MAX_LOAD`] (the fewest multiple of 64 that holds
+    /// them, or the next power of two past 2^37), and remainders long enough that a full
+    /// table matches a key never inserted with probability at most `fpr` (about
+    /// `MAX_LOAD * 2^-r`).
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
         let design = settings.design()?;
-        let slots = (design.capacity as f64 / MAX_LOAD).ceil();
-        let quotient_bits = (slots.log2().ceil() as u32).max(MIN_QUOTIENT_BITS);
-        if quotient_bits > MAX_QUOTIENT_BITS {
+        // `room(m) >= items` exactly when `19 m >= 20 items`.
+        let slots = u128::from(design.capacity) * 20;
+        let mut home = slots.div_ceil(19).next_multiple_of(table::BLOCK as u128);
+        if home > MAX_ANY_HOME_SLOTS as u128 {
+            home = home.next_power_of_two();
+        }
+        if home > MAX_HOME_SLOTS as u128 {
             return Err(Error::TooLarge {
                 what: bloomkit_core::Unit::HomeSlots,
-                size: slots,
-                max: 1 << MAX_QUOTIENT_BITS,
+                size: home as f64,
+                max: MAX_HOME_SLOTS as u64,
             });
         }
+        let home = (home as usize).max(table::BLOCK);
         let remainder_bits = ((MAX_LOAD / design.fpr).log2().ceil() as u32).max(MIN_REMAINDER_BITS);
-        if remainder_bits > 64 - quotient_bits {
+        if remainder_bits > max_width(home) {
             return Err(Error::FprBelowMinimum {
                 fpr: design.fpr,
-                min: MAX_LOAD * (-f64::from(64 - quotient_bits)).exp2(),
+                min: MAX_LOAD * (-f64::from(max_width(home))).exp2(),
                 variant: bloomkit_core::Variant::Quotient,
             });
         }
-        settings.check_bytes(Table::heap_bytes_of(quotient_bits, remainder_bits))?;
+        settings.check_bytes(Table::heap_bytes_for(home, remainder_bits))?;
         Ok(QuotientFilter {
-            table: Table::new(quotient_bits, remainder_bits)?,
-            quotient_bits,
+            table: Table::with_home_slots(home, remainder_bits)?,
             target_fpr: design.fpr,
             saturated: false,
             hasher,
@@ -216,7 +252,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
         )
     }
 
-    /// [`insert_hash`](Self::insert_hash) inside a POPCNT scope.
+    /// [`try_insert_hash`](Self::try_insert_hash) inside a POPCNT scope.
     #[inline(always)]
     fn insert_split(&mut self, hash: u64) -> Result<bool, Error> {
         let (home, rem) = self.split(hash);
@@ -258,11 +294,17 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// a slot a copy); [`Error::AllocationFailed`]. Nothing is changed on an error.
     pub fn resize(&mut self) -> Result<(), Error> {
         let r = self.table.remainder_bits;
-        if self.quotient_bits >= MAX_QUOTIENT_BITS {
+        let quotients = self.table.quotients * 2;
+        if !home_slots_ok(quotients) {
+            let max = if quotients.is_power_of_two() {
+                MAX_HOME_SLOTS
+            } else {
+                MAX_ANY_HOME_SLOTS
+            };
             return Err(Error::TooLarge {
                 what: bloomkit_core::Unit::HomeSlots,
-                size: (self.table.quotients * 2) as f64,
-                max: 1 << MAX_QUOTIENT_BITS,
+                size: quotients as f64,
+                max: max as u64,
             });
         }
         if r <= MIN_REMAINDER_BITS {
@@ -279,10 +321,8 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
             let home = (x << 1) | (rem >> (r - 1)) as usize;
             (home, rem & ((1 << (r - 1)) - 1), copies)
         });
-        let quotients = self.table.quotients * 2;
-        self.table = Table::from_sorted(self.quotient_bits + 1, r - 1, room(quotients), split)
+        self.table = Table::from_sorted(quotients, r - 1, room(quotients), split)
             .ok_or(full(self.table.used, quotients))??;
-        self.quotient_bits += 1;
         Ok(())
     }
 
@@ -295,11 +335,11 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// remainders that would pass 57 bits; [`Error::AllocationFailed`].
     pub fn shrink(&mut self) -> Result<(), Error> {
         let r = self.table.remainder_bits;
-        if self.quotient_bits <= MIN_QUOTIENT_BITS {
+        if self.table.quotients % (2 * table::BLOCK) != 0 {
             return Err(Error::CannotResize {
                 op: "shrink",
                 reason: format!(
-                    "it has {} home slots, the fewest a quotient filter has",
+                    "it has {} home slots: half of them is not a multiple of 64",
                     self.table.quotients
                 ),
             });
@@ -322,9 +362,8 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
             .table
             .iter()
             .map(|(x, rem, copies)| (x >> 1, ((x as u64 & 1) << r) | rem, copies));
-        self.table = Table::from_sorted(self.quotient_bits - 1, r + 1, room(half), joined)
+        self.table = Table::from_sorted(half, r + 1, room(half), joined)
             .ok_or(full(self.table.used, half))??;
-        self.quotient_bits -= 1;
         Ok(())
     }
 
@@ -340,11 +379,11 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
         use bloomkit_core::Parameter;
         let incompatible =
             |what, left: u64, right: u64| Err(Error::Incompatible { what, left, right });
-        if self.quotient_bits != other.quotient_bits {
+        if self.table.quotients != other.table.quotients {
             return incompatible(
-                Parameter::Bits,
-                u64::from(self.quotient_bits),
-                u64::from(other.quotient_bits),
+                Parameter::HomeSlots,
+                self.table.quotients as u64,
+                other.table.quotients as u64,
             );
         }
         if self.table.remainder_bits != other.table.remainder_bits {
@@ -376,7 +415,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
                 (None, _) => b.next(),
             });
             Table::from_sorted(
-                self.quotient_bits,
+                quotients,
                 self.table.remainder_bits,
                 room(quotients),
                 sorted,
@@ -421,22 +460,25 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
         S: bloomkit_core::PortableHasher + Clone,
     {
         use bloomkit_core::Parameter;
-        let bits = |f: &Self| f.quotient_bits + f.table.remainder_bits;
-        if bits(self) != bits(other) {
+        // The fingerprint's range: home slots times 2^r, the same for both when one is the
+        // other doubled a few times.
+        let range = |f: &Self| (f.table.quotients as u128) << f.table.remainder_bits;
+        if range(self) != range(other) {
+            let saturating = |f: &Self| u64::try_from(range(f)).unwrap_or(u64::MAX);
             return Err(Error::Incompatible {
-                what: Parameter::Bits,
-                left: u64::from(bits(self)),
-                right: u64::from(bits(other)),
+                what: Parameter::Fingerprints,
+                left: saturating(self),
+                right: saturating(other),
             });
         }
         let mut acc = self.clone();
         let mut other = other.clone();
         let mut doublings = 0;
-        while acc.quotient_bits < other.quotient_bits {
+        while acc.table.quotients < other.table.quotients {
             acc.resize()?;
             doublings += 1;
         }
-        while other.quotient_bits < acc.quotient_bits {
+        while other.table.quotients < acc.table.quotients {
             other.resize()?;
         }
         loop {
@@ -592,7 +634,7 @@ impl<K: Hash + ?Sized, S: BuildHasher, T: Borrow<K>> Extend<T> for QuotientFilte
 }
 
 /// The read side, the same for the filter and its view over bytes ([`QuotientFilterRef`]):
-/// lookups, counts, sizes and estimates over the fields `table`, `quotient_bits`,
+/// lookups, counts, sizes and estimates over the fields `table`,
 /// `target_fpr` and `hasher`, `Debug`, and the read-only side of bloomkit's trait.
 macro_rules! read_side {
     ([$($lt:lifetime)?] $ty:ident) => {
@@ -600,11 +642,7 @@ macro_rules! read_side {
             /// The fingerprint of a hash: its home slot and remainder.
             #[inline(always)]
             fn split(&self, hash: u64) -> (usize, u64) {
-                let q = self.quotient_bits;
-                let r = self.table.remainder_bits;
-                let home = (hash >> (64 - q)) as usize;
-                let rem = (hash << q) >> (64 - r);
-                (home, rem)
+                fingerprint(hash, self.table.quotients, self.table.remainder_bits)
             }
 
             /// The hasher keys are hashed with.
@@ -622,7 +660,7 @@ macro_rules! read_side {
                 self.table.len == 0
             }
 
-            /// Home slots (`2^q`).
+            /// Home slots (a multiple of 64).
             pub fn capacity(&self) -> u64 {
                 self.table.quotients as u64
             }
@@ -693,14 +731,14 @@ macro_rules! read_side {
             }
 
             /// The false-positive rate now: the chance that a key never inserted shares its
-            /// fingerprint with one held, `1 - (1 - 2^-(q + r))^d` for `d` distinct fingerprints
+            /// fingerprint with one held, `1 - (1 - 2^-r / m)^d` for `d` distinct fingerprints and `m` home slots
             /// (1 when the filter is [saturated](Self::is_saturated)).
             pub fn estimated_fpr(&self) -> f64 {
                 if self.saturated {
                     return 1.0;
                 }
-                let bits = self.quotient_bits + self.table.remainder_bits;
-                let p = (-f64::from(bits)).exp2();
+                let p = (-f64::from(self.table.remainder_bits)).exp2()
+                    / self.table.quotients as f64;
                 -((-p).ln_1p() * self.table.distinct as f64).exp_m1()
             }
 
@@ -759,7 +797,7 @@ macro_rules! read_side {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($ty))
                     .field("len", &self.table.len)
-                    .field("quotient_bits", &self.quotient_bits)
+                    .field("home_slots", &self.table.quotients)
                     .field("remainder_bits", &self.table.remainder_bits)
                     .field("saturated", &self.saturated)
                     .field("hasher", &self.hasher)

@@ -35,9 +35,9 @@ const HEAD: usize = 3;
 /// filter, a borrowed slice for a view.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Table<W = Vec<u64>> {
-    /// Bits of remainder per slot, `1..=64 - quotient bits`.
+    /// Bits of remainder per slot, `1..=` the bits a hash has left after its home slot.
     pub(crate) remainder_bits: u32,
-    /// Home slots: `2^quotient_bits`.
+    /// Home slots: a multiple of [`BLOCK`].
     pub(crate) quotients: usize,
     /// Fingerprints stored (copies counted).
     pub(crate) len: u64,
@@ -131,6 +131,7 @@ fn shape_of(quotients: usize, remainder_bits: u32) -> (usize, usize, usize) {
 impl Table {
     /// An empty table of `2^quotient_bits` home slots, with room after the last one for the
     /// runs pushed past it.
+    #[cfg(test)]
     pub(crate) fn new(quotient_bits: u32, remainder_bits: u32) -> Result<Table, Error> {
         Table::with_home_slots(1 << quotient_bits, remainder_bits)
     }
@@ -156,12 +157,12 @@ impl Table {
     /// # Errors
     /// [`Error::AllocationFailed`] (inside the `Some`).
     pub(crate) fn from_sorted(
-        quotient_bits: u32,
+        quotients: usize,
         remainder_bits: u32,
         limit: u64,
         entries: impl Iterator<Item = (usize, u64, u64)>,
     ) -> Option<Result<Table, Error>> {
-        let mut t = match Table::new(quotient_bits, remainder_bits) {
+        let mut t = match Table::with_home_slots(quotients, remainder_bits) {
             Ok(t) => t,
             Err(e) => return Some(Err(e)),
         };
@@ -171,12 +172,8 @@ impl Table {
         Some(Ok(t))
     }
 
-    /// The heap bytes of a table of this shape, known before allocating.
-    pub(crate) fn heap_bytes_of(quotient_bits: u32, remainder_bits: u32) -> u64 {
-        Table::heap_bytes_for(1 << quotient_bits, remainder_bits)
-    }
-
-    /// [`heap_bytes_of`](Self::heap_bytes_of) for any multiple of [`BLOCK`] home slots.
+    /// The heap bytes of a table of `quotients` home slots (a multiple of [`BLOCK`]), known
+    /// before allocating.
     pub(crate) fn heap_bytes_for(quotients: usize, remainder_bits: u32) -> u64 {
         shape_of(quotients, remainder_bits).2 as u64 * 8
     }
@@ -580,12 +577,9 @@ enum Found {
 }
 
 impl<W: AsRef<[u64]>> Table<W> {
-    /// A table over decoded words, checked as a constructor would have left it: the size
-    /// from the shape, every occupied quotient with a run that starts at or after it and
-    /// after the previous run, runs sorted, the count theirs, every spill count the one the
-    /// runs give, empty slots and the extra blocks' occupied bits zero. Only reads: a view
-    /// checks its bytes in place.
-    #[cfg(feature = "serde")]
+    /// [`from_words_in`](Self::from_words_in) in counter mode for `2^quotient_bits` home
+    /// slots (the tests' shorthand).
+    #[cfg(all(test, feature = "serde"))]
     pub(crate) fn from_words(
         quotient_bits: u32,
         remainder_bits: u32,
@@ -595,10 +589,13 @@ impl<W: AsRef<[u64]>> Table<W> {
         Table::from_words_in(1 << quotient_bits, remainder_bits, Some(len), words)
     }
 
-    /// [`from_words`](Self::from_words) for `quotients` home slots (a multiple of
-    /// [`BLOCK`]); `len` `None` reads the table in raw mode (the expandable filter's: a slot
-    /// an entry, every value non-zero, runs sorted by value), else in counter mode with
-    /// `len` copies.
+    /// A table of `quotients` home slots (a multiple of [`BLOCK`]) over decoded words,
+    /// checked as a constructor would have left it: the size from the shape, every occupied
+    /// quotient with a run that starts at or after it and after the previous run, runs
+    /// sorted, the count theirs, every spill count the one the runs give, empty slots and
+    /// the extra blocks' occupied bits zero. Only reads: a view checks its bytes in place.
+    /// `len` `None` reads the table in raw mode (the expandable filter's: a slot an entry,
+    /// every value non-zero, runs sorted by value), else in counter mode with `len` copies.
     #[cfg(feature = "serde")]
     pub(crate) fn from_words_in(
         quotients: usize,

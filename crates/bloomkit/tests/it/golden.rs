@@ -240,6 +240,8 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
     #[cfg(feature = "quotient")]
     v.push(quotient_fixture());
     #[cfg(feature = "quotient")]
+    v.push(quotient_blocks_fixture());
+    #[cfg(feature = "quotient")]
     v.push(expandable_fixture());
     #[cfg(feature = "window")]
     v.push(window_fixture());
@@ -280,6 +282,23 @@ fn quotient_fixture() -> Golden {
     }
     f.remove(&text(17)).unwrap();
     golden("quotient", f, |f, k| f.contains(&text(k))).since(3)
+}
+
+/// The quotient filter whose home slots are not a power of two (192: sized for 150 keys),
+/// written as its count of 64-slot blocks with the top bit of the field set: the file pins
+/// that form and the home-slot mapping (the 128-bit product of the hash and the home slots).
+#[cfg(feature = "quotient")]
+fn quotient_blocks_fixture() -> Golden {
+    let mut f = QuotientFilter::<str>::builder(150, 0.01)
+        .seed(7)
+        .build()
+        .unwrap();
+    assert_eq!(f.capacity(), 192);
+    for k in 0..150 {
+        f.try_insert(&text(k)).unwrap();
+    }
+    f.remove(&text(17)).unwrap();
+    golden("quotient-blocks", f, |f, k| f.contains(&text(k))).since(3)
 }
 
 /// The expandable filter (variant tag 13, format version 3): string keys with the one-shot

@@ -346,8 +346,18 @@ fn impossible_resizes_say_why() {
     let e = f.shrink().unwrap_err();
     assert_eq!(
         e.to_string(),
-        "cannot shrink the filter: it has 64 home slots, the fewest a quotient filter has"
+        "cannot shrink the filter: it has 64 home slots: half of them is not a multiple of 64"
     );
+    // Home slots of any multiple of 64 halve while the half is one.
+    let mut g = QuotientFilter::<u64>::new(3 * 64 * 19 / 20, 0.01).unwrap();
+    assert_eq!(g.capacity(), 192);
+    assert!(matches!(
+        g.shrink(),
+        Err(Error::CannotResize { op: "shrink", .. })
+    ));
+    g.resize().unwrap();
+    g.shrink().unwrap();
+    assert_eq!(g.capacity(), 192);
 }
 
 #[test]
@@ -544,4 +554,73 @@ fn extend_growing_doubles_and_keeps_every_key() {
     assert!(matches!(err, Error::Full { .. }), "{err}");
     let held = g.len();
     assert!((0..held).all(|k| g.contains(&k)));
+}
+
+/// A filter sized for `n` keys takes home slots for `n` at 95% load (any multiple of 64,
+/// not the next power of two): at 1%, at most 11.5 bits a key from 12,000 keys on (below
+/// that the 64-slot blocks and the slots kept past the last home slot weigh more), and it
+/// holds its `n` distinct keys.
+#[test]
+fn sized_for_n_takes_at_most_11_5_bits_a_key_and_holds_n() {
+    for n in [12_000u64, 50_000, 100_000, 333_333, 1_000_000] {
+        let mut f = QuotientFilter::<u64>::new(n, 0.01).unwrap();
+        let bits = f.heap_bytes() as f64 * 8.0 / n as f64;
+        assert!(bits <= 11.5, "{n} keys: {bits:.2} bits a key");
+        assert!(f.max_items() >= n && f.capacity() % 64 == 0);
+        f.try_insert_batch((0..n).map(member)).unwrap();
+        assert_eq!(f.len(), n);
+        assert!((0..n).all(|i| f.contains(&member(i))));
+        assert!(f.estimated_fpr() <= 0.01, "{}", f.estimated_fpr());
+    }
+    for n in [1u64, 60, 61, 1_000, 4_096] {
+        let mut f = QuotientFilter::<u64>::new(n, 0.01).unwrap();
+        assert!(f.try_insert_batch((0..n).map(member)).is_ok(), "{n}");
+    }
+}
+
+/// The home-slot field of the parameter block: `q` for `2^q` (6 to 40), or bit 31 and a
+/// count of 64-slot blocks that is not a power of two; anything else is refused by the
+/// decoder and the view alike, never read as another size.
+#[cfg(feature = "serde")]
+#[test]
+fn the_home_slot_field_takes_one_form_per_size() {
+    use bloomkit_core::format::AlignedBytes;
+    use bloomkit_quotient::QuotientFilterRef;
+
+    let mut f = QuotientFilter::<u64>::new(150, 0.01).unwrap();
+    assert_eq!(f.capacity(), 192);
+    f.try_insert_batch(0..150u64).unwrap();
+    let bytes = f.to_bytes();
+    assert_eq!(bytes[32..36], (3u32 | 1 << 31).to_le_bytes());
+    let back = QuotientFilter::<u64>::from_bytes(&bytes).unwrap();
+    assert_eq!(back, f);
+    let flag = 1u32 << 31;
+    for home in [
+        0,
+        5,
+        41,
+        63,
+        u32::MAX,
+        flag,
+        flag | 1,
+        flag | 2,
+        flag | 4,
+        flag | 6,
+        flag | 0x7fff_ffff,
+        7,
+    ] {
+        let mut b = bytes.clone();
+        b[32..36].copy_from_slice(&home.to_le_bytes());
+        bloomkit_testkit::reseal(&mut b);
+        assert!(
+            QuotientFilter::<u64>::from_bytes(&b).is_err(),
+            "home field {home:#x} accepted"
+        );
+        let aligned = AlignedBytes::copy_from(&b);
+        assert!(QuotientFilterRef::<u64>::from_bytes(&aligned).is_err());
+    }
+    // A power-of-two table keeps the exponent form (the files written before this form).
+    let g = QuotientFilter::<u64>::new(1_945, 0.01).unwrap();
+    assert_eq!(g.capacity(), 2_048);
+    assert_eq!(g.to_bytes()[32..36], 11u32.to_le_bytes());
 }
