@@ -65,9 +65,12 @@ fn qfilter_removes(f: &mut qfilter::Filter, hashes: &[u64]) -> usize {
 
 fn main() {
     let hasher = Xxh3Builder::default();
-    let n = QuotientFilter::<u64>::new(60_000, 0.01)
+    // 2^16 home slots filled to 95%: the filter sized for 62,259 keys takes 2^16 of them,
+    // as qfilter does.
+    let n = QuotientFilter::<u64>::new(62_259, 0.01)
         .expect("sized")
         .max_items();
+    assert_eq!(n, 62_259);
     let members: Vec<u64> = (0..n).map(|k| hasher.hash_one(k)).collect();
     let probes: Vec<u64> = members
         .iter()
