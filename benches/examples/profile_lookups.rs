@@ -323,8 +323,12 @@ fn specialists(members: &[u64], probes: &[u64]) {
         specialist_ribbon_lookups(&ribbon, probes)
     );
 
-    let mut quotient = QuotientFilter::<u64>::new(N, 0.01).expect("valid");
+    // One table shape for both: qfilter rounds its home slots up to a power of two (2^17 for
+    // 10^5 keys, 76% full), and bloomkit's filter sized for 95% of them takes the same.
     let mut qf = qfilter::Filter::new(N, 0.01).expect("valid");
+    let home = qf.capacity() * 20 / 19; // qfilter holds 95% of its home slots
+    let mut quotient = QuotientFilter::<u64>::new(home * 19 / 20, 0.01).expect("valid");
+    assert_eq!(quotient.capacity(), home);
     let inserted = (
         specialist_quotient_inserts(&mut quotient, members),
         specialist_qfilter_inserts(&mut qf, members),
