@@ -203,11 +203,14 @@ fn main() {
         insert,
         contains
     );
-    // The quotient filters' inserts were `insert -> Result` at the base commit.
+    // The quotient filters' inserts were `insert -> Result` at the base commit. The
+    // head sizes a quotient table for the keys asked for (any multiple of 64 home slots),
+    // the base rounded up to a power of two: the head is given the base's table (2^21 home
+    // slots for 10^6 keys; 2^17 for 10^5), so that the rows compare the code at one load.
     lookups_and_inserts!(
         "QuotientFilter<u64>",
         base::QuotientFilter::<u64>::new(N, 0.01).unwrap(),
-        head::QuotientFilter::<u64>::new(N, 0.01).unwrap(),
+        head::QuotientFilter::<u64>::new(1_992_294, 0.01).unwrap(),
         insert / try_insert,
         contains
     );
@@ -224,7 +227,7 @@ fn main() {
         let probes_in: Vec<u64> = members.iter().step_by(2).copied().collect();
         let probes_out = keys(2, 50_000);
         let mut b = base::QuotientFilter::<u64>::new(100_000, 0.01).unwrap();
-        let mut h = head::QuotientFilter::<u64>::new(100_000, 0.01).unwrap();
+        let mut h = head::QuotientFilter::<u64>::new(124_518, 0.01).unwrap();
         for k in &members {
             let _ = b.insert(k);
             let _ = h.try_insert(k);
@@ -249,7 +252,7 @@ fn main() {
             .chain(members.iter().step_by(N as usize / (PROBES / 2)).copied())
             .collect();
         let mut bq = base::QuotientFilter::<u64>::new(N, 0.01).unwrap();
-        let mut hq = head::QuotientFilter::<u64>::new(N, 0.01).unwrap();
+        let mut hq = head::QuotientFilter::<u64>::new(1_992_294, 0.01).unwrap();
         let mut be = base::ExpandableFilter::<u64>::new(1_000, 0.01).unwrap();
         let mut he = head::ExpandableFilter::<u64>::new(1_000, 0.01).unwrap();
         for k in &members {
