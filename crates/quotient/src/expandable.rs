@@ -12,7 +12,7 @@ use bloomkit_core::{Error, Remove, Xxh3Builder};
 use derive_where::derive_where;
 
 use crate::table::Table;
-use crate::{fingerprint, max_width, room, MAX_HOME_SLOTS, MAX_LOAD};
+use crate::{fingerprint, home_slots_for, max_width, room, MAX_HOME_SLOTS, MAX_LOAD};
 
 /// The doublings an [`ExpandableFilter`]'s fingerprints are sized for: 10, a thousandfold
 /// growth, with the rate still under the target (see [`ExpandableFilter`]); past them the slots
@@ -112,20 +112,20 @@ bloomkit_core::impl_builder_entry!(ExpandableFilter, "bloomkit_quotient", hasher
 impl<K: ?Sized, S: BuildHasher> FromSettings for ExpandableFilter<K, S> {
     type Hasher = S;
 
-    /// Home slots for `items` at [`MAX_LOAD`] (the fewest blocks of 64) and fingerprints
+    /// Home slots for `items` at [`MAX_LOAD`] (the fewest blocks of 64, as the quotient
+    /// filter takes: `home_slots_for`) and fingerprints
     /// long enough for the rate to stay under `fpr` through [`GROWTH_HORIZON`] doublings.
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
         let design = settings.design()?;
-        // The fewest blocks of 64 home slots that hold `items` at MAX_LOAD.
-        let blocks = (design.capacity as f64 / MAX_LOAD / 64.0).ceil();
-        if blocks * 64.0 > MAX_HOME_SLOTS as f64 {
+        let home = home_slots_for(design.capacity);
+        if home > MAX_HOME_SLOTS as u128 {
             return Err(Error::TooLarge {
                 what: bloomkit_core::Unit::HomeSlots,
-                size: blocks * 64.0,
+                size: home as f64,
                 max: MAX_HOME_SLOTS as u64,
             });
         }
-        let home = blocks as usize * 64;
+        let home = home as usize;
         // 2^-F * 0.475 * (horizon + 2) <= fpr, in floats until F is known to fit: a rate
         // near the smallest positive f64 makes `need` infinite.
         let need = 0.5 * MAX_LOAD * f64::from(GROWTH_HORIZON + 2) / design.fpr;

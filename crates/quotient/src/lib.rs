@@ -157,6 +157,16 @@ fn home_slots_ok(home: usize) -> bool {
         && (home <= MAX_ANY_HOME_SLOTS || (home.is_power_of_two() && home <= MAX_HOME_SLOTS))
 }
 
+/// The fewest home slots, a multiple of 64 (at least 64), that hold `items` at
+/// [`MAX_LOAD`]: `room(m) >= items` exactly when `19 m >= 20 items` (both tables' sizing).
+fn home_slots_for(items: u64) -> u128 {
+    let block = table::BLOCK as u128;
+    (u128::from(items) * 20)
+        .div_ceil(19)
+        .next_multiple_of(block)
+        .max(block)
+}
+
 /// The widest fingerprint a hash gives after choosing among `home` home slots: the hash's
 /// 64 bits less those the home slot takes, so that a fingerprint bit is always a bit of the
 /// hash.
@@ -202,9 +212,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for QuotientFilter<K, S> {
     /// `MAX_LOAD * 2^-r`).
     fn from_settings(settings: &Settings, hasher: S) -> Result<Self, Error> {
         let design = settings.design()?;
-        // `room(m) >= items` exactly when `19 m >= 20 items`.
-        let slots = u128::from(design.capacity) * 20;
-        let mut home = slots.div_ceil(19).next_multiple_of(table::BLOCK as u128);
+        let mut home = home_slots_for(design.capacity);
         if home > MAX_ANY_HOME_SLOTS as u128 {
             home = home.next_power_of_two();
         }
@@ -215,7 +223,7 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for QuotientFilter<K, S> {
                 max: MAX_HOME_SLOTS as u64,
             });
         }
-        let home = (home as usize).max(table::BLOCK);
+        let home = home as usize;
         let remainder_bits = ((MAX_LOAD / design.fpr).log2().ceil() as u32).max(MIN_REMAINDER_BITS);
         if remainder_bits > max_width(home) {
             return Err(Error::FprBelowMinimum {
