@@ -97,9 +97,15 @@ pub trait Attribute<const I: usize>: Record {
 
 /// A record whose type fixes its arity, as every tuple does: a filter of such records never
 /// refuses one, so it takes whole iterators of them (`Extend`). Implemented for tuples of 1
-/// to 12 `Hash` values; not for a hand-written [`Record`] (whose `visit` the type cannot
-/// vouch for) nor for dynamic records.
-pub trait FixedArity: Record {}
+/// to 12 `Hash` values and sealed: a hand-written [`Record`] (whose `visit` the type cannot
+/// vouch for) and dynamic records cannot implement it, so `extend` never meets a record it
+/// would have to drop.
+pub trait FixedArity: Record + sealed::Tuple {}
+
+mod sealed {
+    /// The tuples: what may be [`FixedArity`](super::FixedArity).
+    pub trait Tuple {}
+}
 
 /// A record whose arity is known only at run time and whose attributes all have one type
 /// (`[T]`, `Vec<T>`): queries name its attributes by index
@@ -149,6 +155,7 @@ macro_rules! tuple_record {
                 $(visitor.attribute(&self.$idx);)+
             }
         }
+        impl<$($T: Hash),+> sealed::Tuple for ($($T,)+) {}
         impl<$($T: Hash),+> FixedArity for ($($T,)+) {}
         tuple_attributes!([$($T),+]; $($idx $T),+);
     };

@@ -436,8 +436,10 @@ impl<K: Hash + ?Sized, S: BuildHasher> ExpandableFilter<K, S> {
 /// builder's [`max_bytes`](bloomkit_core::build::Builder::max_bytes), past the hash's 64
 /// bits or 2^40 home slots, or when the memory cannot be had), it
 /// [saturates](ExpandableFilter::is_saturated): from then on it answers "present" for every
-/// key, until [`clear`](ExpandableFilter::clear). Without `max_bytes` only the memory
-/// can end it. To be told instead, call `try_insert_batch`.
+/// key, until [`clear`](ExpandableFilter::clear). Without `max_bytes`, the hash's bits
+/// end it first at very low rates (a filter made for 1,000 keys at 10^-12 takes 44-bit
+/// slots and cannot double past about 5 * 10^5 keys); at 1% they last to 2^40 home slots.
+/// To be told instead, call `try_insert_batch`.
 ///
 /// # Examples
 ///

@@ -292,10 +292,12 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
 
     /// The same keys in twice the home slots (one bit of every remainder moves into the
     /// quotient): room for twice as many keys, at twice the rate when full again, since
-    /// the fingerprints keep their `q + r` bits. A filter of 2-bit remainders cannot grow.
+    /// the fingerprints keep their range (home slots times `2^r`). A filter of 2-bit
+    /// remainders cannot grow.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] past 2^40 home slots; [`Error::CannotResize`] with 2-bit
+    /// [`Error::TooLarge`] past 2^40 home slots (past `2^37 - 64` for a count that is not a
+    /// power of two: the most the format writes); [`Error::CannotResize`] with 2-bit
     /// remainders (the shortest the table keeps);
     /// [`Error::Full`] when counted copies need more slots with one bit less of remainder
     /// (a key held many times whose shorter remainder is among the two largest, which keep
@@ -339,8 +341,10 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     ///
     /// # Errors
     /// [`Error::Full`] when the keys held need more slots than the smaller filter takes
-    /// (nothing is changed); [`Error::CannotResize`] at the fewest home slots (64) or with
-    /// remainders that would pass 57 bits; [`Error::AllocationFailed`].
+    /// (nothing is changed); [`Error::CannotResize`] when half the home slots is not a
+    /// multiple of 64 (64 of them, and any odd number of 64-slot blocks: most filters sized
+    /// for a count of keys, which take the fewest blocks that hold it) or with remainders
+    /// that would pass 57 bits; [`Error::AllocationFailed`].
     pub fn shrink(&mut self) -> Result<(), Error> {
         let r = self.table.remainder_bits;
         if self.table.quotients % (2 * table::BLOCK) != 0 {
@@ -378,7 +382,7 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     /// Every copy held by `other` added to this filter (the union of multisets: counts add).
     ///
     /// # Errors
-    /// [`Error::Incompatible`] unless both have the same quotient and remainder bits and
+    /// [`Error::Incompatible`] unless both have the same home slots, remainder bits and
     /// hasher; [`Error::Full`] when the sum does not fit (nothing is changed).
     pub fn union_with(&mut self, other: &Self) -> Result<(), Error>
     where
@@ -442,8 +446,9 @@ impl<K: ?Sized, S> QuotientFilter<K, S> {
     ///
     /// # Errors
     /// As `union_with` and `resize`: [`Error::Incompatible`] for another hasher, seed or
-    /// fingerprint length (quotient plus remainder bits); [`Error::TooLarge`] or
-    /// [`Error::CannotResize`] when the room cannot be made. Nothing is changed on an error.
+    /// fingerprint range (home slots times `2^r`, which a resize keeps); [`Error::TooLarge`],
+    /// [`Error::CannotResize`] or [`Error::Full`] when the room cannot be made. Nothing is
+    /// changed on an error.
     ///
     /// # Examples
     ///
@@ -565,9 +570,10 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
     /// [`Error::Full`].
     ///
     /// # Errors
-    /// [`Error::CannotResize`] when the table must double and its remainders have no bit
-    /// left to give, or [`Error::AllocationFailed`]: the keys before that one are in, it and
-    /// the keys after it are not.
+    /// As [`resize`](Self::resize) when the table must double and cannot
+    /// ([`Error::CannotResize`] when its remainders have no bit left to give,
+    /// [`Error::TooLarge`], [`Error::Full`], [`Error::AllocationFailed`]): the keys before
+    /// that one are in, it and the keys after it are not.
     ///
     /// # Examples
     ///
@@ -612,7 +618,8 @@ impl<K: Hash + ?Sized, S: BuildHasher> QuotientFilter<K, S> {
 /// Adds a copy of every key, doubling the table whenever it is full, as
 /// [`extend_growing`](QuotientFilter::extend_growing) does. `extend` cannot return an error
 /// and never drops a key or panics: when the table cannot double again (its remainders are
-/// down to 2 bits, it has 2^40 home slots, or the memory cannot be had), the filter
+/// down to 2 bits, it is at the most home slots [`resize`](QuotientFilter::resize) allows,
+/// counted copies need more slots, or the memory cannot be had), the filter
 /// [saturates](QuotientFilter::is_saturated): from then on it answers "present" for every
 /// key, until [`clear`](QuotientFilter::clear). A filter built for `n` keys at 1% (7-bit
 /// remainders) doubles five times before that, to about `32 n` keys. To be told instead,
@@ -729,8 +736,8 @@ macro_rules! read_side {
             }
 
             /// Whether the filter is saturated: [`Extend`] met a key it could not make room
-            /// for (the table could not double again: 2-bit remainders, 2^40 home slots, or
-            /// no memory), so that every key answers "present" (and counts `u64::MAX`) until
+            /// for (the table could not double again: see [`resize`](QuotientFilter::resize)'s
+            /// errors), so that every key answers "present" (and counts `u64::MAX`) until
             /// [`clear`](QuotientFilter::clear). Only `extend` saturates a filter (it cannot
             /// return an error and never drops a key); every other insert returns the error.
             /// The byte format keeps the state.

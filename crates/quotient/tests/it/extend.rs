@@ -160,7 +160,7 @@ fn saturation_is_kept_and_ended_only_by_clear() {
     let back = QuotientFilter::<u64>::from_bytes(&bytes).unwrap();
     assert_eq!(back, f);
     assert!(back.is_saturated());
-    let rate_at = 32 + 8; // the parameter block: quotient bits, remainder bits, then the rate
+    let rate_at = 32 + 8; // the parameter block: home slots, remainder bits, then the rate
     let rate = f64::from_le_bytes(bytes[rate_at..rate_at + 8].try_into().unwrap());
     assert_eq!(rate, -0.01);
     for bad in [
@@ -206,4 +206,37 @@ fn saturation_is_kept_and_ended_only_by_clear() {
     e.extend(0..100_000u64);
     assert!(!e.is_saturated() && e.estimated_fpr() <= 0.01);
     assert_eq!(e.len(), 100_000);
+}
+
+/// A saturated filter with remainder bits to spare (read from bytes whose rate field says
+/// so) stays saturated through `resize`, `shrink`, `union_growing` (either side) and the
+/// view; its keys are kept by each.
+#[test]
+fn saturation_survives_resizes_and_growing_unions() {
+    let mut f = QuotientFilter::<u64>::new(243, 0.01).unwrap(); // 256 home slots
+    f.try_insert_batch(0..200u64).unwrap();
+    let mut bytes = f.to_bytes();
+    let rate_at = 32 + 8;
+    bytes[rate_at..rate_at + 8].copy_from_slice(&(-0.01f64).to_le_bytes());
+    bloomkit_testkit::reseal(&mut bytes);
+    let saturated = QuotientFilter::<u64>::from_bytes(&bytes).unwrap();
+    assert!(saturated.is_saturated() && saturated.remainder_bits() == 7);
+    let kept = |g: &QuotientFilter<u64>| g.is_saturated() && (0..200u64).all(|k| g.count(&k) >= 1);
+
+    let mut g = saturated.clone();
+    g.resize().unwrap();
+    assert!(kept(&g) && g.capacity() == 512);
+    g.shrink().unwrap();
+    assert!(kept(&g) && g.capacity() == 256);
+
+    // A smaller unsaturated filter of the same fingerprint range grows into it.
+    let mut small = QuotientFilter::<u64>::new(60, 0.003).unwrap();
+    assert_eq!((small.capacity(), small.remainder_bits()), (64, 9));
+    small.try_insert(&7).unwrap();
+    let mut left = small.clone();
+    assert!(left.union_growing(&saturated).unwrap() >= 2);
+    assert!(kept(&left) && left.contains(&7));
+    let mut right = saturated.clone();
+    right.union_growing(&small).unwrap();
+    assert!(kept(&right));
 }

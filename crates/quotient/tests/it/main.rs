@@ -619,8 +619,28 @@ fn the_home_slot_field_takes_one_form_per_size() {
         let aligned = AlignedBytes::copy_from(&b);
         assert!(QuotientFilterRef::<u64>::from_bytes(&aligned).is_err());
     }
-    // A power-of-two table keeps the exponent form (the files written before this form).
+    // A power-of-two table keeps the exponent form (the files written before this form);
+    // the same size in blocks is refused though its words are right, and a table of 6
+    // blocks reads back.
     let g = QuotientFilter::<u64>::new(1_945, 0.01).unwrap();
     assert_eq!(g.capacity(), 2_048);
     assert_eq!(g.to_bytes()[32..36], 11u32.to_le_bytes());
+    for (items, blocks, exponent) in [(121, 2u32, 7u32), (243, 4, 8)] {
+        let f = QuotientFilter::<u64>::new(items, 0.01).unwrap();
+        assert_eq!(f.capacity(), u64::from(blocks) * 64);
+        let mut b = f.to_bytes();
+        assert_eq!(b[32..36], exponent.to_le_bytes());
+        b[32..36].copy_from_slice(&(flag | blocks).to_le_bytes());
+        bloomkit_testkit::reseal(&mut b);
+        assert!(
+            QuotientFilter::<u64>::from_bytes(&b).is_err(),
+            "{blocks} blocks"
+        );
+    }
+    let mut six = QuotientFilter::<u64>::new(364, 0.01).unwrap();
+    assert_eq!(six.capacity(), 384);
+    six.try_insert_batch(0..364u64).unwrap();
+    let b = six.to_bytes();
+    assert_eq!(b[32..36], (flag | 6).to_le_bytes());
+    assert_eq!(QuotientFilter::<u64>::from_bytes(&b).unwrap(), six);
 }
