@@ -485,7 +485,8 @@ macro_rules! read_side {
                 &self.hasher
             }
 
-            /// Copies held (exact, counting a void entry's copies once).
+            /// Copies held (exact, counting a void entry's copies once; a
+            /// [saturated](Self::is_saturated) filter leaves out the keys `extend` could not place).
             pub fn len(&self) -> u64 {
                 self.core.copies
             }

@@ -665,7 +665,8 @@ macro_rules! read_side {
                 &self.hasher
             }
 
-            /// Copies held (exact: every copy of a fingerprint is counted).
+            /// Copies held (exact: every copy of a fingerprint is counted; a
+            /// [saturated](Self::is_saturated) filter leaves out the keys `extend` could not place).
             pub fn len(&self) -> u64 {
                 self.table.len
             }
