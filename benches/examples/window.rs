@@ -9,8 +9,8 @@
 //! ```
 //!
 //! For each window `N` (10^6 and 10^7 by default) at 1%: a `WindowFilter::new(N, 0.01)`
-//! fed a stream of `3N` distinct u64 keys (so it is in its steady state, every slice in
-//! use), and a `BlockedBloomFilter` of the same bytes holding the last `N` of them. Times
+//! fed a stream of `3N` distinct u64 keys (so it is in its steady state, its table
+//! holding `1.1 N` alive entries at the worst moment), and a `BlockedBloomFilter` of the same bytes holding the last `N` of them. Times
 //! are ns per key, the median of 7 rounds, each round timing both back to back in a
 //! rotating order; ratio = the window filter's time / the blocked filter's (below 2 meets
 //! the target). Members are keys of the last `N`, absent keys never inserted.
@@ -82,7 +82,13 @@ fn run(n: u64) {
     let insert_batch = timed(stream.len(), || w2.try_insert_batch(&stream).unwrap());
     assert!(w == w2, "batched inserts left another filter");
     let bytes = w.heap_bytes();
-    eprintln!("k = {}, l = {}", w.num_hashes(), w.generations());
+    eprintln!(
+        "f = {}, t = {}, L = {}, buckets = {}",
+        w.fingerprint_bits(),
+        w.tag_bits(),
+        w.generations(),
+        w.num_buckets()
+    );
     let blocks = (bytes as u64 / 64).max(1);
     let mut b = BlockedBloomFilter::<u64>::with_blocks(blocks, 8).unwrap();
     let recent = &stream[stream.len() - n as usize..];

@@ -108,17 +108,20 @@ pub enum Detail {
     },
     /// Sub-filters of a scalable filter.
     Slices(u64),
-    /// A window filter's ring: `slices` slices (a key in `hashes` of them in a row), a
-    /// generation every `per_generation` inserts, `blocks` blocks of a word per slice.
+    /// A window filter's table and generations: a key alive for `generations` generations
+    /// after its own, a generation every `per_generation` inserts, `buckets` buckets of four
+    /// slots, each a fingerprint and a generation tag.
     Ring {
-        /// Slices in the ring (`k + l`).
-        slices: u32,
-        /// Slices a key is written to (`k`).
-        hashes: u32,
+        /// Generations a key is kept alive for after its own (`L`).
+        generations: u32,
         /// Inserts a generation takes.
         per_generation: u64,
-        /// Blocks.
-        blocks: u64,
+        /// Buckets of four slots.
+        buckets: u64,
+        /// Bits of a fingerprint.
+        fingerprint_bits: u32,
+        /// Bits of a generation tag.
+        tag_bits: u32,
     },
     /// Slots of a quotient table and the bits of each fingerprint's remainder.
     Slots {
@@ -924,20 +927,26 @@ mod table {
         use super::*;
         use crate::{WindowFilter, WindowFilterRef};
 
-        fn ring(hashes: u32, generations: u32, window: u64, blocks: u64) -> Vec<Detail> {
+        fn ring(
+            generations: u32,
+            per_generation: u64,
+            buckets: u64,
+            bits: (u32, u32),
+        ) -> Vec<Detail> {
             vec![Detail::Ring {
-                slices: hashes + generations,
-                hashes,
-                per_generation: window / u64::from(generations),
-                blocks,
+                generations,
+                per_generation,
+                buckets,
+                fingerprint_bits: bits.0,
+                tag_bits: bits.1,
             }]
         }
 
         member! {
             [] WindowFilter<str> => Window, view = false, insert = fallible,
-                |f| ring(f.num_hashes(), f.generations(), f.window(), f.num_blocks());
+                |f| ring(f.generations(), f.per_generation(), f.num_buckets(), (f.fingerprint_bits(), f.tag_bits()));
             ['a] WindowFilterRef<'a, str> => Window, view = true, insert = none,
-                |f| ring(f.num_hashes(), f.generations(), f.window(), f.num_blocks());
+                |f| ring(f.generations(), f.per_generation(), f.num_buckets(), (f.fingerprint_bits(), f.tag_bits()));
         }
 
         pub(super) const WINDOW: Entry = Entry {

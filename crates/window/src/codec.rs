@@ -1,16 +1,17 @@
 //! The window filter's byte format (variant tag 15, `docs/format.md`), serde through it, and
 //! the zero-copy view.
 //!
-//! Parameters: `k`, `l`, inserts a generation takes, blocks, the target rate, the span of a
-//! generation (0 for a window over inserts), the newest slice, the current generation's
-//! start and the latest time seen. Payload: the blocks' words (a block's word for each
-//! physical slice, side by side), then each physical slice's generation count.
+//! Parameters: fingerprint bits, tag bits, `L`, inserts a generation takes, buckets, the
+//! target rate, the span of a generation (0 for a window over inserts), the generation
+//! number, the sweep's next bucket, the current generation's start and the latest time
+//! seen. Payload: the table's words (buckets packed, then two words of padding), the
+//! generations' counts (one a tag), the stash (`[bucket, slot]` pairs).
 
 use core::hash::BuildHasher;
 use core::marker::PhantomData;
 
 use bloomkit_core::format::{Reader, Verify, Writer};
-use bloomkit_core::sizing::window::{MAX_GENERATIONS, MAX_HASHES};
+use bloomkit_core::sizing::window::{words_for, MAX_GENERATIONS, MAX_SLOT_BITS, MAX_WORDS};
 use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
 use serde::{Deserialize, Serialize};
 
@@ -18,65 +19,86 @@ use crate::{read_side, Core, Shape, WindowFilter};
 
 #[derive(Serialize, Deserialize)]
 struct Params {
-    hashes: u32,
+    fingerprint_bits: u32,
+    tag_bits: u32,
     generations: u32,
     per_generation: u64,
-    blocks: u64,
+    buckets: u64,
     target_fpr: f64,
     span: u64,
-    head: u32,
+    generation: u64,
+    sweep: u64,
     gen_start: u64,
     now: u64,
 }
 
-/// The most words a decoded filter may declare (2^40 bytes).
-const MAX_WORDS: u64 = 1 << 37;
+/// The most stash entries a decoded filter may hold (a filter bloomkit writes holds none
+/// unless its cuckoo inserts failed, which they do not at the sizing's load).
+const MAX_STASH: usize = 1 << 16;
 
 impl Params {
     fn of<W>(core: &Core<W>) -> Params {
         let s = &core.shape;
         Params {
-            hashes: s.hashes,
+            fingerprint_bits: s.fingerprint_bits,
+            tag_bits: s.tag_bits,
             generations: s.generations,
             per_generation: s.per_generation,
-            blocks: s.blocks,
+            buckets: s.buckets,
             target_fpr: s.target_fpr,
             span: s.span,
-            head: core.head,
+            generation: core.generation,
+            sweep: core.sweep,
             gen_start: core.gen_start,
             now: core.now,
         }
     }
 
-    /// The core over `words` and `counts`, every parameter checked (the owned decoder's
-    /// and the view's one set of checks).
-    fn check<W: AsRef<[u64]>>(&self, words: W, counts: Vec<u64>) -> Result<Core<W>, Error> {
+    /// The core over `words`, `counts` and `stash`, every parameter checked (the owned
+    /// decoder's and the view's one set of checks).
+    fn check<W: AsRef<[u64]>>(
+        &self,
+        words: W,
+        counts: Vec<u64>,
+        stash: Vec<u64>,
+    ) -> Result<Core<W>, Error> {
         let bad =
             |why: String| Error::Decode(DecodeError::Invalid(format!("window filter: {why}")));
         let p = self;
-        if !(1..=MAX_HASHES).contains(&p.hashes) {
-            return Err(bad(format!("{} slices a key", p.hashes)));
-        }
         if !(1..=MAX_GENERATIONS).contains(&p.generations) {
             return Err(bad(format!("{} generations", p.generations)));
         }
-        let slices = u64::from(p.hashes + p.generations);
+        if !(1..=13).contains(&p.tag_bits) || 1u64 << p.tag_bits < u64::from(p.generations) + 2 {
+            return Err(bad(format!(
+                "{}-bit tags for {} generations",
+                p.tag_bits, p.generations
+            )));
+        }
+        if p.fingerprint_bits == 0 || p.fingerprint_bits + p.tag_bits > MAX_SLOT_BITS {
+            return Err(bad(format!(
+                "{}-bit fingerprints with {}-bit tags",
+                p.fingerprint_bits, p.tag_bits
+            )));
+        }
         if p.per_generation == 0 {
             return Err(bad("generations of 0 inserts".into()));
         }
-        let expected = p
-            .blocks
-            .checked_mul(slices)
-            .filter(|&w| p.blocks > 0 && w <= MAX_WORDS);
-        if expected != Some(words.as_ref().len() as u64) {
+        let slot_bits = p.fingerprint_bits + p.tag_bits;
+        let fits = p.buckets > 0 && p.buckets <= MAX_WORDS;
+        let expected = fits.then(|| words_for(p.buckets, slot_bits));
+        if expected.is_none_or(|w| w > MAX_WORDS || w != words.as_ref().len() as u64) {
             return Err(bad(format!(
-                "{} blocks of {slices} slices in {} words",
-                p.blocks,
+                "{} buckets of {slot_bits}-bit slots in {} words",
+                p.buckets,
                 words.as_ref().len()
             )));
         }
-        if counts.len() as u64 != slices {
-            return Err(bad(format!("{} counts for {slices} slices", counts.len())));
+        if counts.len() as u64 != 1 << p.tag_bits {
+            return Err(bad(format!(
+                "{} counts for {}-bit tags",
+                counts.len(),
+                p.tag_bits
+            )));
         }
         if let Some(c) = counts.iter().find(|&&c| c > p.per_generation) {
             return Err(bad(format!(
@@ -84,8 +106,21 @@ impl Params {
                 p.per_generation
             )));
         }
-        if u64::from(p.head) >= slices {
-            return Err(bad(format!("newest slice {} of {slices}", p.head)));
+        if stash.len() % 2 != 0 || stash.len() > 2 * MAX_STASH {
+            return Err(bad(format!("a stash of {} words", stash.len())));
+        }
+        let slot_max = (1u64 << slot_bits) - 1;
+        if let Some(e) = stash
+            .chunks_exact(2)
+            .find(|e| e[0] >= p.buckets || e[1] >> p.tag_bits == 0 || e[1] > slot_max)
+        {
+            return Err(bad(format!("a stash entry {:?}", e)));
+        }
+        if p.sweep >= p.buckets {
+            return Err(bad(format!(
+                "a sweep at bucket {} of {}",
+                p.sweep, p.buckets
+            )));
         }
         check_fpr(p.target_fpr).map_err(Error::into_decode)?;
         let clock_ok = if p.span == 0 {
@@ -102,15 +137,18 @@ impl Params {
         Ok(Core {
             words,
             counts,
-            shape: Shape {
-                hashes: p.hashes,
-                generations: p.generations,
-                per_generation: p.per_generation,
-                blocks: p.blocks,
-                target_fpr: p.target_fpr,
-                span: p.span,
-            },
-            head: p.head,
+            stash,
+            shape: Shape::new(
+                p.fingerprint_bits,
+                p.tag_bits,
+                p.generations,
+                p.per_generation,
+                p.buckets,
+                p.target_fpr,
+                p.span,
+            ),
+            generation: p.generation,
+            sweep: p.sweep,
             gen_start: p.gen_start,
             now: p.now,
         })
@@ -125,6 +163,7 @@ impl<K: ?Sized, S: PortableHasher> Codec for WindowFilter<K, S> {
             .params(&Params::of(&self.core))
             .words(&self.core.words)
             .words(&self.core.counts)
+            .words(&self.core.stash)
     }
 
     fn decode(mut reader: Reader<'_>) -> Result<Self, Error> {
@@ -132,9 +171,10 @@ impl<K: ?Sized, S: PortableHasher> Codec for WindowFilter<K, S> {
         let p: Params = reader.params()?;
         let words = reader.words()?;
         let counts = reader.words()?;
+        let stash = reader.words()?;
         reader.finish()?;
         Ok(WindowFilter {
-            core: p.check(words, counts)?,
+            core: p.check(words, counts, stash)?,
             hasher,
             key: PhantomData,
         })
@@ -173,11 +213,11 @@ impl<K: ?Sized> WindowFilter<K> {
 
 bloomkit_core::impl_serde_via_bytes!([K: ?Sized, S: PortableHasher] WindowFilter<K, S>);
 
-/// A read-only [`WindowFilter`] over its serialized bytes, answering from the blocks in
+/// A read-only [`WindowFilter`] over its serialized bytes, answering from the table in
 /// place (a memory-mapped file), by the owned filter's read code, as of the clock the bytes
 /// hold (`contains_at` looks ahead without changing anything).
 ///
-/// The blocks must be aligned to 8 bytes (a memory map, or any buffer aligned to 64);
+/// The table must be aligned to 8 bytes (a memory map, or any buffer aligned to 64);
 /// others get [`DecodeError::NotViewable`], and the owned decoder reads them.
 ///
 /// # Examples
@@ -232,9 +272,10 @@ impl<'a, K: ?Sized, S: PortableHasher> WindowFilterRef<'a, K, S> {
         let p: Params = reader.params()?;
         let words = reader.words_in_place::<u64>()?;
         let counts = reader.words()?;
+        let stash = reader.words()?;
         reader.finish()?;
         Ok(WindowFilterRef {
-            core: p.check(words, counts)?,
+            core: p.check(words, counts, stash)?,
             hasher,
             key: PhantomData,
         })
@@ -250,8 +291,10 @@ impl<'a, K: ?Sized, S: PortableHasher> WindowFilterRef<'a, K, S> {
             core: Core {
                 words: c.words.to_vec(),
                 counts: c.counts.clone(),
+                stash: c.stash.clone(),
                 shape: c.shape,
-                head: c.head,
+                generation: c.generation,
+                sweep: c.sweep,
                 gen_start: c.gen_start,
                 now: c.now,
             },

@@ -1,26 +1,28 @@
 //! A filter that forgets: "was this key inserted in the last N inserts?" or "in the last
 //! T?", in memory fixed before the first insert.
 //!
-//! [`WindowFilter`] is an age-partitioned Bloom filter (Shtul, Baquero & Almeida, "Age-
-//! Partitioned Bloom Filters", 2020): `k + l` slices in a ring; a key is written into the
-//! `k` newest (one bit each), and every generation (`g` inserts, or a span of time) the
-//! oldest slice is cleared and becomes the newest. A key is answered while some `k` slices
-//! in a row hold it. Its promises:
+//! [`WindowFilter`] is a cuckoo table of fingerprints (buckets of four slots, two buckets a
+//! key: Fan, Andersen, Kaminsky & Mitzenmacher, "Cuckoo Filter", 2014) in which each entry is
+//! tagged with the generation of its key's latest insert. Inserts are counted in generations
+//! (`g` inserts, or a span of time); an entry more than `L` generations old is dead and its
+//! slot free, so the table holds the keys of the last `L + 1` generations at most. Its
+//! promises:
 //!
 //! - **no false negative within the window**: every key of the last
 //!   [`window`](WindowFilter::window) inserts (or the last `T` time units of a window over
-//!   time) answers "present", whatever came before or after it;
+//!   time) answers "present", whatever came before or after it (an insert of a key already
+//!   held refreshes its entry; entries move between their two buckets but never drop);
 //! - **the false-positive rate at most the target at every moment** of an endless stream
-//!   (sized for the worst moment: the last insert before a shift);
+//!   (sized for the worst moment: `L + 1` full generations of distinct keys);
 //! - **forgotten within a stated slack**: a key older than
 //!   [`forgotten_after`](WindowFilter::forgotten_after) inserts (1.1 windows by default, for
-//!   windows of more than about 100 inserts: a generation holds at least one) is in no slice,
-//!   so it answers "present" only as often as a key never inserted;
+//!   windows of 10 inserts or more) is dead, so it answers "present" only as often as a key
+//!   never inserted;
 //! - memory fixed by the window and the rate ([`WindowFilter::heap_bytes`] before the first
-//!   insert; the builder's `max_bytes` is honoured).
+//!   insert; the builder's `max_bytes` is honoured): 17.1 bits a window item at 1%.
 //!
-//! One key's bits sit in one block (a word per slice, side by side), so a lookup reads one
-//! stretch of memory. Sizing, its model and its source: `bloomkit_core::sizing::window`.
+//! A lookup reads two buckets (two cache lines) and compares their slots at once. Sizing,
+//! its model and its source: `bloomkit_core::sizing::window`.
 //!
 //! # Examples
 //!
@@ -60,8 +62,8 @@
 //! # Ok::<(), bloomkit_core::Error>(())
 //! ```
 //!
-//! The builder's other settings: a slack (keys live up to `1 + slack` windows; fewer slices,
-//! faster lookups), a seed or hasher, a memory limit:
+//! The builder's other settings: a slack (keys live up to `1 + slack` windows; a larger
+//! slack takes fewer generations and tag bits), a seed or hasher, a memory limit:
 //!
 //! ```
 //! use bloomkit_window::WindowFilter;
@@ -108,212 +110,451 @@ pub struct WindowFilter<K: ?Sized, S = Xxh3Builder> {
     key: PhantomData<fn(&K)>,
 }
 
-/// What a window filter and its view both read: the blocks, the ring and the clock.
+/// What a window filter and its view both read: the table, the generations and the clock.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Core<W> {
-    /// `blocks * slices` words: block `b`'s word for physical slice `p` at `b * slices + p`.
+    /// The buckets, packed: slot `j` of bucket `b` at bits `(b * SLOTS + j) * w` (bit `i`
+    /// of the table is bit `i % 64` of word `i / 64`), then two words of padding. A slot
+    /// holds `fingerprint << t | tag`; 0 is empty.
     pub(crate) words: W,
-    /// Inserts of each physical slice's own generation (the one during which it was the
-    /// newest), `slices` of them.
+    /// Inserts of each generation, at its tag (`2^t` counts).
     pub(crate) counts: Vec<u64>,
+    /// Entries no bucket of their pair had room for: `[bucket, slot]` pairs (empty unless
+    /// cuckoo inserts failed, which they do above about 95% load; the sizing's is 90%).
+    pub(crate) stash: Vec<u64>,
     pub(crate) shape: Shape,
-    /// The physical slice at logical position 0 (the newest).
-    pub(crate) head: u32,
+    /// Generations begun since the filter was made (the current tag is its low `t` bits).
+    pub(crate) generation: u64,
+    /// The next bucket the sweep clears of dead entries.
+    pub(crate) sweep: u64,
     /// When the current generation started (time windows; 0 otherwise).
     pub(crate) gen_start: u64,
     /// The latest time seen (time windows; 0 otherwise).
     pub(crate) now: u64,
 }
 
-/// The fixed parameters of a window filter.
+/// The fixed parameters of a window filter, and the masks its lookups use.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Shape {
-    /// `k`.
-    pub(crate) hashes: u32,
-    /// `l`.
+    /// `f`.
+    pub(crate) fingerprint_bits: u32,
+    /// `t`.
+    pub(crate) tag_bits: u32,
+    /// `L`.
     pub(crate) generations: u32,
     /// `g`: inserts a generation takes.
     pub(crate) per_generation: u64,
-    pub(crate) blocks: u64,
+    /// `m`.
+    pub(crate) buckets: u64,
     pub(crate) target_fpr: f64,
     /// Time units a generation spans; 0 for a window over inserts.
     pub(crate) span: u64,
+    masks: Masks,
+}
+
+/// Bit patterns over a bucket's lanes (one lane a slot), for the SWAR compares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Masks {
+    /// Bit 0 of each lane.
+    low: u128,
+    /// The top bit of each lane.
+    top: u128,
+    /// Every bit of the bucket.
+    lanes: u128,
+    /// The fingerprint bits of each lane.
+    fingerprints: u128,
+    /// The tag bits of each lane.
+    tags: u128,
 }
 
 impl Shape {
-    pub(crate) const fn slices(&self) -> usize {
-        (self.hashes + self.generations) as usize
+    pub(crate) fn new(
+        fingerprint_bits: u32,
+        tag_bits: u32,
+        generations: u32,
+        per_generation: u64,
+        buckets: u64,
+        target_fpr: f64,
+        span: u64,
+    ) -> Shape {
+        let w = fingerprint_bits + tag_bits;
+        let lane = |v: u128| (0..sizing::SLOTS).fold(0u128, |acc, j| acc | v << (j * w));
+        let ones = |bits: u32| (1u128 << bits) - 1;
+        Shape {
+            fingerprint_bits,
+            tag_bits,
+            generations,
+            per_generation,
+            buckets,
+            target_fpr,
+            span,
+            masks: Masks {
+                low: lane(1),
+                top: lane(1 << (w - 1)),
+                lanes: ones(w * sizing::SLOTS),
+                fingerprints: lane(ones(w) ^ ones(tag_bits)),
+                tags: lane(ones(tag_bits)),
+            },
+        }
     }
 
-    /// Inserts every one of which is answered: `l * g`.
+    const fn slot_bits(&self) -> u32 {
+        self.fingerprint_bits + self.tag_bits
+    }
+
+    const fn bucket_bits(&self) -> u64 {
+        (sizing::SLOTS * self.slot_bits()) as u64
+    }
+
+    const fn tag_mask(&self) -> u64 {
+        (1 << self.tag_bits) - 1
+    }
+
+    /// Inserts every one of which is answered: `L * g`.
     /// (Saturating: decoded parameters are checked for consistency, not for size.)
     const fn window(&self) -> u64 {
         (self.generations as u64).saturating_mul(self.per_generation)
     }
 
-    /// Inserts after which a key is in no slice: `(l + k) * g`.
+    /// Inserts after which a key is dead: `(L + 1) * g`.
     const fn forgotten_after(&self) -> u64 {
-        (self.slices() as u64).saturating_mul(self.per_generation)
+        (self.generations as u64 + 1).saturating_mul(self.per_generation)
     }
 }
 
-/// The block of a hash: its high bits scaled to the blocks (Lemire's fast range).
-#[inline]
-fn block_of(hash: u64, blocks: u64) -> usize {
-    ((u128::from(hash) * u128::from(blocks)) >> 64) as usize
-}
-
-/// The bit of a key (its `hash`) in physical slice `p`: a different pseudo-random position
-/// in each slice, `((hash ^ (p + 1) * G) * M) >> 58`. The salt makes the multiplier see
-/// other bits in every slice, so two keys that share one slice's position share another's
-/// only by chance (a linear `hash + p * step` would make keys with nearby hashes and steps
-/// collide in every slice at once).
+/// `x` scaled to `0..m` by its high bits (Lemire's fast range).
 #[inline(always)]
-fn bit_of(hash: u64, p: usize) -> u32 {
-    let salted = hash ^ (p as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (salted.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 58) as u32
+fn fast_range(x: u64, m: u64) -> u64 {
+    ((u128::from(x) * u128::from(m)) >> 64) as u64
 }
 
-/// Cache lines of a block a batched call asks for ahead, from the newest slice on.
-const LINES_AHEAD: usize = 4;
+/// The other bucket of fingerprint `fp` in bucket `b`: `(H(fp) - b) mod m`, so the map is
+/// its own inverse.
+#[inline(always)]
+fn alternate(b: u64, fp: u64, m: u64) -> u64 {
+    let h = fast_range(fp.wrapping_mul(0x9E37_79B9_7F4A_7C15), m);
+    if h >= b {
+        h - b
+    } else {
+        h + m - b
+    }
+}
 
-/// A staged key of a batch: its hash and its block's first word.
+/// The most moves an insert makes to find a free slot before stashing the entry it holds.
+const MAX_KICKS: u32 = 500;
+
+/// A bucket's bits as the compares take them: `u64` when the bucket fits one (slots of up
+/// to 16 bits), `u128` otherwise.
+trait Lanes:
+    Copy
+    + core::ops::BitAnd<Output = Self>
+    + core::ops::BitOr<Output = Self>
+    + core::ops::BitXor<Output = Self>
+    + core::ops::Not<Output = Self>
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
+    + core::ops::Shr<u32, Output = Self>
+    + core::ops::Shl<u32, Output = Self>
+    + PartialEq
+{
+    const ZERO: Self;
+    fn cut(x: u128) -> Self;
+    /// The bucket starting at bit `r` of word `q`.
+    fn load(words: &[u64], q: usize, r: u32) -> Self;
+}
+
+/// Word `i` of `words`, 0 past the end (a table's padding makes every read in range).
+#[inline(always)]
+fn word(words: &[u64], i: usize) -> u64 {
+    words.get(i).copied().unwrap_or(0)
+}
+
+impl Lanes for u64 {
+    const ZERO: u64 = 0;
+    #[inline(always)]
+    fn cut(x: u128) -> u64 {
+        x as u64
+    }
+    #[inline(always)]
+    fn load(words: &[u64], q: usize, r: u32) -> u64 {
+        let x = u128::from(word(words, q)) | u128::from(word(words, q + 1)) << 64;
+        (x >> r) as u64
+    }
+}
+
+impl Lanes for u128 {
+    const ZERO: u128 = 0;
+    #[inline(always)]
+    fn cut(x: u128) -> u128 {
+        x
+    }
+    #[inline(always)]
+    fn load(words: &[u64], q: usize, r: u32) -> u128 {
+        let x = u128::from(word(words, q)) | u128::from(word(words, q + 1)) << 64;
+        let hi = u128::from(word(words, q + 2));
+        if r == 0 {
+            x
+        } else {
+            x >> r | hi << (128 - r)
+        }
+    }
+}
+
+/// A staged key of a batch: its buckets and fingerprint.
 #[derive(Clone, Copy, Default)]
-struct Staged {
+pub(crate) struct Staged {
+    b1: u64,
+    b2: u64,
+    fp: u64,
     hash: u64,
-    base: usize,
 }
 
 impl<W: AsRef<[u64]>> Core<W> {
-    /// Whether the key of `hash` is held by `k` slices in a row among the `live` newest
-    /// logical positions.
-    #[inline]
-    fn has_run(&self, hash: u64, base: usize, live: usize) -> bool {
-        let n = self.shape.slices();
-        let Some(block) = self.words.as_ref().get(base..base + n) else {
-            return true;
-        };
-        self.has_run_scan(hash, block, live)
+    /// The current generation's tag.
+    fn tag(&self) -> u64 {
+        self.generation & self.shape.tag_mask()
     }
 
-    /// Slice by slice, newest first: each position read at most once (a window that fails
-    /// at `j` moves on to start at `j + 1`, keeping the positions it already found set), so
-    /// an absent key costs about `2 (k + l) / k` reads.
-    fn has_run_scan(&self, hash: u64, block: &[u64], live: usize) -> bool {
-        let n = block.len();
-        let k = self.shape.hashes as usize;
-        let head = self.head as usize;
-        let set = |pos: usize| {
-            let mut p = head + pos;
-            if p >= n {
-                p -= n;
-            }
-            block.get(p).is_none_or(|w| w >> bit_of(hash, p) & 1 != 0)
-        };
-        // Positions lo..known are known to be set.
-        let (mut lo, mut known) = (0usize, 0usize);
-        while lo + k <= live {
-            let end = lo + k - 1;
-            let mut j = end + 1;
-            let mut failed = None;
-            while j > known {
-                j -= 1;
-                if !set(j) {
-                    failed = Some(j);
-                    break;
-                }
-            }
-            match failed {
-                None => return true,
-                Some(at) => {
-                    known = end + 1;
-                    lo = at + 1;
-                }
-            }
+    #[inline(always)]
+    fn locate(&self, hash: u64) -> Staged {
+        let s = &self.shape;
+        let b1 = fast_range(hash, s.buckets);
+        let fp = ((hash & 0xFFFF_FFFF) * ((1 << s.fingerprint_bits) - 1) >> 32) + 1;
+        Staged {
+            b1,
+            b2: alternate(b1, fp, s.buckets),
+            fp,
+            hash,
         }
-        false
     }
 
-    fn base_of(&self, hash: u64) -> usize {
-        block_of(hash, self.shape.blocks) * self.shape.slices()
+    #[inline(always)]
+    fn bucket<B: Lanes>(&self, b: u64) -> B {
+        let off = b * self.shape.bucket_bits();
+        B::load(self.words.as_ref(), (off / 64) as usize, (off % 64) as u32)
     }
 
-    /// Logical positions alive at time `t` (all of them for a window over inserts, or at
-    /// or before the latest time seen).
-    fn live_at(&self, t: u64) -> usize {
-        let n = self.shape.slices();
+    /// Lanes of bucket bits `x` holding fingerprint pattern `fp`, marked at their top bit.
+    #[inline(always)]
+    fn matches<B: Lanes>(&self, x: B, fp: B) -> B {
+        let m = &self.shape.masks;
+        let (top, lanes) = (B::cut(m.top), B::cut(m.lanes));
+        let v = (x ^ fp) & B::cut(m.fingerprints);
+        let nonzero = (((v & !top & lanes) + (!top & lanes)) | v) & top;
+        top ^ nonzero
+    }
+
+    /// Lanes of `x` alive with at most `live` generations of age, marked at their top bit.
+    #[inline(always)]
+    fn alive<B: Lanes>(&self, x: B, live: u64) -> B {
+        let m = &self.shape.masks;
+        let t = self.shape.tag_bits;
+        let (low, tags) = (B::cut(m.low), B::cut(m.tags));
+        let now = B::cut(u128::from(self.tag() | 1 << t)) * low;
+        let age = (now - (x & tags)) & tags;
+        let margin = B::cut(u128::from(self.shape.tag_mask() - live)) * low;
+        let dead = ((age + margin) >> t) & low;
+        (low ^ dead) << (self.shape.slot_bits() - 1)
+    }
+
+    /// Whether the key of `s` has an entry alive within `live` generations (`live <= L`).
+    #[inline(always)]
+    fn holds_in<B: Lanes>(&self, s: &Staged, live: u64) -> bool {
+        let pattern =
+            B::cut(u128::from(s.fp << self.shape.tag_bits)) * B::cut(self.shape.masks.low);
+        let (x1, x2) = (self.bucket::<B>(s.b1), self.bucket::<B>(s.b2));
+        let (z1, z2) = (self.matches(x1, pattern), self.matches(x2, pattern));
+        let hit = (z1 | z2) != B::ZERO
+            && ((z1 & self.alive(x1, live)) | (z2 & self.alive(x2, live))) != B::ZERO;
+        hit || (!self.stash.is_empty() && self.stash_holds(s, live).is_some())
+    }
+
+    #[inline]
+    fn holds(&self, s: &Staged, live: u64) -> bool {
+        if self.shape.bucket_bits() <= 64 {
+            self.holds_in::<u64>(s, live)
+        } else {
+            self.holds_in::<u128>(s, live)
+        }
+    }
+
+    /// The stash entry of the key of `s` alive within `live` generations: its index.
+    fn stash_holds(&self, s: &Staged, live: u64) -> Option<usize> {
+        let t = self.shape.tag_bits;
+        self.stash.chunks_exact(2).position(|e| {
+            (e[0] == s.b1 || e[0] == s.b2) && e[1] >> t == s.fp && self.age(e[1]) <= live
+        })
+    }
+
+    /// Generations since the entry `slot` was last written (its tag's distance from now).
+    fn age(&self, slot: u64) -> u64 {
+        self.tag().wrapping_sub(slot) & self.shape.tag_mask()
+    }
+
+    /// Slot `j` of bucket `b`.
+    fn slot(&self, b: u64, j: u32) -> u64 {
+        let w = self.shape.slot_bits();
+        let off = b * self.shape.bucket_bits() + u64::from(j * w);
+        let words = self.words.as_ref();
+        let (q, r) = ((off / 64) as usize, off % 64);
+        let x = u128::from(word(words, q)) | u128::from(word(words, q + 1)) << 64;
+        (x >> r) as u64 & ((1 << w) - 1)
+    }
+
+    /// Whether slot value `v` is free: empty, or dead.
+    fn free(&self, v: u64) -> bool {
+        v == 0 || self.age(v) > u64::from(self.shape.generations)
+    }
+
+    /// Generations alive at time `t`: `L`, less the shifts `t` would make; `None` when it
+    /// would shift every generation out.
+    fn live_at(&self, t: u64) -> Option<u64> {
+        let l = u64::from(self.shape.generations);
         if self.shape.span == 0 || t <= self.now {
-            return n;
+            return Some(l);
         }
         let shifts = (t - self.gen_start) / self.shape.span;
-        n - shifts.min(n as u64) as usize
+        l.checked_sub(shifts)
     }
 
     pub(crate) fn contains_hash(&self, hash: u64) -> bool {
-        self.has_run(hash, self.base_of(hash), self.shape.slices())
+        self.holds(&self.locate(hash), u64::from(self.shape.generations))
     }
 
     pub(crate) fn contains_hash_at(&self, hash: u64, t: u64) -> bool {
-        self.has_run(hash, self.base_of(hash), self.live_at(t))
+        self.live_at(t)
+            .is_some_and(|live| self.holds(&self.locate(hash), live))
     }
 
-    /// The physical slice at logical position `pos`.
-    fn physical(&self, pos: usize) -> usize {
-        (self.head as usize + pos) % self.shape.slices()
-    }
-
-    /// Inserts whose keys are all still answered: the current generation's and the `l`
+    /// Inserts whose keys are all still answered: the current generation's and the `L`
     /// before it.
     pub(crate) fn len(&self) -> u64 {
-        (0..=self.shape.generations as usize)
-            .map(|pos| self.counts[self.physical(pos)])
-            .fold(0u64, u64::saturating_add)
+        let mask = self.shape.tag_mask();
+        (0..=u64::from(self.shape.generations))
+            .filter_map(|age| {
+                self.counts
+                    .get((self.tag().wrapping_sub(age) & mask) as usize)
+            })
+            .fold(0u64, |a, &c| a.saturating_add(c))
     }
 
-    /// The model's rate for the generations held now ([`sizing::fpr_model_sampled`] over
-    /// the counts, 128 draws: a cheaper, noisier estimate than the 1,024 the sizing takes).
+    /// The rate's bound for the entries alive now (at most [`len`](Self::len) of them).
     pub(crate) fn estimated_fpr(&self) -> f64 {
-        let blocks = self.shape.blocks as f64;
-        let loads: Vec<f64> = (0..self.shape.slices())
-            .map(|pos| self.counts[self.physical(pos)] as f64 / blocks)
-            .collect();
-        sizing::fpr_model_sampled(self.shape.hashes, &loads, 128)
+        let slots = self.shape.buckets as f64 * f64::from(sizing::SLOTS);
+        sizing::fpr_bound(self.shape.fingerprint_bits, self.len() as f64 / slots)
     }
 
     fn stage(&self, hash: u64) -> Staged {
-        let base = self.base_of(hash);
+        let s = self.locate(hash);
         let words = self.words.as_ref();
-        let n = self.shape.slices();
-        let head = self.head as usize;
-        // The scan reads from the newest slice on: the first lines from there.
-        for line in 0..LINES_AHEAD {
-            let at = base + (head + 8 * line) % n;
-            if let Some(w) = words.get(at) {
-                prefetch(w);
+        let bits = self.shape.bucket_bits();
+        for b in [s.b1, s.b2] {
+            let off = b * bits;
+            for at in [off / 64, (off + bits - 1) / 64] {
+                if let Some(w) = words.get(at as usize) {
+                    prefetch(w);
+                }
             }
         }
-        Staged { hash, base }
+        s
     }
 
     fn heap_bytes(&self) -> usize {
-        self.counts.len() * 8
+        (self.counts.len() + self.stash.len()) * 8
     }
 }
 
 impl Core<Vec<u64>> {
-    /// Clears the oldest slice and makes it the newest.
-    fn shift(&mut self) {
-        let n = self.shape.slices();
-        let head = if self.head == 0 {
-            n - 1
-        } else {
-            self.head as usize - 1
+    fn set_slot(&mut self, b: u64, j: u32, v: u64) {
+        let w = self.shape.slot_bits();
+        let off = b * self.shape.bucket_bits() + u64::from(j * w);
+        let (q, r) = ((off / 64) as usize, off % 64);
+        let (Some(&lo), Some(&hi)) = (self.words.get(q), self.words.get(q + 1)) else {
+            return;
         };
-        for w in self.words.iter_mut().skip(head).step_by(n) {
-            *w = 0;
+        let mask = ((1u128 << w) - 1) << r;
+        let x = (u128::from(lo) | u128::from(hi) << 64) & !mask | u128::from(v) << r;
+        self.words[q] = x as u64;
+        self.words[q + 1] = (x >> 64) as u64;
+    }
+
+    /// A free slot of bucket `b`.
+    fn free_slot(&self, b: u64) -> Option<u32> {
+        (0..sizing::SLOTS).find(|&j| self.free(self.slot(b, j)))
+    }
+
+    /// The slot of the key of `s` alive now.
+    fn alive_slot(&self, s: &Staged) -> Option<(u64, u32)> {
+        let (t, l) = (self.shape.tag_bits, u64::from(self.shape.generations));
+        [s.b1, s.b2].into_iter().find_map(|b| {
+            (0..sizing::SLOTS)
+                .find(|&j| {
+                    let v = self.slot(b, j);
+                    v >> t == s.fp && self.age(v) <= l
+                })
+                .map(|j| (b, j))
+        })
+    }
+
+    /// Puts entry `v` (whose buckets are `b1` and `b2`) in a free slot of either, moving
+    /// other entries to their other bucket to make one (cuckoo hashing; the moves are
+    /// drawn from `seed`), or in the stash after [`MAX_KICKS`] moves.
+    fn place(&mut self, b1: u64, b2: u64, v: u64, seed: u64) {
+        for b in [b1, b2] {
+            if let Some(j) = self.free_slot(b) {
+                self.set_slot(b, j, v);
+                return;
+            }
         }
-        self.counts[head] = 0;
-        self.head = head as u32;
+        let t = self.shape.tag_bits;
+        let (mut b, mut v, mut r) = (if seed >> 63 == 0 { b1 } else { b2 }, v, seed);
+        for _ in 0..MAX_KICKS {
+            r = r.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let j = ((r ^ r >> 29).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 62) as u32;
+            let out = self.slot(b, j);
+            self.set_slot(b, j, v);
+            v = out;
+            b = alternate(b, v >> t, self.shape.buckets);
+            if let Some(j) = self.free_slot(b) {
+                self.set_slot(b, j, v);
+                return;
+            }
+        }
+        self.stash.extend([b, v]);
+    }
+
+    /// Starts the next generation: its count from 0, and a share of the buckets cleared of
+    /// dead entries, so every dead entry is cleared before its tag comes round again.
+    fn shift(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        let tag = self.tag() as usize;
+        if let Some(c) = self.counts.get_mut(tag) {
+            *c = 0;
+        }
+        let m = self.shape.buckets;
+        let spare = self.shape.tag_mask() - u64::from(self.shape.generations);
+        let chunk = m.div_ceil(spare.max(1));
+        for _ in 0..chunk.min(m) {
+            let b = self.sweep;
+            for j in 0..sizing::SLOTS {
+                let v = self.slot(b, j);
+                if v != 0 && self.free(v) {
+                    self.set_slot(b, j, 0);
+                }
+            }
+            self.sweep = if b + 1 >= m { 0 } else { b + 1 };
+        }
+        if !self.stash.is_empty() {
+            // Dead entries leave; the rest try the table again.
+            let stash = core::mem::take(&mut self.stash);
+            for e in stash.chunks_exact(2) {
+                if !self.free(e[1]) {
+                    let b2 = alternate(e[0], e[1] >> self.shape.tag_bits, m);
+                    self.place(e[0], b2, e[1], e[0] ^ e[1]);
+                }
+            }
+        }
     }
 
     /// Moves the clock to `t` (never backwards), shifting a generation for each span
@@ -329,11 +570,12 @@ impl Core<Vec<u64>> {
             return;
         }
         self.gen_start = t - elapsed % self.shape.span;
-        if shifts >= self.shape.slices() as u64 {
-            if self.counts.iter().any(|&c| c != 0) {
-                self.words.fill(0);
-                self.counts.fill(0);
-            }
+        if shifts > u64::from(self.shape.generations) {
+            // Every entry is dead: forget them at once.
+            self.generation = self.generation.wrapping_add(shifts);
+            self.words.fill(0);
+            self.counts.fill(0);
+            self.stash.clear();
         } else {
             for _ in 0..shifts {
                 self.shift();
@@ -344,7 +586,7 @@ impl Core<Vec<u64>> {
     /// Makes room in the current generation: a window over inserts shifts when it is
     /// full, a window over time refuses.
     fn room(&mut self) -> Result<(), Error> {
-        if self.counts[self.head as usize] < self.shape.per_generation {
+        if self.counts[self.tag() as usize] < self.shape.per_generation {
             return Ok(());
         }
         if self.shape.span == 0 {
@@ -360,25 +602,27 @@ impl Core<Vec<u64>> {
 
     fn insert_staged(&mut self, s: Staged) -> Result<bool, Error> {
         self.room()?;
-        let n = self.shape.slices();
-        let present = self.has_run(s.hash, s.base, n);
-        let head = self.head as usize;
-        let block = &mut self.words[s.base..s.base + n];
-        for pos in 0..self.shape.hashes as usize {
-            let mut p = head + pos;
-            if p >= n {
-                p -= n;
-            }
-            block[p] |= 1 << bit_of(s.hash, p);
+        let tag = self.tag();
+        self.counts[tag as usize] += 1;
+        let v = s.fp << self.shape.tag_bits | tag;
+        if let Some((b, j)) = self.alive_slot(&s) {
+            self.set_slot(b, j, v);
+            return Ok(false);
         }
-        self.counts[head] += 1;
-        Ok(!present)
+        if let Some(i) = self.stash_holds(&s, u64::from(self.shape.generations)) {
+            self.stash[2 * i + 1] = v;
+            return Ok(false);
+        }
+        self.place(s.b1, s.b2, v, s.hash);
+        Ok(true)
     }
 
     fn clear(&mut self) {
         self.words.fill(0);
         self.counts.fill(0);
-        self.head = 0;
+        self.stash.clear();
+        self.generation = 0;
+        self.sweep = 0;
         self.gen_start = 0;
         self.now = 0;
     }
@@ -400,34 +644,34 @@ macro_rules! read_side {
                 self.core.len()
             }
 
-            /// Whether no insert is held.
+            /// Whether no insert is held (every key answers as a key never inserted).
             pub fn is_empty(&self) -> bool {
-                self.core.counts.iter().all(|&c| c == 0)
+                self.core.len() == 0
             }
 
-            /// Inserts every one of which is answered: `l * g`, at least the window asked
-            /// for (for a window over time: what its `l` generations take, at most `g`
+            /// Inserts every one of which is answered: `L * g`, at least the window asked
+            /// for (for a window over time: what its `L` generations take, at most `g`
             /// each).
             pub fn window(&self) -> u64 {
                 self.core.shape.window()
             }
 
-            /// Inserts after which a key is in no slice (`(l + k) * g`): an older key
+            /// Inserts after which a key's entry is dead (`(L + 1) * g`): an older key
             /// answers "present" only as often as one never inserted. For a window over
             /// time, the same in spans: [`time_forgotten_after`](Self::time_forgotten_after).
             pub fn forgotten_after(&self) -> u64 {
                 self.core.shape.forgotten_after()
             }
 
-            /// For a window over time: the time units after which a key is in no slice,
-            /// `(l + k)` generations of `span / l`; `None` for a window over inserts.
+            /// For a window over time: the time units after which a key's entry is dead,
+            /// `L + 1` generations of `span / L`; `None` for a window over inserts.
             pub fn time_forgotten_after(&self) -> Option<u64> {
                 let s = &self.core.shape;
-                (s.span != 0).then(|| s.span.saturating_mul(s.slices() as u64))
+                (s.span != 0).then(|| s.span.saturating_mul(u64::from(s.generations) + 1))
             }
 
             /// For a window over time: the time units each generation spans (the window
-            /// is `l` of them); `None` for a window over inserts.
+            /// is `L` of them); `None` for a window over inserts.
             pub fn generation_span(&self) -> Option<u64> {
                 let s = self.core.shape.span;
                 (s != 0).then_some(s)
@@ -439,23 +683,33 @@ macro_rules! read_side {
                 self.core.now
             }
 
-            /// `k`: slices a key is written to.
-            pub fn num_hashes(&self) -> u32 {
-                self.core.shape.hashes
-            }
-
-            /// `l`: generations a key is kept whole after its own.
+            /// `L`: generations a key is kept alive for after its own.
             pub fn generations(&self) -> u32 {
                 self.core.shape.generations
             }
 
-            /// Blocks (each a word per slice).
-            pub fn num_blocks(&self) -> u64 {
-                self.core.shape.blocks
+            /// Inserts a generation takes (`g`).
+            pub fn per_generation(&self) -> u64 {
+                self.core.shape.per_generation
             }
 
-            /// The model's rate for what the filter holds now (the blocked model of
-            /// `bloomkit_core::sizing::window` over the generations' counts).
+            /// `f`: bits of a key's fingerprint.
+            pub fn fingerprint_bits(&self) -> u32 {
+                self.core.shape.fingerprint_bits
+            }
+
+            /// `t`: bits of an entry's generation tag.
+            pub fn tag_bits(&self) -> u32 {
+                self.core.shape.tag_bits
+            }
+
+            /// Buckets of the table (each of four slots).
+            pub fn num_buckets(&self) -> u64 {
+                self.core.shape.buckets
+            }
+
+            /// The rate's bound for what the filter holds now (`bloomkit_core::sizing::window`'s
+            /// union bound at the load of the inserts still alive).
             pub fn estimated_fpr(&self) -> f64 {
                 self.core.estimated_fpr()
             }
@@ -506,16 +760,17 @@ macro_rules! read_side {
                 I: IntoIterator,
                 I::Item: ::std::borrow::Borrow<K>,
             {
-                let live = self.core.shape.slices();
+                let live = u64::from(self.core.shape.generations);
                 ::bloomkit_core::batch::pipeline(
                     out,
                     keys,
                     |_, key| self.core.stage(self.hasher.hash_one(::std::borrow::Borrow::borrow(&key))),
-                    |out, s| out.push(self.core.has_run(s.hash, s.base, live)),
+                    |out, s| out.push(self.core.holds(&s, live)),
                 );
             }
 
-            /// Heap memory: the blocks (the view borrows them) and the generations' counts.
+            /// Heap memory: the table (the view borrows it), the generations' counts and the
+            /// stash.
             pub fn heap_bytes(&self) -> usize {
                 self.words_bytes() + self.core.heap_bytes()
             }
@@ -526,10 +781,11 @@ macro_rules! read_side {
                 let s = &self.core.shape;
                 f.debug_struct(stringify!($ty))
                     .field("len", &self.core.len())
-                    .field("hashes", &s.hashes)
                     .field("generations", &s.generations)
                     .field("per_generation", &s.per_generation)
-                    .field("blocks", &s.blocks)
+                    .field("fingerprint_bits", &s.fingerprint_bits)
+                    .field("tag_bits", &s.tag_bits)
+                    .field("buckets", &s.buckets)
                     .field("span", &s.span)
                     .field("now", &self.core.now)
                     .field("hasher", &self.hasher)
@@ -568,22 +824,24 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for WindowFilter<K, S> {
             Some(0) => return Err(Error::ZeroSpan),
             Some(window) => window.div_ceil(u64::from(layout.generations)),
         };
-        let slices = u64::from(layout.slices());
-        settings.check_bytes(layout.bytes() + slices * 8)?;
-        let shape = Shape {
-            hashes: layout.hashes,
-            generations: layout.generations,
-            per_generation: layout.per_generation,
-            blocks: layout.blocks,
-            target_fpr: settings.fpr,
+        settings.check_bytes(layout.bytes())?;
+        let shape = Shape::new(
+            layout.fingerprint_bits,
+            layout.tag_bits,
+            layout.generations,
+            layout.per_generation,
+            layout.buckets,
+            settings.fpr,
             span,
-        };
+        );
         Ok(WindowFilter {
             core: Core {
                 words: filled_vec(layout.words(), || 0)?,
-                counts: filled_vec(slices, || 0)?,
+                counts: filled_vec(1 << layout.tag_bits, || 0)?,
+                stash: Vec::new(),
                 shape,
-                head: 0,
+                generation: 0,
+                sweep: 0,
                 gen_start: 0,
                 now: 0,
             },
@@ -608,8 +866,7 @@ impl<K: ?Sized, S> WindowFilter<K, S> {
     /// [`Error::WindowFull`] for a window over time whose current generation is full;
     /// nothing is changed. A window over inserts never refuses.
     pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        let base = self.core.base_of(hash);
-        self.core.insert_staged(Staged { hash, base })
+        self.core.insert_staged(self.core.locate(hash))
     }
 
     /// Inserts the key of `hash` at time `t`: the clock moves to `t` first (never back: a
@@ -685,3 +942,44 @@ impl<K: Hash + ?Sized, S: BuildHasher> WindowFilter<K, S> {
 }
 
 bloomkit_core::impl_fallible_filter!([S: BuildHasher] WindowFilter<K, S>, key = K);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table far too small for its window (16 slots for up to 40 alive entries): kicks
+    /// fail and the stash takes the rest, and still every key of the window answers, and
+    /// the stash drains as its entries die.
+    #[test]
+    fn an_overfull_table_stashes_and_never_drops_a_key() {
+        let mut core = Core {
+            words: vec![0; sizing::words_for(4, 12) as usize],
+            counts: vec![0; 8],
+            stash: Vec::new(),
+            shape: Shape::new(9, 3, 3, 10, 4, 0.5, 0),
+            generation: 0,
+            sweep: 0,
+            gen_start: 0,
+            now: 0,
+        };
+        let mut recent: Vec<u64> = Vec::new();
+        let mut most = 0;
+        for i in 0..2_000u64 {
+            let hash = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i >> 7;
+            core.insert_staged(core.locate(hash)).unwrap();
+            recent.push(hash);
+            let window = (core.shape.window() as usize).min(recent.len());
+            for &h in &recent[recent.len() - window..] {
+                assert!(core.contains_hash(h), "insert {i}: {h:#x} lost");
+            }
+            most = most.max(core.stash.len() / 2);
+        }
+        assert!(most > 5, "the stash was never used: {most}");
+        // Keys stop coming: after L + 1 empty generations nothing is alive.
+        for _ in 0..=core.shape.generations {
+            core.shift();
+        }
+        assert!(core.stash.is_empty(), "{:?}", core.stash);
+        assert!(recent.iter().all(|&h| !core.contains_hash(h)));
+    }
+}

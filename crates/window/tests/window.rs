@@ -330,11 +330,25 @@ fn hostile_sizes_in_a_file_do_not_overflow() {
     use bloomkit_core::format::Writer;
     use bloomkit_core::{LookupCore, PortableHasher, Variant, Xxh3Builder};
 
-    let params = (1u32, 1u32, u64::MAX, 1u64, 0.5f64, 0u64, 1u32, 0u64, 0u64);
+    // 1-bit fingerprints, 2-bit tags, L = 1, one bucket, every slot and count full.
+    let params = (
+        1u32,
+        2u32,
+        1u32,
+        u64::MAX,
+        1u64,
+        0.5f64,
+        0u64,
+        u64::MAX,
+        0u64,
+        0u64,
+        0u64,
+    );
     let bytes = Writer::new(Variant::Window, Xxh3Builder::default().spec())
         .params(&params)
-        .words(&[u64::MAX, u64::MAX])
-        .words(&[u64::MAX, u64::MAX])
+        .words(&[u64::MAX; 3])
+        .words(&[u64::MAX; 4])
+        .words(&[0u64; 0])
         .to_vec();
     let mut f = WindowFilter::<u64>::from_bytes(&bytes).unwrap();
     assert_eq!(f.window(), u64::MAX);
@@ -368,11 +382,8 @@ fn the_view_answers_as_the_filter() {
         LookupCore::estimated_fpr(&view),
         LookupCore::estimated_fpr(&f)
     );
-    // The view holds the generations' counts, not the blocks.
-    assert_eq!(
-        view.heap_bytes() as u64,
-        u64::from(f.num_hashes() + f.generations()) * 8
-    );
+    // The view holds the generations' counts, not the table.
+    assert_eq!(view.heap_bytes() as u64, (1u64 << f.tag_bits()) * 8);
     let (buffer, at) = misaligned_copy(&bytes);
     assert!(matches!(
         WindowFilterRef::<u64>::from_bytes(&buffer[at..]),

@@ -251,7 +251,8 @@ fn fixtures_of(version: u16) -> Vec<Golden> {
 /// The window filter (variant tag 15, format version 3): string keys with the one-shot
 /// hasher into a window over time of 1,000 units for 20 items at 10%, inserted 60 units
 /// apart so that generations shift (and keys are forgotten) along the way: the file pins the
-/// hash, the per-slice bit positions, the ring and the clock.
+/// hash, the buckets and fingerprints, the packed slots with their generation tags, the
+/// generations' counts and the clock.
 #[cfg(feature = "window")]
 fn window_fixture() -> Golden {
     let mut f = WindowFilter::<str>::builder(20, 0.1)

@@ -108,21 +108,24 @@ fn detail(d: Detail) -> Entry {
         .field("slots", count)
         .field("remainder_bits", remainder_bits),
         Detail::Ring {
-            slices,
-            hashes,
+            generations,
             per_generation,
-            blocks,
+            buckets,
+            fingerprint_bits,
+            tag_bits,
         } => Entry::new(
-            "ring",
+            "generations",
             format!(
-                "{slices} slices (a key in {hashes} in a row), a generation every \
-                 {per_generation} inserts, {blocks} blocks"
+                "a key alive {generations} generations after its own, a generation every \
+                 {per_generation} inserts; {buckets} buckets of 4 slots \
+                 ({fingerprint_bits}-bit fingerprints, {tag_bits}-bit tags)"
             ),
         )
-        .field("slices", slices)
-        .field("hashes", hashes)
+        .field("generations", generations)
         .field("per_generation", per_generation)
-        .field("blocks", blocks),
+        .field("buckets", buckets)
+        .field("fingerprint_bits", fingerprint_bits)
+        .field("tag_bits", tag_bits),
         _ => Entry::new("detail", format!("{d:?}")),
     }
 }
