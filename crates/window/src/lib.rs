@@ -260,6 +260,7 @@ trait Lanes:
 {
     const ZERO: Self;
     fn cut(x: u128) -> Self;
+    fn trailing_zeros(self) -> u32;
     /// The bucket starting at bit `r` of word `q`.
     fn load(words: &[u64], q: usize, r: u32) -> Self;
 }
@@ -277,6 +278,10 @@ impl Lanes for u64 {
         x as u64
     }
     #[inline(always)]
+    fn trailing_zeros(self) -> u32 {
+        u64::trailing_zeros(self)
+    }
+    #[inline(always)]
     fn load(words: &[u64], q: usize, r: u32) -> u64 {
         let x = u128::from(word(words, q)) | u128::from(word(words, q + 1)) << 64;
         (x >> r) as u64
@@ -288,6 +293,10 @@ impl Lanes for u128 {
     #[inline(always)]
     fn cut(x: u128) -> u128 {
         x
+    }
+    #[inline(always)]
+    fn trailing_zeros(self) -> u32 {
+        u128::trailing_zeros(self)
     }
     #[inline(always)]
     fn load(words: &[u64], q: usize, r: u32) -> u128 {
@@ -358,11 +367,37 @@ impl<W: AsRef<[u64]>> Core<W> {
         (low ^ dead) << (self.shape.slot_bits() - 1)
     }
 
+    /// Fingerprint `fp` in every lane, at the lanes' fingerprint bits.
+    #[inline(always)]
+    fn pattern<B: Lanes>(&self, fp: u64) -> B {
+        B::cut(u128::from(fp << self.shape.tag_bits)) * B::cut(self.shape.masks.low)
+    }
+
+    /// Lanes of `x` holding an entry (not 0), marked at their top bit.
+    #[inline(always)]
+    fn occupied<B: Lanes>(&self, x: B) -> B {
+        let m = &self.shape.masks;
+        let (top, lanes) = (B::cut(m.top), B::cut(m.lanes));
+        (((x & !top & lanes) + (!top & lanes)) | x) & top
+    }
+
+    /// Lanes of `x` free for an entry (empty, or dead), marked at their top bit.
+    #[inline(always)]
+    fn free_lanes<B: Lanes>(&self, x: B) -> B {
+        let alive = self.alive(x, u64::from(self.shape.generations));
+        B::cut(self.shape.masks.top) ^ (self.occupied(x) & alive)
+    }
+
+    /// The slot of the lowest lane marked in `z` (marks at lanes' top bits).
+    #[inline(always)]
+    fn lane<B: Lanes>(&self, z: B) -> u32 {
+        z.trailing_zeros() / self.shape.slot_bits()
+    }
+
     /// Whether the key of `s` has an entry alive within `live` generations (`live <= L`).
     #[inline(always)]
     fn holds_in<B: Lanes>(&self, s: &Staged, live: u64) -> bool {
-        let pattern =
-            B::cut(u128::from(s.fp << self.shape.tag_bits)) * B::cut(self.shape.masks.low);
+        let pattern = self.pattern::<B>(s.fp);
         let (x1, x2) = (self.bucket::<B>(s.b1), self.bucket::<B>(s.b2));
         let (z1, z2) = (self.matches(x1, pattern), self.matches(x2, pattern));
         let hit = (z1 | z2) != B::ZERO
@@ -481,20 +516,51 @@ impl Core<Vec<u64>> {
 
     /// A free slot of bucket `b`.
     fn free_slot(&self, b: u64) -> Option<u32> {
-        (0..sizing::SLOTS).find(|&j| self.free(self.slot(b, j)))
+        fn find<B: Lanes>(core: &Core<Vec<u64>>, b: u64) -> Option<u32> {
+            let z = core.free_lanes(core.bucket::<B>(b));
+            (z != B::ZERO).then(|| core.lane(z))
+        }
+        if self.shape.bucket_bits() <= 64 {
+            find::<u64>(self, b)
+        } else {
+            find::<u128>(self, b)
+        }
+    }
+
+    /// The slots of bucket `b` holding a dead entry, as bits `0..SLOTS`.
+    fn dead_lanes(&self, b: u64) -> u32 {
+        fn find<B: Lanes>(core: &Core<Vec<u64>>, b: u64) -> u32 {
+            let x = core.bucket::<B>(b);
+            // Occupied and free: dead. Gather the lanes' marks into bits 0..SLOTS.
+            let marks = core.occupied(x) & core.free_lanes(x);
+            let w = core.shape.slot_bits();
+            (0..sizing::SLOTS).fold(0, |acc, j| {
+                acc | u32::from(marks >> (j * w + w - 1) & B::cut(1) != B::ZERO) << j
+            })
+        }
+        if self.shape.bucket_bits() <= 64 {
+            find::<u64>(self, b)
+        } else {
+            find::<u128>(self, b)
+        }
     }
 
     /// The slot of the key of `s` alive now.
     fn alive_slot(&self, s: &Staged) -> Option<(u64, u32)> {
-        let (t, l) = (self.shape.tag_bits, u64::from(self.shape.generations));
-        [s.b1, s.b2].into_iter().find_map(|b| {
-            (0..sizing::SLOTS)
-                .find(|&j| {
-                    let v = self.slot(b, j);
-                    v >> t == s.fp && self.age(v) <= l
-                })
-                .map(|j| (b, j))
-        })
+        fn find<B: Lanes>(core: &Core<Vec<u64>>, s: &Staged) -> Option<(u64, u32)> {
+            let pattern = core.pattern::<B>(s.fp);
+            let live = u64::from(core.shape.generations);
+            [s.b1, s.b2].into_iter().find_map(|b| {
+                let x = core.bucket::<B>(b);
+                let z = core.matches(x, pattern) & core.alive(x, live);
+                (z != B::ZERO).then(|| (b, core.lane(z)))
+            })
+        }
+        if self.shape.bucket_bits() <= 64 {
+            find::<u64>(self, s)
+        } else {
+            find::<u128>(self, s)
+        }
     }
 
     /// Puts entry `v` (whose buckets are `b1` and `b2`) in a free slot of either, moving
@@ -537,11 +603,10 @@ impl Core<Vec<u64>> {
         let chunk = m.div_ceil(spare.max(1));
         for _ in 0..chunk.min(m) {
             let b = self.sweep;
-            for j in 0..sizing::SLOTS {
-                let v = self.slot(b, j);
-                if v != 0 && self.free(v) {
-                    self.set_slot(b, j, 0);
-                }
+            let mut dead = self.dead_lanes(b);
+            while dead != 0 {
+                self.set_slot(b, dead.trailing_zeros(), 0);
+                dead &= dead - 1;
             }
             self.sweep = if b + 1 >= m { 0 } else { b + 1 };
         }
