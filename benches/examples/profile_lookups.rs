@@ -30,7 +30,7 @@ use std::hint::black_box;
 
 use bloomkit::{
     BinaryFuse8, BlockedBloomFilter, BloomFilter, CountingBloomFilter, ExpandableFilter,
-    QuotientFilter, RibbonFilter, SimdBlockFilter,
+    QuotientFilter, RibbonFilter, SimdBlockFilter, WindowFilter,
 };
 use bloomkit_benches::key;
 use twox_hash::XxHash3_64;
@@ -45,6 +45,11 @@ fn bloomkit_classic_lookups(f: &BloomFilter<u64>, keys: &[u64]) -> usize {
 
 #[inline(never)]
 fn bloomkit_blocked_lookups(f: &BlockedBloomFilter<u64>, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.contains(black_box(*k))).count()
+}
+
+#[inline(never)]
+fn bloomkit_window_lookups(f: &WindowFilter<u64>, keys: &[u64]) -> usize {
     keys.iter().filter(|k| f.contains(black_box(*k))).count()
 }
 
@@ -383,5 +388,26 @@ fn main() {
         fastbloom_lookups(&fast, &probes),
         probes.len()
     );
+    window(&members, &probes);
     specialists(&members, &probes);
+}
+
+/// The window filter (a window of `N`, fed `3 N` keys, so its table is in its steady state)
+/// beside a blocked filter of the same bytes holding the last `N`: `bloomkit_window_lookups`
+/// against the second `bloomkit_blocked_lookups` call.
+fn window(members: &[u64], probes: &[u64]) {
+    let mut w = WindowFilter::<u64>::new(N, 0.01).expect("valid");
+    w.try_insert_batch((0..2 * N).map(|i| key((1 << 61) | i)))
+        .expect("a window over inserts takes every key");
+    w.try_insert_batch(members)
+        .expect("a window over inserts takes every key");
+    let blocks = w.heap_bytes() as u64 / 64;
+    let mut b = BlockedBloomFilter::<u64>::with_blocks(blocks, 8).expect("valid");
+    b.insert_batch(members);
+    println!(
+        "found: window {}, blocked of its bytes {} (of {} probes)",
+        bloomkit_window_lookups(&w, probes),
+        bloomkit_blocked_lookups(&b, probes),
+        probes.len()
+    );
 }

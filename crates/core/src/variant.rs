@@ -49,8 +49,8 @@ pub enum Variant {
     /// Parquet's split-block Bloom filter, hashed with Parquet's XXH64
     /// (`bloomkit-classic`'s `SplitBlockFilter`).
     SplitBlock,
-    /// The window filter: the keys of the last N inserts or the last T, an age-partitioned
-    /// Bloom filter (`bloomkit-window`'s `WindowFilter`).
+    /// The window filter: the keys of the last N inserts or the last T, a cuckoo table of
+    /// generation-tagged fingerprints (`bloomkit-window`'s `WindowFilter`).
     Window,
 }
 
@@ -63,7 +63,7 @@ pub enum Family {
     Bloom,
     /// Built once from every key, never inserted into: binary fuse and ribbon filters.
     Static,
-    /// Fingerprints in a table: the quotient and expandable filters.
+    /// Fingerprints in a table: the quotient, expandable and window filters.
     Quotient,
     /// No false positives: the bitmap.
     Exact,
@@ -213,7 +213,7 @@ impl Variant {
             Variant::Quotient => row(12, "quotient filter", "QuotientFilter", "quotient", "Quotient filter: deletes, counts and merges, about a quarter of a counting filter's memory.", Quotient, H, Fallible, [true, true, false, false, true]),
             Variant::Expandable => row(13, "expandable quotient filter", "ExpandableFilter", "expandable", "Expandable quotient filter: grows a thousandfold at a steady rate.", Quotient, H, Fallible, [true, false, false, true, true]),
             Variant::SplitBlock => row(14, "split-block Bloom filter (Parquet)", "SplitBlockFilter", "split-block", "Parquet's split-block filter (Parquet's hash): converts to Parquet's bytes.", Bloom, H, Always, [false, true, true, false, true]),
-            Variant::Window => row(15, "window filter", "WindowFilter", "window", "Window filter: the keys of the last N inserts (or the last T); older keys forgotten.", Bloom, H, Fallible, [false, false, false, false, true]),
+            Variant::Window => row(15, "window filter", "WindowFilter", "window", "Window filter: the keys of the last N inserts (or the last T); older keys forgotten.", Quotient, H, Fallible, [false, false, false, false, true]),
         };
         facts
     }
