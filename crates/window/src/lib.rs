@@ -179,7 +179,7 @@ impl Shape {
     ) -> Shape {
         let w = fingerprint_bits + tag_bits;
         let lane = |v: u128| (0..sizing::SLOTS).fold(0u128, |acc, j| acc | v << (j * w));
-        let ones = |bits: u32| (1u128 << bits) - 1;
+        let ones = |bits: u32| u128::MAX >> (128 - bits.clamp(1, 128));
         Shape {
             fingerprint_bits,
             tag_bits,

@@ -218,6 +218,31 @@ fn rate_at_every_checkpoint_and_old_keys_forgotten() {
     }
 }
 
+/// Every slot width the sizing picks, from the narrowest (buckets in one word) to 32 bits
+/// (buckets of 128): the window's keys all answer, absent keys at about the bound.
+#[test]
+fn every_slot_width_keeps_its_promises() {
+    let mut widths = Vec::new();
+    for fpr in [0.5, 0.1, 0.01, 1e-3, 1e-5, 1e-7, 3e-9] {
+        let window = 2_000u64;
+        let mut f = WindowFilter::<u64>::new(window, fpr).unwrap();
+        widths.push(f.fingerprint_bits() + f.tag_bits());
+        f.try_insert_batch((0..3 * window).map(member)).unwrap();
+        let recent = 2 * window..3 * window;
+        assert!(recent.clone().all(|i| f.contains(&member(i))), "{fpr}");
+        let mut one_by_one = Vec::new();
+        f.contains_batch(recent.map(member), &mut one_by_one);
+        assert!(one_by_one.iter().all(|&x| x), "{fpr}");
+        let m = measure_fpr(&f, 20_000);
+        let bound = fpr + 4.0 * (fpr * (1.0 - fpr) / 20_000.0).sqrt();
+        assert!(m.rate() <= bound, "{fpr}: {}", m.rate());
+    }
+    assert!(
+        widths.contains(&32) && widths.iter().any(|&w| w <= 16),
+        "{widths:?}"
+    );
+}
+
 #[test]
 fn bad_settings_get_errors() {
     assert_eq!(
