@@ -329,7 +329,7 @@ impl<W: AsRef<[u64]>> Core<W> {
     fn locate(&self, hash: u64) -> Staged {
         let s = &self.shape;
         let b1 = fast_range(hash, s.buckets);
-        let fp = ((hash & 0xFFFF_FFFF) * ((1 << s.fingerprint_bits) - 1) >> 32) + 1;
+        let fp = (((hash & 0xFFFF_FFFF) * ((1 << s.fingerprint_bits) - 1)) >> 32) + 1;
         Staged {
             b1,
             b2: alternate(b1, fp, s.buckets),
