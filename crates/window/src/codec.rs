@@ -15,17 +15,13 @@ use bloomkit_core::sizing::window::{words_for, MAX_GENERATIONS, MAX_SLOT_BITS, M
 use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
 use serde::{Deserialize, Serialize};
 
-use crate::{read_side, Core, Shape, WindowFilter};
+use crate::{read_side, Core, Fixed, Shape, WindowFilter};
 
+/// The parameter block: the fixed parameters (bincode writes a nested struct's fields in
+/// place), then the generation, the sweep and the clock.
 #[derive(Serialize, Deserialize)]
 struct Params {
-    fingerprint_bits: u32,
-    tag_bits: u32,
-    generations: u32,
-    per_generation: u64,
-    buckets: u64,
-    target_fpr: f64,
-    span: u64,
+    fixed: Fixed,
     generation: u64,
     sweep: u64,
     gen_start: u64,
@@ -38,15 +34,8 @@ const MAX_STASH: usize = 1 << 16;
 
 impl Params {
     fn of<W>(core: &Core<W>) -> Params {
-        let s = &core.shape;
         Params {
-            fingerprint_bits: s.fingerprint_bits,
-            tag_bits: s.tag_bits,
-            generations: s.generations,
-            per_generation: s.per_generation,
-            buckets: s.buckets,
-            target_fpr: s.target_fpr,
-            span: s.span,
+            fixed: core.shape.fixed,
             generation: core.generation,
             sweep: core.sweep,
             gen_start: core.gen_start,
@@ -64,7 +53,7 @@ impl Params {
     ) -> Result<Core<W>, Error> {
         let bad =
             |why: String| Error::Decode(DecodeError::Invalid(format!("window filter: {why}")));
-        let p = self;
+        let (p, q) = (&self.fixed, self);
         if !(1..=MAX_GENERATIONS).contains(&p.generations) {
             return Err(bad(format!("{} generations", p.generations)));
         }
@@ -116,41 +105,33 @@ impl Params {
         {
             return Err(bad(format!("a stash entry {:?}", e)));
         }
-        if p.sweep >= p.buckets {
+        if q.sweep >= p.buckets {
             return Err(bad(format!(
                 "a sweep at bucket {} of {}",
-                p.sweep, p.buckets
+                q.sweep, p.buckets
             )));
         }
         check_fpr(p.target_fpr).map_err(Error::into_decode)?;
         let clock_ok = if p.span == 0 {
-            p.gen_start == 0 && p.now == 0
+            q.gen_start == 0 && q.now == 0
         } else {
-            p.gen_start <= p.now && p.now - p.gen_start < p.span
+            q.gen_start <= q.now && q.now - q.gen_start < p.span
         };
         if !clock_ok {
             return Err(bad(format!(
                 "clock at {} in a generation from {} spanning {}",
-                p.now, p.gen_start, p.span
+                q.now, q.gen_start, p.span
             )));
         }
         Ok(Core {
             words,
             counts,
             stash,
-            shape: Shape::new(
-                p.fingerprint_bits,
-                p.tag_bits,
-                p.generations,
-                p.per_generation,
-                p.buckets,
-                p.target_fpr,
-                p.span,
-            ),
-            generation: p.generation,
-            sweep: p.sweep,
-            gen_start: p.gen_start,
-            now: p.now,
+            shape: Shape::new(*p),
+            generation: q.generation,
+            sweep: q.sweep,
+            gen_start: q.gen_start,
+            now: q.now,
         })
     }
 }

@@ -133,9 +133,10 @@ pub(crate) struct Core<W> {
     pub(crate) now: u64,
 }
 
-/// The fixed parameters of a window filter, and the masks its lookups use.
+/// The fixed parameters of a window filter (the first fields of its byte format).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Shape {
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) struct Fixed {
     /// `f`.
     pub(crate) fingerprint_bits: u32,
     /// `t`.
@@ -149,7 +150,21 @@ pub(crate) struct Shape {
     pub(crate) target_fpr: f64,
     /// Time units a generation spans; 0 for a window over inserts.
     pub(crate) span: u64,
+}
+
+/// The fixed parameters (through `Deref`) and the masks lookups use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Shape {
+    pub(crate) fixed: Fixed,
     masks: Masks,
+}
+
+impl core::ops::Deref for Shape {
+    type Target = Fixed;
+
+    fn deref(&self) -> &Fixed {
+        &self.fixed
+    }
 }
 
 /// Bit patterns over a bucket's lanes (one lane a slot), for the SWAR compares.
@@ -168,56 +183,42 @@ struct Masks {
 }
 
 impl Shape {
-    pub(crate) fn new(
-        fingerprint_bits: u32,
-        tag_bits: u32,
-        generations: u32,
-        per_generation: u64,
-        buckets: u64,
-        target_fpr: f64,
-        span: u64,
-    ) -> Shape {
-        let w = fingerprint_bits + tag_bits;
+    pub(crate) fn new(fixed: Fixed) -> Shape {
+        let w = fixed.fingerprint_bits + fixed.tag_bits;
         let lane = |v: u128| (0..sizing::SLOTS).fold(0u128, |acc, j| acc | v << (j * w));
         let ones = |bits: u32| u128::MAX >> (128 - bits.clamp(1, 128));
         Shape {
-            fingerprint_bits,
-            tag_bits,
-            generations,
-            per_generation,
-            buckets,
-            target_fpr,
-            span,
+            fixed,
             masks: Masks {
                 low: lane(1),
                 top: lane(1 << (w - 1)),
                 lanes: ones(w * sizing::SLOTS),
-                fingerprints: lane(ones(w) ^ ones(tag_bits)),
-                tags: lane(ones(tag_bits)),
+                fingerprints: lane(ones(w) ^ ones(fixed.tag_bits)),
+                tags: lane(ones(fixed.tag_bits)),
             },
         }
     }
 
-    const fn slot_bits(&self) -> u32 {
+    fn slot_bits(&self) -> u32 {
         self.fingerprint_bits + self.tag_bits
     }
 
-    const fn bucket_bits(&self) -> u64 {
+    fn bucket_bits(&self) -> u64 {
         (sizing::SLOTS * self.slot_bits()) as u64
     }
 
-    const fn tag_mask(&self) -> u64 {
+    fn tag_mask(&self) -> u64 {
         (1 << self.tag_bits) - 1
     }
 
     /// Inserts every one of which is answered: `L * g`.
     /// (Saturating: decoded parameters are checked for consistency, not for size.)
-    const fn window(&self) -> u64 {
+    fn window(&self) -> u64 {
         (self.generations as u64).saturating_mul(self.per_generation)
     }
 
     /// Inserts after which a key is dead: `(L + 1) * g`.
-    const fn forgotten_after(&self) -> u64 {
+    fn forgotten_after(&self) -> u64 {
         (self.generations as u64 + 1).saturating_mul(self.per_generation)
     }
 }
@@ -890,15 +891,15 @@ impl<K: ?Sized, S: BuildHasher> FromSettings for WindowFilter<K, S> {
             Some(window) => window.div_ceil(u64::from(layout.generations)),
         };
         settings.check_bytes(layout.bytes())?;
-        let shape = Shape::new(
-            layout.fingerprint_bits,
-            layout.tag_bits,
-            layout.generations,
-            layout.per_generation,
-            layout.buckets,
-            settings.fpr,
+        let shape = Shape::new(Fixed {
+            fingerprint_bits: layout.fingerprint_bits,
+            tag_bits: layout.tag_bits,
+            generations: layout.generations,
+            per_generation: layout.per_generation,
+            buckets: layout.buckets,
+            target_fpr: settings.fpr,
             span,
-        );
+        });
         Ok(WindowFilter {
             core: Core {
                 words: filled_vec(layout.words(), || 0)?,
@@ -1021,7 +1022,15 @@ mod tests {
             words: vec![0; sizing::words_for(4, 12) as usize],
             counts: vec![0; 8],
             stash: Vec::new(),
-            shape: Shape::new(9, 3, 3, 10, 4, 0.5, 0),
+            shape: Shape::new(Fixed {
+                fingerprint_bits: 9,
+                tag_bits: 3,
+                generations: 3,
+                per_generation: 10,
+                buckets: 4,
+                target_fpr: 0.5,
+                span: 0,
+            }),
             generation: 0,
             sweep: 0,
             gen_start: 0,
