@@ -204,7 +204,7 @@ impl Shape {
     }
 
     fn bucket_bits(&self) -> u64 {
-        (sizing::SLOTS * self.slot_bits()) as u64
+        u64::from(sizing::SLOTS * self.slot_bits())
     }
 
     fn tag_mask(&self) -> u64 {
@@ -214,12 +214,12 @@ impl Shape {
     /// Inserts every one of which is answered: `L * g`.
     /// (Saturating: decoded parameters are checked for consistency, not for size.)
     fn window(&self) -> u64 {
-        (self.generations as u64).saturating_mul(self.per_generation)
+        u64::from(self.generations).saturating_mul(self.per_generation)
     }
 
     /// Inserts after which a key is dead: `(L + 1) * g`.
     fn forgotten_after(&self) -> u64 {
-        (self.generations as u64 + 1).saturating_mul(self.per_generation)
+        (u64::from(self.generations) + 1).saturating_mul(self.per_generation)
     }
 }
 
