@@ -15,7 +15,7 @@ use bloomkit_core::sizing::window::{words_for, MAX_GENERATIONS, MAX_SLOT_BITS, M
 use bloomkit_core::{check_fpr, Codec, DecodeError, Error, PortableHasher, Variant};
 use serde::{Deserialize, Serialize};
 
-use crate::{read_side, Core, Fixed, Shape, WindowFilter};
+use crate::{read_side, Core, Fixed, Shape, WindowFilter, MAX_STASH};
 
 /// The parameter block: the fixed parameters (bincode writes a nested struct's fields in
 /// place), then the generation, the sweep and the clock.
@@ -27,10 +27,6 @@ struct Params {
     gen_start: u64,
     now: u64,
 }
-
-/// The most stash entries a decoded filter may hold (a filter bloomkit writes holds none
-/// unless its cuckoo inserts failed, which they do not at the sizing's load).
-const MAX_STASH: usize = 1 << 16;
 
 impl Params {
     fn of<W>(core: &Core<W>) -> Params {
@@ -63,7 +59,7 @@ impl Params {
                 p.tag_bits, p.generations
             )));
         }
-        if p.fingerprint_bits == 0 || p.fingerprint_bits + p.tag_bits > MAX_SLOT_BITS {
+        if p.fingerprint_bits == 0 || p.fingerprint_bits > MAX_SLOT_BITS - p.tag_bits {
             return Err(bad(format!(
                 "{}-bit fingerprints with {}-bit tags",
                 p.fingerprint_bits, p.tag_bits
@@ -80,6 +76,15 @@ impl Params {
                 "{} buckets of {slot_bits}-bit slots in {} words",
                 p.buckets,
                 words.as_ref().len()
+            )));
+        }
+        // The sizing leaves at least 10% of the slots free at the worst moment; a table that
+        // cannot hold its alive entries at all is not one bloomkit writes.
+        let alive = (u64::from(p.generations) + 1).saturating_mul(p.per_generation);
+        if alive > p.buckets.saturating_mul(4) {
+            return Err(bad(format!(
+                "{} buckets for {alive} entries alive",
+                p.buckets
             )));
         }
         if counts.len() as u64 != 1 << p.tag_bits {

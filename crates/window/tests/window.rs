@@ -187,6 +187,7 @@ fn rate_at_every_checkpoint_and_old_keys_forgotten() {
     let window = 20_000u64;
     for fpr in [0.01, 0.05] {
         let mut f = WindowFilter::<u64>::new(window, fpr).unwrap();
+        let bytes = f.heap_bytes();
         let forgotten = f.forgotten_after();
         assert!(forgotten as f64 <= 1.12 * window as f64, "{forgotten}");
         let step = window / 4;
@@ -215,6 +216,8 @@ fn rate_at_every_checkpoint_and_old_keys_forgotten() {
                 );
             }
         }
+        // Memory fixed: at the sizing's load no insert needed the stash.
+        assert_eq!(f.heap_bytes(), bytes, "{fpr}");
     }
 }
 
@@ -347,20 +350,23 @@ fn bytes_round_trip_and_refuse_damage() {
     assert!(g.contains_at("a", 1_059) && !g.contains_at("a", 1_000 + 60 * 200));
 }
 
-/// A file whose parameters are consistent but huge (a generation of `u64::MAX` inserts, full
-/// counts) decodes to a filter whose every method answers without overflowing.
+/// A file at the edges the decoder accepts (every slot alive, every count full, the
+/// generation counter about to wrap) decodes to a filter whose every method answers without
+/// overflowing; fields whose sums overflow, or a table too small for its generations, are
+/// refused.
 #[cfg(feature = "serde")]
 #[test]
 fn hostile_sizes_in_a_file_do_not_overflow() {
     use bloomkit_core::format::Writer;
     use bloomkit_core::{LookupCore, PortableHasher, Variant, Xxh3Builder};
 
-    // 1-bit fingerprints, 2-bit tags, L = 1, one bucket, every slot and count full.
+    // 1-bit fingerprints, 2-bit tags, L = 1, one bucket, every slot and count full, the
+    // generation counter about to wrap.
     let params = (
         1u32,
         2u32,
         1u32,
-        u64::MAX,
+        2u64,
         1u64,
         0.5f64,
         0u64,
@@ -372,17 +378,46 @@ fn hostile_sizes_in_a_file_do_not_overflow() {
     let bytes = Writer::new(Variant::Window, Xxh3Builder::default().spec())
         .params(&params)
         .words(&[u64::MAX; 3])
-        .words(&[u64::MAX; 4])
+        .words(&[2u64; 4])
         .words(&[0u64; 0])
         .to_vec();
     let mut f = WindowFilter::<u64>::from_bytes(&bytes).unwrap();
-    assert_eq!(f.window(), u64::MAX);
-    assert_eq!(f.forgotten_after(), u64::MAX);
-    assert_eq!(f.len(), u64::MAX);
+    assert_eq!(f.window(), 2);
+    assert_eq!(f.forgotten_after(), 4);
+    assert_eq!(f.len(), 4);
     assert!((0.0..=1.0).contains(&LookupCore::estimated_fpr(&f)));
     assert!(f.contains(&1));
     assert!(f.try_insert(&2).is_ok());
     assert!(f.contains(&2));
+    for k in 3..50u64 {
+        assert!(f.try_insert(&k).is_ok());
+        assert!(f.contains(&k) && f.contains(&(k - 1)), "{k}");
+    }
+    // Widths that overflow a sum of the two fields, and a table too small for its entries,
+    // are refused with an error, not a panic.
+    let refused = |params: (u32, u32, u32, u64, u64, f64, u64, u64, u64, u64, u64),
+                   words: usize| {
+        let bytes = Writer::new(Variant::Window, Xxh3Builder::default().spec())
+            .params(&params)
+            .words(&vec![0u64; words])
+            .words(&vec![0u64; 1 << params.1.min(13)])
+            .words(&[0u64; 0])
+            .to_vec();
+        assert!(
+            matches!(
+                WindowFilter::<u64>::from_bytes(&bytes),
+                Err(Error::Decode(_))
+            ),
+            "{params:?}"
+        );
+    };
+    for f in [0xFFFF_FFFE, u32::MAX, 29, 0] {
+        refused((f, 4, 10, 1, 8, 0.5, 0, 0, 0, 0, 0), 4);
+    }
+    // 11 generations of 10 alive at once in 2 buckets of 4 slots; generations of
+    // u64::MAX inserts in one bucket.
+    refused((8, 4, 10, 10, 2, 0.5, 0, 0, 0, 0, 0), 4);
+    refused((1, 2, 1, u64::MAX, 1, 0.5, 0, 0, 0, 0, 0), 3);
 }
 
 #[cfg(feature = "serde")]

@@ -18,9 +18,10 @@
 //! its last insert at the latest: older keys answer "present" only as often as keys never
 //! inserted. With a *slack* `s`, `L = ceil(1 / s)`: keys are forgotten by `(1 + s)` windows.
 //!
-//! Tags wrap: `t` is the least with `2^t >= L + 2`, and every generation shift clears the
-//! dead entries of `ceil(m / (2^t - L - 1))` buckets in turn, so a dead entry is cleared
-//! before its tag comes round again.
+//! Tags wrap: `t` is the least leaving `2^t - L - 1` spare values, at least one and at least
+//! `(L + 1) / 4` ([`tag_bits_for`]), and every generation shift clears the dead entries of
+//! `ceil(m / (2^t - L - 1))` buckets in turn, so a dead entry is cleared before its tag comes
+//! round again, at a cost of about a bucket per insert.
 //!
 //! # The rate
 //!
@@ -122,11 +123,17 @@ pub fn fpr_bound(fingerprint_bits: u32, load: f64) -> f64 {
     (2.0 * f64::from(SLOTS) * load.max(0.0) / values).min(1.0)
 }
 
-/// Tag bits for `L` generations: the least `t` with `2^t >= L + 2` (a spare value, so the
-/// sweep has a generation to clear the dead before their tag comes round).
+/// Tag bits for `L` generations: the least `t` whose spare values `2^t - L - 1` are at least
+/// one and at least `(L + 1) / 4`. The sweep clears the dead before their tag comes round in
+/// that many shifts, so it reads at most about a bucket per insert, and a jump of the clock
+/// across `L` generations at most four tables' worth.
 pub fn tag_bits_for(generations: u32) -> u32 {
-    let need = u64::from(generations) + 2;
-    64 - (need - 1).leading_zeros()
+    let l = u64::from(generations);
+    let mut t = 1;
+    while (1u64 << t) < l + 2 || 4 * ((1u64 << t) - l - 1) < l + 1 {
+        t += 1;
+    }
+    t
 }
 
 /// `L` for a slack: `ceil(1 / slack)`, at least 1, at most the window (a generation holds
@@ -230,15 +237,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tag_bits_leave_a_spare_generation() {
+    fn tag_bits_leave_spare_generations() {
+        let spare = |t: u32, l: u32| (1i64 << t) - i64::from(l) - 1;
         for l in 1..=MAX_GENERATIONS {
             let t = tag_bits_for(l);
-            assert!(1u64 << t >= u64::from(l) + 2, "{l}");
-            assert!(1u64 << (t - 1) < u64::from(l) + 2, "{l}");
+            assert!(
+                spare(t, l) >= 1 && 4 * spare(t, l) >= i64::from(l) + 1,
+                "{l}"
+            );
+            let fewer = spare(t - 1, l);
+            assert!(t == 1 || fewer < 1 || 4 * fewer < i64::from(l) + 1, "{l}");
         }
+        assert_eq!(tag_bits_for(1), 2);
+        assert_eq!(tag_bits_for(2), 2);
         assert_eq!(tag_bits_for(10), 4);
-        assert_eq!(tag_bits_for(14), 4);
-        assert_eq!(tag_bits_for(15), 5);
+        assert_eq!(tag_bits_for(11), 4);
+        assert_eq!(tag_bits_for(12), 5);
+        assert_eq!(tag_bits_for(13), 5);
+        assert_eq!(tag_bits_for(20), 5);
+        assert!(tag_bits_for(MAX_GENERATIONS) <= 13);
     }
 
     #[test]
