@@ -493,6 +493,7 @@ macro_rules! exact_reads {
         }
     };
 }
+#[cfg(feature = "serde")]
 pub(crate) use exact_reads;
 
 exact_reads!([K: Key] Bitmap<K>, Bitmap::heap_bytes);

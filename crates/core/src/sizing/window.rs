@@ -241,10 +241,7 @@ mod tests {
         let spare = |t: u32, l: u32| (1i64 << t) - i64::from(l) - 1;
         for l in 1..=MAX_GENERATIONS {
             let t = tag_bits_for(l);
-            assert!(
-                spare(t, l) >= 1 && 4 * spare(t, l) >= i64::from(l) + 1,
-                "{l}"
-            );
+            assert!(spare(t, l) >= 1 && 4 * spare(t, l) > i64::from(l), "{l}");
             let fewer = spare(t - 1, l);
             assert!(t == 1 || fewer < 1 || 4 * fewer < i64::from(l) + 1, "{l}");
         }
