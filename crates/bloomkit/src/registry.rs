@@ -130,6 +130,9 @@ pub enum Detail {
         /// Remainder bits a slot holds.
         remainder_bits: u32,
     },
+    /// Whether a table that grows has saturated: it could not make room for a key, so it
+    /// answers "present" for every key until cleared (the quotient and expandable filters).
+    Saturated(bool),
 }
 
 /// A filter of any variant keyed by `str`, read-only: a view over bytes or a decoded filter.
@@ -874,13 +877,13 @@ mod table {
 
         member! {
             [] QuotientFilter<str> => Quotient, view = false, insert = fallible,
-                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.remainder_bits() }];
+                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.remainder_bits() }, Detail::Saturated(f.is_saturated())];
             ['a] QuotientFilterRef<'a, str> => Quotient, view = true, insert = none,
-                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.remainder_bits() }];
+                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.remainder_bits() }, Detail::Saturated(f.is_saturated())];
             [] ExpandableFilter<str> => Expandable, view = false, insert = fallible,
-                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.fingerprint_bits() }];
+                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.fingerprint_bits() }, Detail::Saturated(f.is_saturated())];
             ['a] ExpandableFilterRef<'a, str> => Expandable, view = true, insert = none,
-                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.fingerprint_bits() }];
+                |f| vec![Detail::Slots { count: f.capacity(), remainder_bits: f.fingerprint_bits() }, Detail::Saturated(f.is_saturated())];
         }
 
         pub(super) const QUOTIENT: Entry = Entry {

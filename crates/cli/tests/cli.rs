@@ -507,6 +507,37 @@ fn old_and_keyed_files_are_described() {
     assert!(r.stdout.contains("keyed hasher"), "{}", r.stdout);
 }
 
+/// A quotient filter that could not grow for a key says so (it answers every key).
+#[test]
+fn a_saturated_filter_is_described_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("full.blmk");
+    let mut f = QuotientFilter::<str>::new(1_000, 0.01).unwrap();
+    f.extend((0..150_000u64).map(key));
+    assert!(f.is_saturated());
+    std::fs::write(&path, f.to_bytes()).unwrap();
+    let r = ok(&["info", s(&path)], None);
+    assert!(
+        r.stdout.contains("saturated") && r.stdout.contains("yes"),
+        "{}",
+        r.stdout
+    );
+    let r = ok(&["info", s(&path), "--json"], None);
+    assert!(
+        r.stdout.contains("\"saturated\": true") || r.stdout.contains("\"saturated\":true"),
+        "{}",
+        r.stdout
+    );
+    f.clear();
+    std::fs::write(&path, f.to_bytes()).unwrap();
+    let r = ok(&["info", s(&path), "--json"], None);
+    assert!(
+        r.stdout.contains("\"saturated\": false") || r.stdout.contains("\"saturated\":false"),
+        "{}",
+        r.stdout
+    );
+}
+
 /// `bloomkit compare | head -1`: the closed pipe ends it quietly, not with a panic.
 #[test]
 fn compare_into_a_closed_pipe_is_not_a_panic() {

@@ -126,6 +126,15 @@ fn detail(d: Detail) -> Entry {
         .field("buckets", buckets)
         .field("fingerprint_bits", fingerprint_bits)
         .field("tag_bits", tag_bits),
+        Detail::Saturated(saturated) => Entry::new(
+            "saturated",
+            if saturated {
+                "yes: it could not grow for a key, so every key answers present until cleared"
+            } else {
+                "no"
+            },
+        )
+        .field("saturated", saturated),
         _ => Entry::new("detail", format!("{d:?}")),
     }
 }
