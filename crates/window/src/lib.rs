@@ -726,7 +726,8 @@ macro_rules! read_side {
                 self.core.len()
             }
 
-            /// Whether no insert is held (every key answers as a key never inserted).
+            /// Whether no insert of the last `L + 1` generations is counted (in a filter this
+            /// crate wrote, every key then answers as a key never inserted).
             pub fn is_empty(&self) -> bool {
                 self.core.len() == 0
             }
@@ -946,7 +947,9 @@ impl<K: ?Sized, S> WindowFilter<K, S> {
     ///
     /// # Errors
     /// [`Error::WindowFull`] for a window over time whose current generation is full;
-    /// nothing is changed. A window over inserts never refuses.
+    /// nothing is changed. [`Error::Full`] for a new key when the stash is full (only a
+    /// decoded table far fuller than its sizing gets there); a window over inserts built by
+    /// this crate never refuses.
     pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         self.core.insert_staged(self.core.locate(hash))
     }
@@ -980,7 +983,8 @@ impl<K: Hash + ?Sized, S: BuildHasher> WindowFilter<K, S> {
     /// window counts from its latest insert ("seen in the last N").
     ///
     /// # Errors
-    /// [`Error::WindowFull`] for a window over time whose current generation is full.
+    /// As [`try_insert_hash`](Self::try_insert_hash): [`Error::WindowFull`] for a window over
+    /// time whose current generation is full.
     pub fn try_insert(&mut self, key: &K) -> Result<bool, Error> {
         self.try_insert_hash(self.hasher.hash_one(key))
     }
@@ -1006,8 +1010,9 @@ impl<K: Hash + ?Sized, S: BuildHasher> WindowFilter<K, S> {
     /// were certainly not within the window before.
     ///
     /// # Errors
-    /// [`Error::WindowFull`] at the first key a window over time cannot take: the keys
-    /// before it are in, it and the rest are not.
+    /// The first error of [`try_insert`](Self::try_insert) ([`Error::WindowFull`] at the
+    /// first key a window over time cannot take): the keys before it are in, it and the
+    /// rest are not.
     pub fn try_insert_batch<I>(&mut self, keys: I) -> Result<usize, Error>
     where
         I: IntoIterator,
