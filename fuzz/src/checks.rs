@@ -661,9 +661,44 @@ pub fn decode_multi(data: &[u8]) {
         }
         let _ = (f.parts(), f.predicted_fpr(&[0]), f.estimated_fpr_of(&[0]));
     }
-    if let Some(f) = decoded::<MultiFilter<(u64, u64, u64)>>(data) {
-        after_decoding(RecordKeys(f));
+    // The view answers every kind of query as the owned filter does, and refuses what it
+    // refuses.
+    let view = |bytes: &[u8]| {
+        let v = MultiFilterRef::<(u64, u64, u64)>::from_bytes(bytes).ok()?;
+        Some(multi_answers(|r| v.contains(r), |i, x| match i {
+            0 => v.query().attr::<0>(x).contains(),
+            1 => v.query().attr::<1>(x).attr::<2>(x).contains(),
+            _ => v.query().attr::<0>(x).attr::<2>(x).contains(),
+        }))
+    };
+    match decoded::<MultiFilter<(u64, u64, u64)>>(data) {
+        Some(f) => {
+            view_agrees(data, view, || {
+                multi_answers(|r| f.contains(r), |i, x| match i {
+                    0 => f.query().attr::<0>(x).contains(),
+                    1 => f.query().attr::<1>(x).attr::<2>(x).contains(),
+                    _ => f.query().attr::<0>(x).attr::<2>(x).contains(),
+                })
+            });
+            after_decoding(RecordKeys(f));
+        }
+        None => assert!(
+            view(&AlignedBytes::copy_from(data)).is_none(),
+            "the view accepts what the filter refuses"
+        ),
     }
+}
+
+/// A multi-attribute filter's answers on [`PROBES`]: whole records, then three kinds of
+/// query (one attribute, two, two with the first) by `query(kind, value)`.
+fn multi_answers(
+    contains: impl Fn(&(u64, u64, u64)) -> bool,
+    query: impl Fn(usize, &u64) -> bool,
+) -> Vec<bool> {
+    PROBES
+        .map(|k| contains(&record(k)))
+        .chain((0..3).flat_map(|i| PROBES.map(move |k| (i, k))).map(|(i, k)| query(i, &k)))
+        .collect()
 }
 
 /// A multi-attribute filter keyed by `u64` (the record `(k, k % 13, k % 7)`), so that the

@@ -207,6 +207,8 @@ pub use bloomkit_bitmap::BitmapRef;
 pub use bloomkit_multi as multi;
 #[cfg(feature = "multi")]
 pub use bloomkit_multi::MultiFilter;
+#[cfg(all(feature = "multi", feature = "serde"))]
+pub use bloomkit_multi::MultiFilterRef;
 
 #[cfg(feature = "static")]
 pub use bloomkit_static as static_filters;
@@ -254,6 +256,8 @@ pub mod prelude {
     pub use crate::CountingBloomFilterRef;
     #[cfg(feature = "multi")]
     pub use crate::MultiFilter;
+    #[cfg(all(feature = "multi", feature = "serde"))]
+    pub use crate::MultiFilterRef;
     #[cfg(all(feature = "quotient", feature = "serde"))]
     pub use crate::QuotientFilterRef;
     #[cfg(feature = "scalable")]

@@ -253,22 +253,46 @@ impl<'a, K: ?Sized, S: PortableHasher> BloomFilterRef<'a, K, S> {
         let probes = reader.probes()?;
         let words = reader.words_in_place::<u64>()?;
         reader.finish()?;
-        let check = || -> Result<Self, Error> {
-            if params.bits == 0 {
-                return Err(Error::ZeroBits);
-            }
-            Ok(BloomFilterRef {
-                lookup: Lookup {
-                    bits: BitSlice::new(words, params.bits)?,
-                    hashes: check_hashes(u64::from(params.hashes))?,
-                    probes,
-                },
-                design: checked_design(params.design)?,
-                hasher,
-                key: PhantomData,
-            })
-        };
-        check().map_err(Error::into_decode)
+        Self::from_words(
+            words,
+            params.bits,
+            params.hashes,
+            probes,
+            hasher,
+            params.design,
+        )
+        .map_err(Error::into_decode)
+    }
+
+    /// A view of `words`, a classic filter's bit array in place (as
+    /// [`BloomFilter::bits`] holds it: `bits` bits in whole words), with the filter's
+    /// `hashes`, probe scheme, hasher and design: for formats that hold classic filters
+    /// inside their own bytes (the multi-attribute filter's parts).
+    ///
+    /// # Errors
+    /// [`Error::ZeroBits`] for no bits, [`Error::InvalidHashCount`], an invalid design, and
+    /// a word count that does not hold `bits` bits.
+    pub fn from_words(
+        words: &'a [u64],
+        bits: u64,
+        hashes: u32,
+        probes: ProbeScheme,
+        hasher: S,
+        design: Option<Design>,
+    ) -> Result<Self, Error> {
+        if bits == 0 {
+            return Err(Error::ZeroBits);
+        }
+        Ok(BloomFilterRef {
+            lookup: Lookup {
+                bits: BitSlice::new(words, bits)?,
+                hashes: check_hashes(u64::from(hashes))?,
+                probes,
+            },
+            design: checked_design(design)?,
+            hasher,
+            key: PhantomData,
+        })
     }
 
     /// An owned copy of the filter.
@@ -317,6 +341,23 @@ impl<K: ?Sized, S> BloomFilterRef<'_, K, S> {
     /// The number of set bits, counted (reads the whole bit array).
     pub fn count_ones(&self) -> u64 {
         self.lookup.bits.count_ones()
+    }
+
+    /// Whether no bit is set (counts the bits, reading the whole array).
+    pub fn is_empty(&self) -> bool {
+        self.count_ones() == 0
+    }
+
+    /// The false-positive rate bloomkit's model predicts for this filter after `items`
+    /// distinct insertions (as [`BloomFilter::fpr_at`]).
+    pub fn fpr_at(&self, items: u64) -> f64 {
+        sizing::fpr_model_with(
+            items,
+            self.num_bits(),
+            self.num_hashes(),
+            self.probe_scheme(),
+        )
+        .unwrap_or(1.0)
     }
 
     /// An estimate of the number of distinct keys inserted, from the fill (as

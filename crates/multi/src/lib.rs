@@ -58,7 +58,8 @@
 //! # Crate features
 //!
 //! - `serde` (default): `Serialize`/`Deserialize` and bloomkit's byte format
-//!   ([`MultiFilter::to_bytes`], [`MultiFilter::from_bytes`], `docs/format.md`).
+//!   ([`MultiFilter::to_bytes`], [`MultiFilter::from_bytes`], `docs/format.md`), and
+//!   [`MultiFilterRef`], the zero-copy view that answers from those bytes in place.
 
 #![forbid(unsafe_code)]
 
@@ -79,109 +80,21 @@ use bloomkit_core::{
 
 #[cfg(feature = "serde")]
 mod codec;
+mod parts;
 mod record;
 
+#[cfg(feature = "serde")]
+pub use codec::MultiFilterRef;
+pub use parts::PartFilter;
 pub use record::{
     Attribute, DynamicRecord, FixedArity, QueryValue, Record, Visitor, MAX_ATTRIBUTES,
 };
 
-/// A set of attributes as a bit mask: bit `i` is attribute `i`.
-type Mask = u32;
+use parts::{full_mask, indices, Hashes, Mask, Part, Parts};
 
-/// The filter of one part: a classic filter probed by hash (its key type is unused).
-type PartFilter<S> = BloomFilter<(), S>;
-
-/// One bit array: over one attribute's values (a one-bit mask) or over the combined values
-/// of several (a declared subset, or all of them: the record-level filter).
-#[derive(Clone, PartialEq)]
-struct Part<S> {
-    mask: Mask,
-    /// The part's seed, derived from the filter's ([`part_seed`]): its hasher's, and the
-    /// key a combination's hash is mixed from.
-    key: u64,
-    filter: BloomFilter<(), S>,
-}
-
-impl<S: PortableHasher> Part<S> {
-    /// The part for `mask` of a filter hashing with `family`: its hasher is `family`
-    /// reseeded (same id, a seed derived from the family's and the mask).
-    fn new(
-        family: &S,
-        mask: Mask,
-        filter: impl FnOnce(S) -> Result<BloomFilter<(), S>, Error>,
-    ) -> Result<Part<S>, Error> {
-        let key = part_seed(family.seed(), mask);
-        Ok(Part {
-            mask,
-            key,
-            filter: filter(family.reseeded(key))?,
-        })
-    }
-}
-
-/// The seed of the part over `mask`, derived from the filter's seed: one attribute's part
-/// and a combination's never share a seed (different tags), and the derivation is a
-/// bijective mix (splitmix64's finalizer), so distinct tags give distinct seeds.
-fn part_seed(seed: u64, mask: Mask) -> u64 {
-    let tag = if mask.count_ones() == 1 {
-        u64::from(mask.trailing_zeros())
-    } else {
-        (1 << 32) | u64::from(mask)
-    };
-    mix(seed ^ tag.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
-}
-
-/// splitmix64's finalizer: a bijection of `u64` whose every output bit depends on every
-/// input bit.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The hash of a combination of attributes: their hashes (seeded, one per attribute)
-/// chained through [`mix`] from the part's `key`, in attribute order. For a fixed prefix
-/// each step is a bijection of the next attribute's hash, so combinations that differ in
-/// any attribute collide only by chance; and it costs a few multiplications where hashing
-/// the attribute hashes again would cost another hash per combination (measured:
-/// `benches/multi.rs`).
-#[inline]
-fn combine(key: u64, mask: Mask, hashes: &[u64; MAX_ATTRIBUTES]) -> u64 {
-    let mut acc = key;
-    let mut rest = mask;
-    while rest != 0 {
-        let i = rest.trailing_zeros() as usize;
-        rest &= rest - 1;
-        acc = mix(acc ^ hashes[i % MAX_ATTRIBUTES]);
-    }
-    acc
-}
-
-/// The attribute indices of `mask`, in order.
-fn indices(mask: Mask) -> impl Iterator<Item = usize> {
-    (0..MAX_ATTRIBUTES).filter(move |&i| mask & (1 << i) != 0)
-}
-
-/// The hashes of one record's (or one query's) attributes, by attribute index.
-type Hashes = [u64; MAX_ATTRIBUTES];
-
-/// Hashes each visited attribute with its own part's hasher, counting them.
-struct Hashing<'a, S> {
-    attributes: &'a [Part<S>],
-    hashes: Hashes,
-    count: usize,
-}
-
-impl<S: BuildHasher> Visitor for Hashing<'_, S> {
-    #[inline]
-    fn attribute<T: Hash + ?Sized>(&mut self, value: &T) {
-        if let Some(part) = self.attributes.get(self.count) {
-            self.hashes[self.count] = part.filter.hasher().hash_one(value);
-        }
-        self.count = self.count.saturating_add(1);
-    }
-}
+/// The filter of one part of an owned filter: a classic filter probed by hash (its key
+/// type is unused).
+type OwnedPart<S> = BloomFilter<(), S>;
 
 /// What a query promises: its false-positive rate for the two kinds of non-members.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -221,41 +134,15 @@ pub struct PartInfo {
 /// ([`PortableHasher::reseeded`]) with a seed derived from the filter's.
 #[derive_where(Clone, PartialEq; S)]
 pub struct MultiFilter<R: ?Sized, S = Xxh3Builder> {
-    /// Attribute `i`'s part at index `i`.
-    attributes: Vec<Part<S>>,
-    /// The combinations kept, by increasing mask; the record-level filter (every
-    /// attribute's bit set), if kept, is last.
-    combos: Vec<Part<S>>,
+    parts: Parts<OwnedPart<S>>,
     /// The filter's hasher: its seed is the one every part's derives from.
     hasher: S,
-    /// The record-level part's key (even when it is not kept): what a whole record's
-    /// attribute hashes combine from into its one hash ([`Lookup::hash_key`]).
-    record_key: u64,
     record: PhantomData<fn(&R)>,
 }
 
 impl<R: ?Sized, S: fmt::Debug + BuildHasher> fmt::Debug for MultiFilter<R, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let part = |p: &Part<S>| {
-            (
-                indices(p.mask).collect::<Vec<_>>(),
-                p.filter.num_bits(),
-                p.filter.num_hashes(),
-                p.filter.count_ones(),
-            )
-        };
-        f.debug_struct("MultiFilter")
-            .field("arity", &self.attributes.len())
-            .field(
-                "attributes (bits, probes, ones)",
-                &self.attributes.iter().map(part).collect::<Vec<_>>(),
-            )
-            .field(
-                "combinations (attributes, bits, probes, ones)",
-                &self.combos.iter().map(part).collect::<Vec<_>>(),
-            )
-            .field("hasher", &self.hasher)
-            .finish()
+        self.parts.debug("MultiFilter", &self.hasher, f)
     }
 }
 
@@ -341,15 +228,6 @@ fn mask_of(list: &[usize], arity: usize) -> Result<Mask, Error> {
         mask |= 1 << i;
     }
     Ok(mask)
-}
-
-/// The mask of all `arity` attributes.
-fn full_mask(arity: usize) -> Mask {
-    if arity >= 32 {
-        Mask::MAX
-    } else {
-        (1 << arity) - 1
-    }
 }
 
 impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
@@ -548,7 +426,8 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
                     Err(other) => return Err(other),
                     Ok(part) => part.filter.heap_bytes() as u64,
                 };
-                needed = needed.saturating_add(bytes + core::mem::size_of::<Part<S>>() as u64);
+                needed = needed
+                    .saturating_add(bytes + core::mem::size_of::<Part<OwnedPart<S>>>() as u64);
             }
             if needed > limit {
                 return Err(Error::OverLimit {
@@ -569,227 +448,189 @@ impl<R: Record + ?Sized, S: PortableHasher> MultiBuilder<R, S> {
 
 impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
     /// The filter from its parts (checked by the caller).
-    fn assemble(hasher: S, attributes: Vec<Part<S>>, combos: Vec<Part<S>>) -> Self {
-        let full = full_mask(attributes.len());
+    fn assemble(
+        hasher: S,
+        attributes: Vec<Part<OwnedPart<S>>>,
+        combos: Vec<Part<OwnedPart<S>>>,
+    ) -> Self {
         MultiFilter {
-            record_key: part_seed(hasher.seed(), full),
-            attributes,
-            combos,
+            parts: Parts::new(&hasher, attributes, combos),
             hasher,
             record: PhantomData,
         }
     }
 }
 
-impl<R: ?Sized, S: BuildHasher> MultiFilter<R, S> {
-    /// The number of attributes of the filter's records.
-    pub fn arity(&self) -> usize {
-        self.attributes.len()
-    }
+/// The reads of a multi-attribute filter, written once for the owned filter and its view
+/// (`$part` is the type of their parts: the only difference is where the bits lie).
+macro_rules! reads {
+    ($([$($g:tt)*] $ty:ty, part = $part:ty;)*) => {$(
+        impl<$($g)*> $ty where S: BuildHasher {
+            /// The number of attributes of the filter's records.
+            pub fn arity(&self) -> usize {
+                self.parts.arity()
+            }
 
-    /// How a value's positions follow from its hash in every part
-    /// (`BloomFilter::probe_scheme`): [`ProbeScheme::Wide`] for every filter this build
-    /// creates, [`ProbeScheme::Enhanced`] for one read from bytes of format version 2.
-    pub fn probe_scheme(&self) -> ProbeScheme {
-        self.attributes[0].filter.probe_scheme()
-    }
+            /// How a value's positions follow from its hash in every part
+            /// (`BloomFilter::probe_scheme`): [`ProbeScheme::Wide`] for every filter this
+            /// build creates, [`ProbeScheme::Enhanced`] for one read from bytes of format
+            /// version 2.
+            pub fn probe_scheme(&self) -> ProbeScheme {
+                self.parts.probe_scheme()
+            }
 
-    fn full(&self) -> Mask {
-        full_mask(self.attributes.len())
-    }
+            /// Whether the filter keeps a record-level filter over whole records.
+            pub fn has_record_filter(&self) -> bool {
+                self.parts.record_part().is_some()
+            }
 
-    /// The record-level filter, if kept (a record of one attribute is that attribute: its
-    /// filter is the record-level one).
-    fn record_part(&self) -> Option<&Part<S>> {
-        let full = self.full();
-        self.combos
-            .last()
-            .or(self.attributes.first())
-            .filter(|p| p.mask == full)
-    }
+            /// The declared attribute subsets (each as attribute indices), not counting the
+            /// record-level filter.
+            pub fn subsets(&self) -> Vec<Vec<usize>> {
+                self.parts.subsets()
+            }
 
-    /// Whether the filter keeps a record-level filter over whole records.
-    pub fn has_record_filter(&self) -> bool {
-        self.record_part().is_some()
-    }
+            /// Every bit array: the attributes' in order, then the combinations' (declared
+            /// subsets, then the record-level filter), with their sizes and design points.
+            pub fn parts(&self) -> Vec<PartInfo> {
+                self.parts.info()
+            }
 
-    /// The declared attribute subsets (each as attribute indices), not counting the
-    /// record-level filter.
-    pub fn subsets(&self) -> Vec<Vec<usize>> {
-        let full = self.full();
-        self.combos
-            .iter()
-            .filter(|p| p.mask != full)
-            .map(|p| indices(p.mask).collect())
-            .collect()
-    }
+            /// Whether no record has been inserted since the last clear (every insert sets
+            /// bits in every attribute's array).
+            pub fn is_empty(&self) -> bool {
+                self.parts.is_empty()
+            }
 
-    /// Every bit array: the attributes' in order, then the combinations' (declared subsets,
-    /// then the record-level filter), with their sizes and design points.
-    pub fn parts(&self) -> Vec<PartInfo> {
-        self.attributes
-            .iter()
-            .chain(&self.combos)
-            .map(|p| {
-                let design = p.filter.design();
-                PartInfo {
-                    attributes: indices(p.mask).collect(),
-                    bits: p.filter.num_bits(),
-                    hashes: p.filter.num_hashes(),
-                    capacity: design.map_or(0, |d| d.capacity),
-                    fpr: design.map_or(f64::NAN, |d| d.fpr),
+            /// A query by some of the attributes: add values with [`Query::attr`] (typed) or
+            /// [`Query::try_attr`] (by index), then ask [`Query::contains`].
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// use bloomkit_multi::MultiFilter;
+            ///
+            /// let mut f = MultiFilter::<(&str, u16, &str)>::new(1_000, 0.01)?;
+            /// f.try_insert(&("alice", 443, "/login"))?;
+            /// assert!(f.query().attr::<0>("alice").attr::<1>(&443).contains());
+            /// assert!(!f.query().attr::<0>("alice").attr::<1>(&80).contains());
+            /// # Ok::<(), bloomkit_core::Error>(())
+            /// ```
+            pub fn query(&self) -> Query<'_, R, S, $part> {
+                Query {
+                    parts: &self.parts,
+                    hashes: [0; MAX_ATTRIBUTES],
+                    mask: 0,
+                    contradiction: false,
+                    types: PhantomData,
                 }
-            })
-            .collect()
-    }
+            }
 
-    /// Whether no record has been inserted since the last clear (every insert sets bits in
-    /// every attribute's array).
-    pub fn is_empty(&self) -> bool {
-        self.attributes[0].filter.is_empty()
-    }
+            /// What a query over `attributes` (indices) promises at the design load of every
+            /// part it consults, from the sizing module (`sizing::fpr_model` of each part,
+            /// multiplied where independent parts must all err).
+            ///
+            /// # Errors
+            /// [`Error::NoSuchAttribute`], [`Error::InvalidSubset`] for an attribute named
+            /// twice.
+            pub fn predicted_fpr(&self, attributes: &[usize]) -> Result<QueryFpr, Error> {
+                self.parts.predicted_fpr(attributes)
+            }
 
-    /// The parts a query over `mask` consults, in order: the one kept for exactly `mask` if
-    /// any (the most selective: a "no" there ends the query), then every attribute of `mask`
-    /// and every other kept combination inside it. A false positive must pass them all, so
-    /// the query's rate is the product of theirs.
-    fn consulted(&self, mask: Mask) -> impl Iterator<Item = &Part<S>> {
-        // Combinations have two attributes or more, so `own` is never an attribute's part.
-        let own = self.combos.iter().find(|p| p.mask == mask);
-        let inside = move |p: &&Part<S>| p.mask & !mask == 0;
-        own.into_iter()
-            .chain(self.attributes.iter().filter(inside))
-            .chain(
-                self.combos
-                    .iter()
-                    .filter(inside)
-                    .filter(move |p| p.mask != mask),
-            )
-    }
+            /// As [`predicted_fpr`](Self::predicted_fpr), from each part's current fill
+            /// instead of its design load.
+            ///
+            /// # Errors
+            /// As [`predicted_fpr`](Self::predicted_fpr).
+            pub fn estimated_fpr_of(&self, attributes: &[usize]) -> Result<QueryFpr, Error> {
+                self.parts.estimated_fpr_of(attributes)
+            }
 
-    /// The hash the part over `mask` (with key `key`) is probed with, from a record's or
-    /// query's hashes: an attribute's own hash, or the combination's.
-    #[inline]
-    fn probe_hash(key: u64, mask: Mask, hashes: &Hashes) -> u64 {
-        if mask.count_ones() == 1 {
-            hashes[mask.trailing_zeros() as usize % MAX_ATTRIBUTES]
-        } else {
-            combine(key, mask, hashes)
+            /// Bytes of heap memory, all parts together (a view's bit arrays are borrowed:
+            /// only its list of parts).
+            pub fn heap_bytes(&self) -> usize {
+                self.parts.heap_bytes()
+            }
         }
-    }
 
-    #[inline]
-    fn part_hash(part: &Part<S>, hashes: &Hashes) -> u64 {
-        Self::probe_hash(part.key, part.mask, hashes)
-    }
+        impl<$($g)*> $ty where R: Record, S: BuildHasher {
+            /// Whether `record` may have been inserted. The record-level filter answers first
+            /// (a "no" there ends the query); on a "maybe", every attribute filter and
+            /// declared subset must agree too, so a record of new values is a false positive
+            /// only if every part errs: the rate is their product, not the record-level
+            /// filter's alone ([`predicted_fpr`](Self::predicted_fpr) of all attributes,
+            /// `new_values`). A dynamic record of another arity was never inserted: `false`.
+            pub fn contains(&self, record: &R) -> bool {
+                self.parts.contains(record)
+            }
 
-    /// Whether the values in `hashes` at `mask` may be one record's.
-    fn contains_mask(&self, mask: Mask, hashes: &Hashes) -> bool {
-        if mask == 0 {
-            return !self.is_empty();
+            /// Whether some inserted record's attribute `I` may be `value` (a shorthand for
+            /// `query().attr::<I>(value).contains()`).
+            pub fn contains_attr<const I: usize>(
+                &self,
+                value: &(impl QueryValue<<R as Attribute<I>>::Value> + ?Sized),
+            ) -> bool
+            where
+                R: Attribute<I>,
+            {
+                self.parts.contains_attr(I, value)
+            }
         }
-        self.consulted(mask)
-            .all(|p| p.filter.contains_hash(Self::part_hash(p, hashes)))
-    }
 
-    /// Hashes `record`'s attributes; the record's arity must be the filter's.
-    fn hash_record<Q: Record + ?Sized>(&self, record: &Q) -> Result<Hashes, Error> {
-        let mut v = Hashing {
-            attributes: &self.attributes,
-            hashes: [0; MAX_ATTRIBUTES],
-            count: 0,
-        };
-        record.visit(&mut v);
-        if v.count != self.attributes.len() {
-            return Err(Error::WrongArity {
-                expected: self.attributes.len(),
-                found: v.count,
-            });
+        /// Whole records are the keys. The hash entry points (`hash_key`, `contains_hash`)
+        /// address the record-level filter, which one hash can reach: `contains_hash`
+        /// answers from it alone (`true` without it: it cannot tell).
+        impl<$($g)*> LookupCore for $ty where R: Record, S: BuildHasher {
+            fn contains_hash(&self, hash: u64) -> bool {
+                self.parts.contains_record_hash(hash)
+            }
+            /// Records, from the record-level filter's fill; without it, the most distinct
+            /// values (or combinations) any part holds, a lower bound.
+            fn estimated_len(&self) -> f64 {
+                self.parts.estimated_len()
+            }
+            fn heap_bytes(&self) -> usize {
+                self.parts.heap_bytes()
+            }
+            /// The record-level filter's target; `None` without it (whole-record queries then
+            /// have no bound for recombined records).
+            fn target_fpr(&self) -> Option<f64> {
+                self.parts.target_fpr()
+            }
+            /// For whole-record queries: `estimated_fpr_of` all attributes, its `new_values`
+            /// rate (without a record-level filter, recombined records pass).
+            fn estimated_fpr(&self) -> f64 {
+                self.parts.estimated_fpr()
+            }
         }
-        Ok(v.hashes)
-    }
 
-    /// A query by some of the attributes: add values with [`Query::attr`] (typed) or
-    /// [`Query::try_attr`] (by index), then ask [`Query::contains`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bloomkit_multi::MultiFilter;
-    ///
-    /// let mut f = MultiFilter::<(&str, u16, &str)>::new(1_000, 0.01)?;
-    /// f.try_insert(&("alice", 443, "/login"))?;
-    /// assert!(f.query().attr::<0>("alice").attr::<1>(&443).contains());
-    /// assert!(!f.query().attr::<0>("alice").attr::<1>(&80).contains());
-    /// # Ok::<(), bloomkit_core::Error>(())
-    /// ```
-    pub fn query(&self) -> Query<'_, R, S> {
-        Query {
-            filter: self,
-            hashes: [0; MAX_ATTRIBUTES],
-            mask: 0,
-            contradiction: false,
+        impl<$($g)*> Lookup for $ty where R: Record, S: BuildHasher {
+            type Key = R;
+
+            /// The record's one hash: its attribute hashes combined with the record-level
+            /// hasher.
+            fn hash_key(&self, record: &R) -> u64 {
+                self.parts.hash_key(record)
+            }
+            fn contains(&self, record: &R) -> bool {
+                self.parts.contains(record)
+            }
         }
-    }
+    )*};
+}
 
-    /// What a query over `attributes` (indices) promises at the design load of every part
-    /// it consults, from the sizing module (`sizing::fpr_model` of each part, multiplied
-    /// where independent parts must all err).
-    ///
-    /// # Errors
-    /// [`Error::NoSuchAttribute`], [`Error::InvalidSubset`] for an attribute named twice.
-    pub fn predicted_fpr(&self, attributes: &[usize]) -> Result<QueryFpr, Error> {
-        self.query_fpr(attributes, |f| {
-            f.design().map_or(f64::NAN, |d| f.fpr_at(d.capacity))
-        })
-    }
+reads! {
+    [R: ?Sized, S] MultiFilter<R, S>, part = OwnedPart<S>;
+}
+#[cfg(feature = "serde")]
+reads! {
+    ['a, R: ?Sized, S] MultiFilterRef<'a, R, S>, part = bloomkit_classic::BloomFilterRef<'a, (), S>;
+}
 
-    /// As [`predicted_fpr`](Self::predicted_fpr), from each part's current fill instead of
-    /// its design load.
-    ///
-    /// # Errors
-    /// As [`predicted_fpr`](Self::predicted_fpr).
-    pub fn estimated_fpr_of(&self, attributes: &[usize]) -> Result<QueryFpr, Error> {
-        self.query_fpr(attributes, BloomFilter::estimated_fpr)
-    }
-
-    fn query_fpr(
-        &self,
-        attributes: &[usize],
-        rate: impl Fn(&BloomFilter<(), S>) -> f64,
-    ) -> Result<QueryFpr, Error> {
-        let mask = mask_of(attributes, self.arity())?;
-        if mask == 0 {
-            return Err(Error::InvalidSubset {
-                subset: Vec::new(),
-                reason: "a query needs at least one attribute",
-            });
-        }
-        let own = self.combos.iter().find(|p| p.mask == mask);
-        let new_values = self.consulted(mask).map(|p| rate(&p.filter)).product();
-        let recombined = match (mask.count_ones(), own) {
-            (1, _) => None,
-            (_, Some(p)) => Some(rate(&p.filter)),
-            (_, None) => Some(1.0),
-        };
-        Ok(QueryFpr {
-            new_values,
-            recombined,
-        })
-    }
-
-    /// Bytes of heap memory, all parts together.
-    pub fn heap_bytes(&self) -> usize {
-        self.attributes
-            .iter()
-            .chain(&self.combos)
-            .map(|p| p.filter.heap_bytes() + core::mem::size_of::<Part<S>>())
-            .sum()
-    }
-
+impl<R: ?Sized, S: BuildHasher> MultiFilter<R, S> {
     /// Removes every record, keeping the parameters and allocations.
     pub fn clear(&mut self) {
-        for p in self.attributes.iter_mut().chain(&mut self.combos) {
+        for p in self.parts.all_mut() {
             p.filter.clear();
         }
     }
@@ -830,10 +671,10 @@ impl<R: Record + ?Sized, S: BuildHasher> MultiFilter<R, S> {
     /// [`Error::WrongArity`] for a dynamic record of another length; nothing is changed.
     /// (Records whose type fixes the arity are never refused.)
     pub fn try_insert(&mut self, record: &R) -> Result<bool, Error> {
-        let hashes = self.hash_record(record)?;
+        let hashes = self.parts.hash_record(record)?;
         let mut new = false;
-        for p in self.attributes.iter_mut().chain(&mut self.combos) {
-            let hash = Self::part_hash(p, &hashes);
+        for p in self.parts.all_mut() {
+            let hash = Parts::part_hash(p, &hashes);
             // A whole-record query consults every part: it would have said no exactly when
             // some part changes (rust-lang/rust#158206: an `if`, not arithmetic on the flag).
             if p.filter.insert_hash(hash) {
@@ -842,47 +683,20 @@ impl<R: Record + ?Sized, S: BuildHasher> MultiFilter<R, S> {
         }
         Ok(new)
     }
-
-    /// Whether `record` may have been inserted. The record-level filter answers first (a
-    /// "no" there ends the query); on a "maybe", every attribute filter and declared subset
-    /// must agree too, so a record of new values is a false positive only if every part
-    /// errs: the rate is their product, not the record-level filter's alone
-    /// ([`predicted_fpr`](Self::predicted_fpr) of all attributes, `new_values`). A dynamic
-    /// record of another arity was never inserted: `false`.
-    pub fn contains(&self, record: &R) -> bool {
-        match self.hash_record(record) {
-            Ok(hashes) => self.contains_mask(self.full(), &hashes),
-            Err(_) => false,
-        }
-    }
-
-    /// Whether some inserted record's attribute `I` may be `value` (a shorthand for
-    /// `query().attr::<I>(value).contains()`).
-    pub fn contains_attr<const I: usize>(
-        &self,
-        value: &(impl QueryValue<<R as Attribute<I>>::Value> + ?Sized),
-    ) -> bool
-    where
-        R: Attribute<I>,
-    {
-        // One attribute is answered by its own filter (no combination has one attribute).
-        self.attributes
-            .get(I)
-            .is_some_and(|p| p.filter.contains_hash(p.filter.hasher().hash_one(value)))
-    }
 }
 
-/// A query by some attributes of a [`MultiFilter`]'s records; made by
-/// [`MultiFilter::query`].
-pub struct Query<'f, R: ?Sized, S = Xxh3Builder> {
-    filter: &'f MultiFilter<R, S>,
+/// A query by some attributes of a [`MultiFilter`]'s records (or a [`MultiFilterRef`]'s:
+/// `F` is the type of the filter's parts); made by [`MultiFilter::query`].
+pub struct Query<'f, R: ?Sized, S = Xxh3Builder, F = BloomFilter<(), S>> {
+    parts: &'f Parts<F>,
     hashes: Hashes,
     mask: Mask,
     /// Two different values given for one attribute: no record has both.
     contradiction: bool,
+    types: PhantomData<fn(&R, &S)>,
 }
 
-impl<R: ?Sized, S> fmt::Debug for Query<'_, R, S> {
+impl<R: ?Sized, S, F> fmt::Debug for Query<'_, R, S, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Query")
             .field("attributes", &indices(self.mask).collect::<Vec<_>>())
@@ -891,7 +705,7 @@ impl<R: ?Sized, S> fmt::Debug for Query<'_, R, S> {
     }
 }
 
-impl<R: ?Sized, S: BuildHasher> Query<'_, R, S> {
+impl<R: ?Sized, S: BuildHasher, F: PartFilter<Hasher = S>> Query<'_, R, S, F> {
     /// Adds attribute `I`'s value (typed: `I` must be an attribute of `R`, and `value` of
     /// its type or a form it borrows as, `&str` for a `String`).
     #[must_use]
@@ -908,7 +722,7 @@ impl<R: ?Sized, S: BuildHasher> Query<'_, R, S> {
     }
 
     fn with<Q: Hash + ?Sized>(mut self, index: usize, value: &Q) -> Self {
-        let Some(part) = self.filter.attributes.get(index) else {
+        let Some(part) = self.parts.attributes.get(index) else {
             // An `Attribute` impl past the record's own arity: no record has such a value.
             self.contradiction = true;
             return self;
@@ -926,11 +740,11 @@ impl<R: ?Sized, S: BuildHasher> Query<'_, R, S> {
     /// Whether some inserted record may hold all the values given (with no value given:
     /// whether any record was inserted).
     pub fn contains(&self) -> bool {
-        !self.contradiction && self.filter.contains_mask(self.mask, &self.hashes)
+        !self.contradiction && self.parts.contains_mask(self.mask, &self.hashes)
     }
 }
 
-impl<R: DynamicRecord + ?Sized, S: BuildHasher> Query<'_, R, S> {
+impl<R: DynamicRecord + ?Sized, S: BuildHasher, F: PartFilter<Hasher = S>> Query<'_, R, S, F> {
     /// Adds attribute `index`'s value, for records whose arity is known at run time
     /// (`Vec<T>`, `[T]`): the index is checked against the filter's arity, and `value` must
     /// be of the records' element type or a form it borrows as, so a key of another type
@@ -962,7 +776,7 @@ impl<R: DynamicRecord + ?Sized, S: BuildHasher> Query<'_, R, S> {
         index: usize,
         value: &(impl QueryValue<R::Value> + ?Sized),
     ) -> Result<Self, Error> {
-        let arity = self.filter.arity();
+        let arity = self.parts.arity();
         if index >= arity {
             return Err(Error::NoSuchAttribute { index, arity });
         }
@@ -977,7 +791,7 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
     /// # Errors
     /// [`Error::Incompatible`] naming the first difference.
     pub fn check_compatible(&self, other: &Self) -> Result<(), Error> {
-        let count = |f: &Self| f.attributes.len() as u64;
+        let count = |f: &Self| f.parts.arity() as u64;
         if count(self) != count(other) {
             return Err(Error::Incompatible {
                 what: Parameter::Attributes,
@@ -985,18 +799,17 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
                 right: count(other),
             });
         }
-        if let Some((a, b)) = self
-            .combos
-            .iter()
-            .map(|p| u64::from(p.mask))
-            .chain([u64::MAX])
-            .zip(
-                other
-                    .combos
-                    .iter()
-                    .map(|p| u64::from(p.mask))
-                    .chain([u64::MAX]),
-            )
+        let masks = |f: &Self| {
+            f.parts
+                .combos
+                .iter()
+                .map(|p| u64::from(p.mask))
+                .chain([u64::MAX])
+                .collect::<Vec<_>>()
+        };
+        if let Some((a, b)) = masks(self)
+            .into_iter()
+            .zip(masks(other))
             .find(|(a, b)| a != b)
         {
             return Err(Error::Incompatible {
@@ -1005,10 +818,9 @@ impl<R: ?Sized, S: PortableHasher> MultiFilter<R, S> {
                 right: b,
             });
         }
-        self.attributes
-            .iter()
-            .chain(&self.combos)
-            .zip(other.attributes.iter().chain(&other.combos))
+        self.parts
+            .all()
+            .zip(other.parts.all())
             .try_for_each(|(a, b)| a.filter.check_compatible(&b.filter))
     }
 }
@@ -1019,15 +831,10 @@ impl<R: ?Sized, S: PortableHasher + Clone> MultiFilter<R, S> {
     fn zip_parts(
         &mut self,
         other: &Self,
-        op: fn(&mut PartFilter<S>, &PartFilter<S>) -> Result<(), Error>,
+        op: fn(&mut OwnedPart<S>, &OwnedPart<S>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         self.check_compatible(other)?;
-        for (a, b) in self
-            .attributes
-            .iter_mut()
-            .chain(&mut self.combos)
-            .zip(other.attributes.iter().chain(&other.combos))
-        {
+        for (a, b) in self.parts.all_mut().zip(other.parts.all()) {
             op(&mut a.filter, &b.filter)?;
         }
         Ok(())
@@ -1049,57 +856,19 @@ impl<R: ?Sized, S: PortableHasher + Clone> Intersection for MultiFilter<R, S> {
     }
 }
 
-/// Whole records are the keys. The hash entry points (`hash_key`, `try_insert_hash`,
-/// `contains_hash`) address the record-level filter, which one hash can reach.
-/// `contains_hash` answers from it alone (`true` without it: it cannot tell), and
 /// `try_insert_hash` is refused with [`Error::Unsupported`] unless the record has one
 /// attribute, since a record must reach every part: use the record-taking methods.
-impl<R: Record + ?Sized, S: BuildHasher> LookupCore for MultiFilter<R, S> {
-    fn contains_hash(&self, hash: u64) -> bool {
-        self.record_part()
-            .is_none_or(|p| p.filter.contains_hash(hash))
-    }
-    /// Records, from the record-level filter's fill; without it, the most distinct values
-    /// (or combinations) any part holds, a lower bound.
-    fn estimated_len(&self) -> f64 {
-        match self.record_part() {
-            Some(p) => p.filter.estimated_len(),
-            None => self
-                .consulted(self.full())
-                .map(|p| p.filter.estimated_len())
-                .fold(0.0, f64::max),
-        }
-    }
-    fn heap_bytes(&self) -> usize {
-        MultiFilter::heap_bytes(self)
-    }
-    /// The record-level filter's target; `None` without it (whole-record queries then have
-    /// no bound for recombined records).
-    fn target_fpr(&self) -> Option<f64> {
-        self.record_part()
-            .and_then(|p| p.filter.design())
-            .map(|d| d.fpr)
-    }
-    /// For whole-record queries: [`MultiFilter::estimated_fpr_of`] all attributes, its
-    /// `new_values` rate (without a record-level filter, recombined records pass).
-    fn estimated_fpr(&self) -> f64 {
-        self.consulted(self.full())
-            .map(|p| p.filter.estimated_fpr())
-            .product()
-    }
-}
-
 impl<R: Record + ?Sized, S: BuildHasher> FilterCore for MultiFilter<R, S> {
     type InsertError = Error;
     fn try_insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         // A whole-record query consults every part, and one hash reaches only the part over
         // the whole record: inserting by hash is possible only when that is the one part.
-        if self.consulted(self.full()).nth(1).is_some() {
+        if self.parts.consulted(self.parts.full()).nth(1).is_some() {
             return Err(Error::Unsupported(
                 "a record's attribute filters cannot be reached from its hash: insert the record",
             ));
         }
-        match self.attributes.first_mut() {
+        match self.parts.attributes.first_mut() {
             Some(p) => Ok(p.filter.insert_hash(hash)),
             None => Err(Error::Unsupported(
                 "a filter of no attributes holds nothing",
@@ -1108,24 +877,6 @@ impl<R: Record + ?Sized, S: BuildHasher> FilterCore for MultiFilter<R, S> {
     }
     fn clear(&mut self) {
         MultiFilter::clear(self);
-    }
-}
-
-impl<R: Record + ?Sized, S: BuildHasher> Lookup for MultiFilter<R, S> {
-    type Key = R;
-
-    /// The record's one hash: its attribute hashes combined with the record-level hasher.
-    fn hash_key(&self, record: &R) -> u64 {
-        let mut v = Hashing {
-            attributes: &self.attributes,
-            hashes: [0; MAX_ATTRIBUTES],
-            count: 0,
-        };
-        record.visit(&mut v);
-        Self::probe_hash(self.record_key, self.full(), &v.hashes)
-    }
-    fn contains(&self, record: &R) -> bool {
-        MultiFilter::contains(self, record)
     }
 }
 

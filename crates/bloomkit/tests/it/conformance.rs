@@ -113,6 +113,7 @@ fn every_variant_holds_its_trait_set() {
     lookup_only::<SplitBlockFilterRef<'static, u64>>();
     lookup_only::<CountingBloomFilterRef<'static, u64>>();
     lookup_only::<bloomkit::ScalableBloomFilterRef<'static, u64>>();
+    lookup_only::<bloomkit::MultiFilterRef<'static, (u32, u32, u32)>>();
     lookup_only::<QuotientFilterRef<'static, u64>>();
     lookup_only::<bloomkit::ExpandableFilterRef<'static, u64>>();
     lookup_only::<bloomkit::WindowFilterRef<'static, u64>>();

@@ -6,3 +6,4 @@ mod behaviour;
 mod conformance;
 mod fpr;
 mod model;
+mod view;
