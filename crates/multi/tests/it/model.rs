@@ -10,7 +10,7 @@ use bloomkit_multi::MultiFilter;
 use bloomkit_testkit::{ensure, forall, Outcome};
 use quickcheck::{Arbitrary, Gen};
 
-type Rec = (u8, u8, u16);
+pub(crate) type Rec = (u8, u8, u16);
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -44,8 +44,8 @@ impl Arbitrary for Op {
     }
 }
 
-/// The configurations every sequence runs on.
-fn configurations() -> Vec<(&'static str, MultiFilter<Rec>)> {
+/// The configurations every sequence runs on (and the view's tests, `view.rs`).
+pub(crate) fn configurations() -> Vec<(&'static str, MultiFilter<Rec>)> {
     let b = || MultiFilter::<Rec>::builder(200, 0.05);
     vec![
         ("default", b().build().unwrap()),

@@ -10,7 +10,9 @@ use bloomkit_core::{DecodeError, Error, Lookup, LookupCore};
 use bloomkit_multi::{MultiFilter, MultiFilterRef};
 use bloomkit_testkit::{ensure, forall};
 
-type Rec = (u8, u8, u16);
+use crate::model::configurations;
+
+type Rec = crate::model::Rec;
 
 /// Every kind of answer a filter (owned or view) gives about record `r`: whole, each
 /// attribute, each pair, all three by query, no value, and `contains_attr`.
@@ -43,33 +45,6 @@ macro_rules! answers {
 
 /// The attribute lists whose rates are compared.
 const SUBSETS: [&[usize]; 7] = [&[0], &[1], &[2], &[0, 1], &[0, 2], &[1, 2], &[0, 1, 2]];
-
-fn configurations() -> Vec<(&'static str, MultiFilter<Rec>)> {
-    let b = || MultiFilter::<Rec>::builder(300, 0.05);
-    vec![
-        ("default", b().build().unwrap()),
-        (
-            "subsets",
-            b().attribute(0, 5, 0.05)
-                .unwrap()
-                .subset(&[0, 2])
-                .unwrap()
-                .subset_sized(&[1, 2], 150, 0.02)
-                .unwrap()
-                .seed(3)
-                .build()
-                .unwrap(),
-        ),
-        (
-            "no record filter",
-            b().record_filter(false)
-                .subset(&[0, 1])
-                .unwrap()
-                .build()
-                .unwrap(),
-        ),
-    ]
-}
 
 #[test]
 fn a_view_answers_every_query_as_the_filter_does() {
