@@ -92,6 +92,30 @@ pub(crate) fn zeroed<T: Default + Clone>(len: usize) -> Result<Vec<T>, Error> {
     bits::filled_vec(len as u64, T::default)
 }
 
+/// The keys' `hashes` mixed with `seed` ([`mix`]), written to `out` (as long as `hashes`)
+/// in the order of their top `bits` bits: a counting sort into `2^bits` buckets, so that a
+/// build that places each key by its mixed hash's top bits (a binary fuse filter's first
+/// segment, a ribbon filter's start row) then walks its tables in order, in cache, instead
+/// of at random.
+pub(crate) fn mixed_by_top_bits(hashes: &[u64], seed: u64, bits: u32, out: &mut [u64]) {
+    debug_assert!((1..=32).contains(&bits) && out.len() == hashes.len());
+    let buckets = 1usize << bits;
+    let shift = 64 - bits;
+    let mut starts = vec![0usize; buckets + 1];
+    for &h in hashes {
+        starts[(mix(h, seed) >> shift) as usize + 1] += 1;
+    }
+    for i in 0..buckets {
+        starts[i + 1] += starts[i];
+    }
+    for &h in hashes {
+        let m = mix(h, seed);
+        let b = (m >> shift) as usize;
+        out[starts[b]] = m;
+        starts[b] += 1;
+    }
+}
+
 /// The high 64 bits of `a * b`: a value in `0..b` from a uniform `a`, without a division.
 #[inline(always)]
 pub(crate) fn mul_high(a: u64, b: u64) -> u64 {

@@ -413,21 +413,7 @@ impl Scratch {
             .next_power_of_two()
             .trailing_zeros())
         .clamp(1, 20);
-        let buckets = 1usize << buckets_bits;
-        let shift = 64 - buckets_bits;
-        let mut starts = vec![0u32; buckets + 1];
-        for &h in hashes {
-            starts[(mix(h, layout.seed) >> shift) as usize + 1] += 1;
-        }
-        for i in 0..buckets {
-            starts[i + 1] += starts[i];
-        }
-        for &h in hashes {
-            let m = mix(h, layout.seed);
-            let b = (m >> shift) as usize;
-            self.order[starts[b] as usize] = m;
-            starts[b] += 1;
-        }
+        common::mixed_by_top_bits(hashes, layout.seed, buckets_bits, &mut self.order[..n]);
         let order = &mut self.order[..n];
 
         // Add every key to its three slots. A key added twice (the same mixed hash) leaves
