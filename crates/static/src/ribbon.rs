@@ -717,7 +717,7 @@ mod tests {
     fn banding_in_start_order_gives_the_solution_of_any_order() {
         for &(n, fpr) in &[(1_000usize, 0.01), (30_000, 0.001), (100_000, 0.2)] {
             let mut hashes: Vec<u64> = (0..n as u64).map(|i| mix(i, 99)).collect();
-            hashes.extend_from_slice(&hashes[..n / 10].to_vec());
+            hashes.extend_from_within(..n / 10);
             let (layout, words) = build(hashes.clone(), fpr).unwrap();
             let mut band = Band::new(layout.rows() as usize).unwrap();
             let mut independent = 0;
