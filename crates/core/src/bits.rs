@@ -54,6 +54,9 @@ pub fn filled_vec<T>(len: u64, fill: impl FnMut() -> T) -> Result<Vec<T>, Error>
     let n = usize::try_from(len).map_err(|_| failed())?;
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| failed())?;
+    // Before the first write, so that a large filter's pages are huge from their first
+    // fault (a lookup in it then misses the TLB far less often).
+    crate::arch::advise_huge_pages(&mut v.spare_capacity_mut()[..n]);
     v.resize_with(n, fill);
     Ok(v)
 }
@@ -600,6 +603,49 @@ pub fn select_broadword(word: u64, k: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mapping of `/proc/self/smaps` that holds `address`: its `VmFlags` line.
+    #[cfg(target_os = "linux")]
+    fn vm_flags_at(address: usize) -> Option<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line
+                .split_whitespace()
+                .next()
+                .and_then(|r| r.split_once('-'));
+            if let Some((lo, hi)) = range {
+                if let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = (lo..hi).contains(&address);
+                    continue;
+                }
+            }
+            if inside && line.starts_with("VmFlags:") {
+                return Some(line.to_string());
+            }
+        }
+        None
+    }
+
+    /// A filter's memory of two huge pages or more is advised to be backed by them (the
+    /// mapping's flags say `hg`), from the first allocation, on a Linux kernel that has
+    /// transparent huge pages.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn large_filters_ask_for_huge_pages() {
+        if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+            eprintln!("no transparent huge pages in this kernel: nothing to check");
+            return;
+        }
+        let words = filled_vec(3 * crate::arch::HUGE_PAGE as u64 / 8, || 0u64).unwrap();
+        let start = words.as_ptr() as usize;
+        let page = start.next_multiple_of(crate::arch::HUGE_PAGE);
+        let flags = vm_flags_at(page).expect("the vector's pages are mapped");
+        assert!(flags.split_whitespace().any(|f| f == "hg"), "{flags}");
+        assert!(words.iter().all(|&w| w == 0));
+    }
 
     /// The constant-time select finds the bit a loop finds, for every rank of random words
     /// and of words with runs of ones.
