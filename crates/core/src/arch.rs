@@ -48,7 +48,13 @@
 #![allow(unsafe_code)]
 
 /// The size of a transparent huge page on x86-64 and most aarch64 Linux systems.
+#[cfg(target_os = "linux")]
+#[cfg_attr(miri, allow(dead_code))]
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
+
+/// Whether [`advise_huge_pages`] advises (`crate::bits::set_huge_pages`).
+pub(crate) static HUGE_PAGES: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(true);
 
 /// Asks the kernel to back the whole 2 MiB pages inside `memory` with transparent huge pages
 /// (`madvise(MADV_HUGEPAGE)`), when `memory` spans at least two of them. A lookup in a
@@ -65,7 +71,7 @@ pub(crate) fn advise_huge_pages<T>(memory: &mut [T]) {
     #[cfg(all(target_os = "linux", not(miri)))]
     {
         let bytes = core::mem::size_of_val(memory);
-        if bytes < 2 * HUGE_PAGE {
+        if bytes < 2 * HUGE_PAGE || !HUGE_PAGES.load(core::sync::atomic::Ordering::Relaxed) {
             return;
         }
         let start = memory.as_mut_ptr() as usize;

@@ -1071,8 +1071,9 @@ impl<'a> Reader<'a> {
             let bytes = self.section("words", 8)?;
             self.check_whole(bytes.len() as u64, elem)?;
             let mut values = vec![T::zeroed(); bytes.len() / elem as usize];
-            // Zeroed memory of this size comes from the kernel untouched: advised before the
-            // copy first writes it (see `crate::bits::filled_vec`).
+            // Zeros of an integer type (`u64`, `[u64; 8]`) are allocated zeroed, untouched by
+            // this process when large: advised before the copy first writes them (see
+            // `crate::bits::filled_vec`).
             crate::arch::advise_huge_pages(&mut values);
             bytemuck::cast_slice_mut::<T, u8>(&mut values).copy_from_slice(&bytes);
             values

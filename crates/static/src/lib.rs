@@ -42,12 +42,13 @@
 //! `hash_key`), and builds. `from_hashes` takes those 64-bit hashes directly, as writers
 //! that already hashed their keys have them. A build that fails for one seed tries the next
 //! (64 at most, deterministic: the same keys always give the same bytes); distinct keys
-//! do not exhaust them. A build holds the hashes and its working arrays: measured at 10^7 keys,
-//! its peak is 29 bytes per key for binary fuse and 30 for ribbon, the result included.
+//! do not exhaust them. A build holds the hashes and its working arrays: measured at 10^7 keys
+//! (`from_hashes`, peak resident memory above the caller's input), its peak is about 33 bytes
+//! per key for binary fuse and 38 for ribbon, the result included.
 //!
 //! # Sets larger than memory: one filter per range of the hash space
 //!
-//! A build holds about 30 bytes a key at its peak, so 10^9 keys need about 30 GB at once.
+//! A build holds 33-38 bytes a key at its peak, so 10^9 keys need about 33-38 GB at once.
 //! Split the hash space instead: the top bits of [`hash_key`](bloomkit_core::Lookup::hash_key)
 //! choose a part, each part is built from its own hashes with `from_hashes` (one pass over
 //! the keys per part, or one pass writing each hash to its part's file), and a lookup asks
