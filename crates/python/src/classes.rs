@@ -32,7 +32,7 @@ macro_rules! count_method {
         impl $py_ty {
             #[doc = $doc]
             fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<u64> {
-                each!(&self.inner, f => <_ as PyKey>::with_key(key, |k| ops::read(f).count(k)))
+                each!(&self.inner, f => <_ as PyKey>::with_key(key, |k| f.with(key.py(), |f| f.count(k))))
             }
         }
     };
@@ -193,7 +193,7 @@ impl PyWindowFilter {
         // The key is read before the lock is taken: reading it may run Python code (a
         // subclass's `__repr__` in an error message) that uses this filter.
         each!(&self.inner, f => {
-            <_ as PyKey>::with_key(key, |k| ops::write(f).try_insert_at(k, t))?
+            <_ as PyKey>::with_key(key, |k| f.with_mut(key.py(), |f| f.try_insert_at(k, t)))?
                 .map_err(|e| errors::to_py(&e))
         })
     }
@@ -203,22 +203,23 @@ impl PyWindowFilter {
     /// (keys that will have aged out by then answer ``False``); a ``t`` at or before the
     /// latest time seen answers as of that latest time.
     fn contains_at(&self, key: &Bound<'_, PyAny>, t: u64) -> PyResult<bool> {
-        each!(&self.inner, f => <_ as PyKey>::with_key(key, |k| ops::read(f).contains_at(k, t)))
+        each!(&self.inner, f => <_ as PyKey>::with_key(key, |k| f.with(key.py(), |f| f.contains_at(k, t))))
     }
 
     /// The window: adds (or, over time, adds per window) every key of which is answered.
     #[getter]
-    fn window(&self) -> u64 {
-        each!(&self.inner, f => ops::read(f).window())
+    // A closure: one method path cannot name the three key types' `window`.
+    #[allow(clippy::redundant_closure_for_method_calls)]
+    fn window(&self, py: Python<'_>) -> u64 {
+        each!(&self.inner, f => f.with(py, |f| f.window()))
     }
 
     /// How many adds (or time units) after its add a key is certainly forgotten.
     #[getter]
-    fn forgotten_after(&self) -> u64 {
-        each!(&self.inner, f => {
-            let f = ops::read(f);
+    fn forgotten_after(&self, py: Python<'_>) -> u64 {
+        each!(&self.inner, f => f.with(py, |f| {
             f.time_forgotten_after().unwrap_or_else(|| f.forgotten_after())
-        })
+        }))
     }
 }
 
@@ -311,7 +312,7 @@ impl PyBitmap {
     fn new(lo: u64, hi: u64) -> PyResult<Self> {
         let bitmap = bloomkit::Bitmap::<u64>::new(lo..=hi).map_err(|e| errors::to_py(&e))?;
         Ok(Self {
-            inner: crate::family::IntOnly(Keyed::Int(std::sync::RwLock::new(bitmap))),
+            inner: crate::family::IntOnly(Keyed::Int(ops::Locked::new(bitmap))),
         })
     }
 }

@@ -74,9 +74,9 @@ pub(crate) trait Family: Sized + Send + Sync {
     /// Filters from bytes, for keys of `key`.
     fn decode(py: Python<'_>, bytes: &[u8], key: KeyType) -> PyResult<Self>;
     /// A copy.
-    fn duplicate(&self) -> Self;
+    fn duplicate(&self, py: Python<'_>) -> Self;
     /// Whether both hold the same filter.
-    fn equal(&self, other: &Self) -> bool;
+    fn equal(&self, py: Python<'_>, other: &Self) -> bool;
 }
 
 impl<S, B, I> Keyed<S, B, I> {
@@ -112,19 +112,19 @@ where
         })
     }
 
-    fn duplicate(&self) -> Self {
+    fn duplicate(&self, py: Python<'_>) -> Self {
         match self {
-            Keyed::Str(f) => Keyed::Str(ops::duplicate(f)),
-            Keyed::Bytes(f) => Keyed::Bytes(ops::duplicate(f)),
-            Keyed::Int(f) => Keyed::Int(ops::duplicate(f)),
+            Keyed::Str(f) => Keyed::Str(ops::duplicate(py, f)),
+            Keyed::Bytes(f) => Keyed::Bytes(ops::duplicate(py, f)),
+            Keyed::Int(f) => Keyed::Int(ops::duplicate(py, f)),
         }
     }
 
-    fn equal(&self, other: &Self) -> bool {
+    fn equal(&self, py: Python<'_>, other: &Self) -> bool {
         match (self, other) {
-            (Keyed::Str(a), Keyed::Str(b)) => ops::equal(a, b),
-            (Keyed::Bytes(a), Keyed::Bytes(b)) => ops::equal(a, b),
-            (Keyed::Int(a), Keyed::Int(b)) => ops::equal(a, b),
+            (Keyed::Str(a), Keyed::Str(b)) => ops::equal(py, a, b),
+            (Keyed::Bytes(a), Keyed::Bytes(b)) => ops::equal(py, a, b),
+            (Keyed::Int(a), Keyed::Int(b)) => ops::equal(py, a, b),
             _ => false,
         }
     }
@@ -153,12 +153,12 @@ impl<F: Codec + Clone + PartialEq + Send + Sync> Family for IntOnly<F> {
         Ok(IntOnly(Keyed::Int(ops::from_bytes(py, bytes)?)))
     }
 
-    fn duplicate(&self) -> Self {
-        IntOnly(self.0.duplicate())
+    fn duplicate(&self, py: Python<'_>) -> Self {
+        IntOnly(self.0.duplicate(py))
     }
 
-    fn equal(&self, other: &Self) -> bool {
-        self.0.equal(&other.0)
+    fn equal(&self, py: Python<'_>, other: &Self) -> bool {
+        self.0.equal(py, &other.0)
     }
 }
 
@@ -168,15 +168,15 @@ macro_rules! keyed {
         match $key {
             $crate::keys::KeyType::Str => {
                 type $k = str;
-                $crate::family::Keyed::Str(::std::sync::RwLock::new($make))
+                $crate::family::Keyed::Str($crate::ops::Locked::new($make))
             }
             $crate::keys::KeyType::Bytes => {
                 type $k = [u8];
-                $crate::family::Keyed::Bytes(::std::sync::RwLock::new($make))
+                $crate::family::Keyed::Bytes($crate::ops::Locked::new($make))
             }
             $crate::keys::KeyType::Int => {
                 type $k = u64;
-                $crate::family::Keyed::Int(::std::sync::RwLock::new($make))
+                $crate::family::Keyed::Int($crate::ops::Locked::new($make))
             }
         }
     };
@@ -245,25 +245,25 @@ macro_rules! common_methods {
             }
 
             /// The number of distinct keys added, estimated from the filter's contents.
-            fn approx_len(&self) -> f64 {
-                $crate::family::each!(&self.inner, f => bloomkit::LookupCore::estimated_len(&*$crate::ops::read(f)))
+            fn approx_len(&self, py: Python<'_>) -> f64 {
+                $crate::family::each!(&self.inner, f => f.with(py, |f| bloomkit::LookupCore::estimated_len(f)))
             }
 
             /// The false-positive rate the filter was made for (``None`` where it has none).
             #[getter]
-            fn fpr(&self) -> Option<f64> {
-                $crate::family::each!(&self.inner, f => bloomkit::LookupCore::target_fpr(&*$crate::ops::read(f)))
+            fn fpr(&self, py: Python<'_>) -> Option<f64> {
+                $crate::family::each!(&self.inner, f => f.with(py, |f| bloomkit::LookupCore::target_fpr(f)))
             }
 
             /// The false-positive rate now, estimated from the filter's contents.
-            fn estimated_fpr(&self) -> f64 {
-                $crate::family::each!(&self.inner, f => bloomkit::LookupCore::estimated_fpr(&*$crate::ops::read(f)))
+            fn estimated_fpr(&self, py: Python<'_>) -> f64 {
+                $crate::family::each!(&self.inner, f => f.with(py, |f| bloomkit::LookupCore::estimated_fpr(f)))
             }
 
             /// The bytes of memory the filter's table takes.
             #[getter]
-            fn nbytes(&self) -> usize {
-                $crate::family::each!(&self.inner, f => bloomkit::LookupCore::heap_bytes(&*$crate::ops::read(f)))
+            fn nbytes(&self, py: Python<'_>) -> usize {
+                $crate::family::each!(&self.inner, f => f.with(py, |f| bloomkit::LookupCore::heap_bytes(f)))
             }
 
             /// For the benchmark script only (``bench/bench.py``): the seconds the Rust
@@ -273,8 +273,8 @@ macro_rules! common_methods {
                 $crate::family::each!(&self.inner, f => $crate::ops::time_contains_batch(py, f, keys))
             }
 
-            fn __sizeof__(&self) -> usize {
-                ::std::mem::size_of::<Self>() + self.nbytes()
+            fn __sizeof__(&self, py: Python<'_>) -> usize {
+                ::std::mem::size_of::<Self>() + self.nbytes(py)
             }
 
             /// The filter's bytes: bloomkit's format (versioned, checksummed), the same as
@@ -329,33 +329,33 @@ macro_rules! common_methods {
             }
 
             /// A copy of the filter.
-            fn copy(&self) -> Self {
-                Self { inner: $crate::family::Family::duplicate(&self.inner) }
+            fn copy(&self, py: Python<'_>) -> Self {
+                Self { inner: $crate::family::Family::duplicate(&self.inner, py) }
             }
 
-            fn __copy__(&self) -> Self {
-                self.copy()
+            fn __copy__(&self, py: Python<'_>) -> Self {
+                self.copy(py)
             }
 
-            fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-                self.copy()
+            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> Self {
+                self.copy(py)
             }
 
             /// Equal when both hold the same filter: the same key type, parameters, seed
             /// and contents.
             fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-                other.cast::<Self>().is_ok_and(|o| $crate::family::Family::equal(&self.inner, &o.get().inner))
+                other.cast::<Self>().is_ok_and(|o| $crate::family::Family::equal(&self.inner, other.py(), &o.get().inner))
             }
 
-            fn __repr__(&self) -> String {
-                let fpr = self.fpr().map_or_else(|| "None".to_owned(), |p| format!("{p}"));
+            fn __repr__(&self, py: Python<'_>) -> String {
+                let fpr = self.fpr(py).map_or_else(|| "None".to_owned(), |p| format!("{p}"));
                 format!(
                     "{}(key={}, approx_len={:.0}, fpr={}, nbytes={})",
                     $name,
                     $crate::family::Family::key_type(&self.inner).name(),
-                    self.approx_len(),
+                    self.approx_len(py),
                     fpr,
-                    self.nbytes()
+                    self.nbytes(py)
                 )
             }
         }
@@ -393,8 +393,8 @@ macro_rules! insert_methods {
             }
 
             /// Removes every key, keeping the filter's size and seed.
-            fn clear(&self) {
-                $crate::family::each!(&self.inner, f => bloomkit::FilterCore::clear(&mut *$crate::ops::write(f)))
+            fn clear(&self, py: Python<'_>) {
+                $crate::family::each!(&self.inner, f => f.with_mut(py, bloomkit::FilterCore::clear))
             }
         }
     };
@@ -436,29 +436,30 @@ macro_rules! union_methods {
         impl $py_ty {
             /// A filter holding the keys of both (they must match in key type, size and
             /// seed; ``IncompatibleError`` otherwise).
-            fn union(&self, other: &Self) -> PyResult<Self> {
-                let result = self.copy();
-                result.union_update(other)?;
+            fn union(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
+                let result = self.copy(py);
+                result.union_update(py, other)?;
                 Ok(result)
             }
 
             /// Adds the keys of ``other`` to this filter.
-            fn union_update(&self, other: &Self) -> PyResult<()> {
+            fn union_update(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
                 if ::std::ptr::eq(self, other) {
                     return Ok(());
                 }
                 $crate::family::each_pair!(&self.inner, &other.inner, a, b => {
-                    let b = $crate::ops::read(b).clone();
-                    bloomkit::Union::union_with(&mut *$crate::ops::write(a), &b).map_err(|e| $crate::errors::to_py(&e))
+                    // A copy of `other` first: `a` and `b` are never reached at once.
+                    let b = b.with(py, Clone::clone);
+                    a.with_mut(py, |a| bloomkit::Union::union_with(a, &b)).map_err(|e| $crate::errors::to_py(&e))
                 })
             }
 
-            fn __or__(&self, other: &Self) -> PyResult<Self> {
-                self.union(other)
+            fn __or__(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
+                self.union(py, other)
             }
 
-            fn __ior__(&self, other: &Self) -> PyResult<()> {
-                self.union_update(other)
+            fn __ior__(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
+                self.union_update(py, other)
             }
         }
     };
@@ -473,29 +474,30 @@ macro_rules! intersection_methods {
         #[pymethods]
         impl $py_ty {
             /// A filter of the keys both may hold (the same key type, size and seed).
-            fn intersection(&self, other: &Self) -> PyResult<Self> {
-                let result = self.copy();
-                result.intersection_update(other)?;
+            fn intersection(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
+                let result = self.copy(py);
+                result.intersection_update(py, other)?;
                 Ok(result)
             }
 
             /// Keeps only the keys both may hold.
-            fn intersection_update(&self, other: &Self) -> PyResult<()> {
+            fn intersection_update(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
                 if ::std::ptr::eq(self, other) {
                     return Ok(());
                 }
                 $crate::family::each_pair!(&self.inner, &other.inner, a, b => {
-                    let b = $crate::ops::read(b).clone();
-                    bloomkit::Intersection::intersect_with(&mut *$crate::ops::write(a), &b).map_err(|e| $crate::errors::to_py(&e))
+                    // A copy of `other` first: `a` and `b` are never reached at once.
+                    let b = b.with(py, Clone::clone);
+                    a.with_mut(py, |a| bloomkit::Intersection::intersect_with(a, &b)).map_err(|e| $crate::errors::to_py(&e))
                 })
             }
 
-            fn __and__(&self, other: &Self) -> PyResult<Self> {
-                self.intersection(other)
+            fn __and__(&self, py: Python<'_>, other: &Self) -> PyResult<Self> {
+                self.intersection(py, other)
             }
 
-            fn __iand__(&self, other: &Self) -> PyResult<()> {
-                self.intersection_update(other)
+            fn __iand__(&self, py: Python<'_>, other: &Self) -> PyResult<()> {
+                self.intersection_update(py, other)
             }
         }
     };
@@ -509,8 +511,8 @@ macro_rules! len_method {
         impl $py_ty {
             /// The number of keys the filter holds, exactly (with multiplicity where the
             /// variant counts copies).
-            fn __len__(&self) -> usize {
-                let n = $crate::family::each!(&self.inner, f => $crate::ops::read(f).len());
+            fn __len__(&self, py: Python<'_>) -> usize {
+                let n = $crate::family::each!(&self.inner, f => f.with(py, |f| f.len()));
                 usize::try_from(n).unwrap_or(usize::MAX)
             }
         }

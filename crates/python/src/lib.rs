@@ -23,6 +23,7 @@ mod classes;
 mod errors;
 mod family;
 mod keys;
+mod locked;
 mod mapped;
 mod ops;
 mod text;

@@ -1,11 +1,11 @@
 //! What every class does, written once over the Rust traits (`Lookup`, `Filter`, `Remove`,
 //! `Union`, `Codec`): one key at a time with the GIL held, batches with it released.
 //!
-//! Each filter sits in a `RwLock`: lookups share it, inserts take it alone, and no thread
-//! holds it while waiting for the GIL (batches take it inside `Python::detach` and let it go
-//! before coming back), so a lookup in one thread and an insert in another never deadlock.
-
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+//! Each filter sits in a [`Locked`]: calls made with the GIL held reach it directly while no
+//! batch works on it without the GIL, and take its lock otherwise; batches register, then
+//! take the lock inside `Python::detach` and let it go before coming back, so no thread
+//! holds the lock while waiting for the GIL, and a lookup in one thread and an insert in
+//! another never deadlock.
 
 use bloomkit::{Codec, Error, Filter, Lookup, Remove};
 use pyo3::prelude::*;
@@ -13,21 +13,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyList};
 
 use crate::errors;
 use crate::keys::{Chunk, KeyType, PyKey, CHUNK};
-
-/// A filter behind its lock.
-pub(crate) type Locked<F> = RwLock<F>;
-
-/// The filter, shared. A panic inside bloomkit while the lock was held (a bug; it reached
-/// Python as an exception) leaves the lock poisoned; the filter is still answered, as a
-/// `Mutex` in a long-running service would be.
-pub(crate) fn read<F>(lock: &Locked<F>) -> RwLockReadGuard<'_, F> {
-    lock.read().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The filter, alone.
-pub(crate) fn write<F>(lock: &Locked<F>) -> RwLockWriteGuard<'_, F> {
-    lock.write().unwrap_or_else(PoisonError::into_inner)
-}
+pub(crate) use crate::locked::Locked;
 
 /// A failed insert as a Python exception: bloomkit's errors by their kind, others as
 /// `bloomkit.Error`.
@@ -40,7 +26,7 @@ where
     F: Lookup,
     F::Key: PyKey,
 {
-    <F::Key>::with_key(key, |k| read(lock).contains(k))
+    <F::Key>::with_key(key, |k| lock.with(key.py(), |f| f.contains(k)))
 }
 
 pub(crate) fn insert<F>(lock: &Locked<F>, key: &Bound<'_, PyAny>) -> PyResult<bool>
@@ -48,7 +34,7 @@ where
     F: Filter,
     F::Key: PyKey,
 {
-    <F::Key>::with_key(key, |k| write(lock).try_insert(k))?.map_err(insert_error)
+    <F::Key>::with_key(key, |k| lock.with_mut(key.py(), |f| f.try_insert(k)))?.map_err(insert_error)
 }
 
 /// `remove`: `Ok(false)` when the key is not there (the caller decides whether that is an
@@ -58,7 +44,7 @@ where
     F: Remove,
     F::Key: PyKey,
 {
-    match <F::Key>::with_key(key, |k| write(lock).remove(k))? {
+    match <F::Key>::with_key(key, |k| lock.with_mut(key.py(), |f| f.remove(k)))? {
         Ok(()) => Ok(true),
         Err(Error::NotPresent) => Ok(false),
         Err(e) => Err(errors::to_py(&e)),
@@ -285,8 +271,9 @@ where
     F: Lookup + Send + Sync,
     F::Key: PyKey,
 {
+    let filter = lock.detach(py);
     answer_many::<F::Key>(py, keys, &|batch: &[&F::Key], out: &mut Vec<bool>| {
-        read(lock).contains_batch(batch.iter().copied(), out);
+        filter.read().contains_batch(batch.iter().copied(), out);
     })
 }
 
@@ -322,10 +309,11 @@ where
     F: Filter + Send + Sync,
     F::Key: PyKey,
 {
+    let filter = lock.detach(py);
     let mut new = 0u64;
     chunks::<F::Key>(py, keys, |chunk| {
         let added = chunk
-            .with_keys(|keys| write(lock).try_insert_batch(keys.iter().copied()))
+            .with_keys(|keys| filter.write().try_insert_batch(keys.iter().copied()))
             .map_err(Failure::of)?;
         new += added as u64;
         Ok(())
@@ -339,28 +327,29 @@ pub(crate) fn to_bytes<'py, F: Codec + Send + Sync>(
     py: Python<'py>,
     lock: &Locked<F>,
 ) -> Bound<'py, PyBytes> {
-    let bytes = py.detach(|| read(lock).to_bytes());
+    let filter = lock.detach(py);
+    let bytes = py.detach(|| filter.read().to_bytes());
     PyBytes::new(py, &bytes)
 }
 
 /// A filter of type `F` from its bytes.
 pub(crate) fn from_bytes<F: Codec + Send>(py: Python<'_>, bytes: &[u8]) -> PyResult<Locked<F>> {
     py.detach(|| F::from_bytes(bytes))
-        .map(RwLock::new)
+        .map(Locked::new)
         .map_err(|e| errors::to_py(&e))
 }
 
 /// A copy of the filter.
-pub(crate) fn duplicate<F: Clone>(lock: &Locked<F>) -> Locked<F> {
-    RwLock::new(read(lock).clone())
+pub(crate) fn duplicate<F: Clone>(py: Python<'_>, lock: &Locked<F>) -> Locked<F> {
+    Locked::new(lock.with(py, F::clone))
 }
 
 /// Whether two filters are equal: the same parameters, seed and contents.
-pub(crate) fn equal<F: PartialEq>(a: &Locked<F>, b: &Locked<F>) -> bool {
+pub(crate) fn equal<F: PartialEq>(py: Python<'_>, a: &Locked<F>, b: &Locked<F>) -> bool {
     if std::ptr::eq(a, b) {
         return true;
     }
-    *read(a) == *read(b)
+    a.with(py, |a| b.with(py, |b| a == b))
 }
 
 /// Every key of `keys` (any of `contains_many`'s sources), as Rust values.
@@ -392,8 +381,9 @@ where
     <F::Key as ToOwned>::Owned: Send + Sync,
 {
     let all = collect::<F::Key>(py, keys)?;
+    let filter = lock.detach(py);
     Ok(py.detach(|| {
-        let f = read(lock);
+        let f = filter.read();
         let mut out = Vec::with_capacity(all.len());
         let start = std::time::Instant::now();
         f.contains_batch(all.iter().map(std::borrow::Borrow::borrow), &mut out);

@@ -78,3 +78,37 @@ def test_batches_release_the_gil():
         t.join()
     assert during > 0
     assert after == 0 or after < during
+
+
+def test_calls_beside_a_batch_take_the_lock():
+    # A batch's worker thread writes the filter while this thread, holding the GIL, reads
+    # the batch's next keys from a generator that adds, looks up and removes on the same
+    # filter one key at a time: those calls must take the lock (a batch is registered), not
+    # the direct path a lone call takes. A quotient filter moves its slots on every insert,
+    # so two unguarded writers would lose keys.
+    for make in (
+        lambda: bloomkit.QuotientFilter(400_000, 0.01, key=int),
+        lambda: bloomkit.CountingBloomFilter(400_000, 0.01, key=int),
+        lambda: bloomkit.BloomFilter(400_000, 0.01, key=int),
+    ):
+        f = make()
+        side = []
+
+        def keys():
+            for i in range(200_000):
+                if i % 7 == 0:
+                    k = 10_000_000 + i
+                    f.add(k)
+                    side.append(k)
+                    assert k in f
+                    if i % 21 == 0 and hasattr(f, "remove"):
+                        f.add(k + 1)
+                        f.remove(k + 1)
+                yield i
+
+        f.add_many(keys())
+        assert all(f.contains_many(range(200_000))), type(f).__name__
+        assert all(f.contains_many(side)), type(f).__name__
+        assert all(k in f for k in side)
+        if hasattr(f, "__len__"):
+            assert len(f) == 200_000 + len(side)
