@@ -80,7 +80,7 @@ pub(crate) fn type_name(ob: &Bound<'_, PyAny>) -> String {
 }
 
 /// A key type of the Rust filters that Python keys map to.
-pub(crate) trait PyKey: std::hash::Hash + 'static {
+pub(crate) trait PyKey: std::hash::Hash + Sync + 'static {
     /// Which Python type it is.
     const KIND: KeyType;
     /// A chunk of keys of this type, read from Python objects.

@@ -121,6 +121,13 @@ fn _pipeline(on: bool) -> bool {
     ops::PIPELINE.swap(on, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// For the tests: how many calls made with the GIL held took a filter's lock because a batch
+/// was working on it without the GIL.
+#[pyfunction]
+fn _locked_calls() -> u64 {
+    locked::LOCKED_CALLS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The native half of the `bloomkit` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -142,6 +149,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(_pipeline, m)?)?;
+    m.add_function(wrap_pyfunction!(_locked_calls, m)?)?;
     m.add_class::<mapped::PyMappedFilter>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -349,7 +349,7 @@ pub(crate) fn equal<F: PartialEq>(py: Python<'_>, a: &Locked<F>, b: &Locked<F>) 
     if std::ptr::eq(a, b) {
         return true;
     }
-    a.with(py, |a| b.with(py, |b| a == b))
+    Locked::with_both(py, a, b, |a, b| a == b)
 }
 
 /// Every key of `keys` (any of `contains_many`'s sources), as Rust values.

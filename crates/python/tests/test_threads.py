@@ -84,8 +84,18 @@ def test_calls_beside_a_batch_take_the_lock():
     # A batch's worker thread writes the filter while this thread, holding the GIL, reads
     # the batch's next keys from a generator that adds, looks up and removes on the same
     # filter one key at a time: those calls must take the lock (a batch is registered), not
-    # the direct path a lone call takes. A quotient filter moves its slots on every insert,
-    # so two unguarded writers would lose keys.
+    # the direct path a lone call takes. Counted (`_locked_calls`), and seen in the answers:
+    # a quotient filter moves its slots on every insert, so two unguarded writers lose keys.
+    from bloomkit import _native
+
+    was = _native._pipeline(True)
+    try:
+        _calls_beside_a_batch(_native)
+    finally:
+        _native._pipeline(was)
+
+
+def _calls_beside_a_batch(_native):
     for make in (
         lambda: bloomkit.QuotientFilter(400_000, 0.01, key=int),
         lambda: bloomkit.CountingBloomFilter(400_000, 0.01, key=int),
@@ -93,20 +103,29 @@ def test_calls_beside_a_batch_take_the_lock():
     ):
         f = make()
         side = []
+        calls = 0
 
         def keys():
+            nonlocal calls
             for i in range(200_000):
                 if i % 7 == 0:
                     k = 10_000_000 + i
                     f.add(k)
                     side.append(k)
                     assert k in f
+                    calls += 2
                     if i % 21 == 0 and hasattr(f, "remove"):
                         f.add(k + 1)
                         f.remove(k + 1)
+                        calls += 2
                 yield i
 
+        before = _native._locked_calls()
         f.add_many(keys())
+        assert _native._locked_calls() - before >= calls, "a call beside a batch took no lock"
+        before = _native._locked_calls()
+        assert 10_000_000 in f
+        assert _native._locked_calls() == before, "a lone call took the lock"
         assert all(f.contains_many(range(200_000))), type(f).__name__
         assert all(f.contains_many(side)), type(f).__name__
         assert all(k in f for k in side)
