@@ -12,7 +12,7 @@
 //! on x86 a locked instruction waits for every load before it, so one lookup's cache misses
 //! can no longer overlap the next lookup's. One lookup at a time in a `BloomFilter<str>` of
 //! 10^7 keys (Rust, the same loop with and without a read lock around each call): 86-104 ns
-//! a key without, 117-134 ns with; from Python, `key in f` was 0.85-0.9x rbloom's speed with
+//! a key without, 117-134 ns with; from Python, `key in f` was 0.86-0.92x rbloom's speed with
 //! the lock.
 //!
 //! Why it is sound: in a CPython with a GIL one thread holds it at a time, and a thread
